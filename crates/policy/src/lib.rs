@@ -1,0 +1,522 @@
+//! The research-debt state machine of research-nudge.
+//!
+//! For every finished tool call of one agent it adds debt by the call's class (ordinary, mutation,
+//! execution), by failure and by repeated equivalent failure; a successful research call resets the
+//! agent's state; a new user prompt starts the agent afresh. After each counted call it decides
+//! whether a reminder is due (debt, call-count and elapsed-time thresholds, all inclusive), honouring
+//! the cooldown after a reminder and the agent's own snooze.
+//!
+//! It is pure: time is injected as monotonic milliseconds ([`Millis`]), and it knows nothing of
+//! WASM, JavaScript, DSH or config files. Counters saturate at `u32::MAX` instead of overflowing.
+
+pub mod names;
+
+use fingerprint::{Failure, Fingerprint};
+use names::Pattern;
+use std::collections::HashMap;
+
+/// Milliseconds on a monotonic clock chosen by the caller.
+pub type Millis = u64;
+
+/// Milliseconds in one minute.
+pub const MINUTE: Millis = 60_000;
+
+/// The model-visible tool an agent calls to snooze reminders. Calls to it are never research.
+pub const SNOOZE_TOOL_NAME: &str = "research_nudge_snooze";
+
+/// Snooze length when the agent asks for none (still capped by `maxAgentSnoozeMinutes`).
+pub const DEFAULT_SNOOZE_MINUTES: u32 = 30;
+
+/// How many distinct recent failure fingerprints count as "seen" for repeat detection, so an
+/// agent alternating between two failures (A, B, A, B) is caught too.
+pub const RECENT_FAILURES: usize = 4;
+
+/// Debt added per call, by class and outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weights {
+    /// A call that is neither a mutation nor an execution.
+    pub ordinary: u32,
+    /// A write/edit/delete-style call.
+    pub mutation: u32,
+    /// A shell/build/test-style call.
+    pub execution: u32,
+    /// Extra for a failed call.
+    pub failure: u32,
+    /// Extra for a failure equivalent to a recent one.
+    pub repeated_failure: u32,
+}
+
+/// Validated policy settings (built by the config crate).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Debt at which a reminder becomes eligible.
+    pub debt_threshold: u32,
+    /// Counted calls since research at which a reminder becomes eligible.
+    pub max_tool_calls_without_research: u32,
+    /// Time since research (or since the agent's task started) at which a reminder becomes eligible.
+    pub max_time_without_research: Millis,
+    /// Minimum time between two reminders to one agent.
+    pub cooldown: Millis,
+    /// Debt weights.
+    pub weights: Weights,
+    /// Upper bound of one agent-requested snooze, in minutes (at least 1).
+    pub max_snooze_minutes: u32,
+    /// Tools whose successful call counts as external research.
+    pub research_tools: Vec<Pattern>,
+    /// Tools classed as mutations.
+    pub mutation_tools: Vec<Pattern>,
+    /// Tools classed as executions.
+    pub execution_tools: Vec<Pattern>,
+    /// Reminder body; the signals line is appended after a blank line.
+    pub reminder: String,
+}
+
+/// How a tool name is classed for debt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolClass {
+    /// A research tool: a successful call resets the state.
+    Research,
+    /// Write/edit/delete-style.
+    Mutation,
+    /// Shell/build/test-style.
+    Execution,
+    /// Anything else.
+    Ordinary,
+}
+
+/// One finished tool call, as the policy needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolCall<'a> {
+    /// The tool name exactly as called.
+    pub name: &'a str,
+    /// `false` when the call failed (an error result, or a call blocked downstream).
+    pub ok: bool,
+    /// The process exit code a successful shell-style result reported, if any. A non-zero code
+    /// makes the call a failure.
+    pub exit_code: Option<i64>,
+    /// Start of the failure text (error message or output); ignored for successes.
+    pub head: &'a str,
+    /// End of the failure text, empty when `head` holds all of it.
+    pub tail: &'a str,
+    /// For a successful snooze call: the minutes its reply promised (see [`snooze_minutes`]).
+    pub snooze_minutes: Option<u32>,
+}
+
+impl<'a> ToolCall<'a> {
+    /// A successful call with no exit code.
+    pub fn success(name: &'a str) -> Self {
+        Self {
+            name,
+            ok: true,
+            exit_code: None,
+            head: "",
+            tail: "",
+            snooze_minutes: None,
+        }
+    }
+
+    /// A failed call with the given error text (whole, not yet windowed).
+    pub fn failure(name: &'a str, text: &'a str) -> Self {
+        let (head, tail) = Failure::windows(text);
+        Self {
+            ok: false,
+            head,
+            tail,
+            ..Self::success(name)
+        }
+    }
+
+    /// A successful call of a process that exited with `code` and printed `output`.
+    pub fn exited(name: &'a str, code: i64, output: &'a str) -> Self {
+        let (head, tail) = Failure::windows(output);
+        Self {
+            exit_code: Some(code),
+            head,
+            tail,
+            ..Self::success(name)
+        }
+    }
+
+    /// Whether the call failed, counting a non-zero exit code as a failure.
+    pub fn failed(&self) -> bool {
+        !self.ok || self.exit_code.is_some_and(|code| code != 0)
+    }
+}
+
+/// What observing one event did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Observation {
+    /// The call was counted; no reminder.
+    Counted,
+    /// The call was counted and a reminder is due now.
+    Nudge,
+    /// A successful research call reset the debt.
+    ResearchReset,
+    /// A successful snooze call; reminders are suppressed until the given time.
+    Snoozed {
+        /// Minutes the call asked for (after clamping).
+        minutes: u32,
+        /// When the (possibly longer, already active) snooze ends.
+        until: Millis,
+    },
+    /// A snooze that would have ended before the active one: nothing changed.
+    SnoozeNotShortened,
+    /// A new user prompt started the agent afresh.
+    UserPromptReset,
+}
+
+impl Observation {
+    /// The debug log line for this observation, if it is worth one.
+    pub fn debug_line(&self, tool: &str) -> Option<String> {
+        Some(match self {
+            Observation::Counted => return None,
+            Observation::Nudge => "[research-nudge] threshold reached; nudge queued".to_owned(),
+            Observation::ResearchReset => format!("[research-nudge] research reset by {tool}"),
+            Observation::Snoozed { minutes, .. } => {
+                format!("[research-nudge] agent snoozed nudges for {minutes}m")
+            }
+            Observation::SnoozeNotShortened => {
+                "[research-nudge] snooze ignored: an active snooze lasts longer".to_owned()
+            }
+            Observation::UserPromptReset => {
+                "[research-nudge] new user prompt; research debt reset".to_owned()
+            }
+        })
+    }
+}
+
+/// The signals a reminder reports, all taken after the current call was recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signals {
+    /// Current research debt.
+    pub debt: u32,
+    /// The configured debt threshold.
+    pub threshold: u32,
+    /// Counted calls since research.
+    pub tool_calls_since_research: u32,
+    /// Failed calls since research.
+    pub failures: u32,
+    /// Repeated equivalent failures since research.
+    pub repeated_failures: u32,
+}
+
+impl Signals {
+    /// The one-line signals summary appended to every reminder.
+    pub fn line(&self) -> String {
+        format!(
+            "Current signals: debt={}/{}, tool_calls_since_research={}, failures={}, repeated_failures={}.",
+            self.debt,
+            self.threshold,
+            self.tool_calls_since_research,
+            self.failures,
+            self.repeated_failures
+        )
+    }
+}
+
+/// The research-debt state of one agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentState {
+    debt: u32,
+    calls_since_research: u32,
+    failures: u32,
+    repeated_failures: u32,
+    recent_failures: [Option<Fingerprint>; RECENT_FAILURES],
+    next_failure_slot: usize,
+    /// When research last happened, or when the agent's task started.
+    research_clock: Millis,
+    last_nudge: Option<Millis>,
+    snoozed_until: Option<Millis>,
+    /// Latest time seen, so a caller clock that steps back cannot move the state back.
+    latest: Millis,
+}
+
+impl AgentState {
+    /// A fresh agent whose task starts at `now`.
+    pub fn new(now: Millis) -> Self {
+        Self {
+            debt: 0,
+            calls_since_research: 0,
+            failures: 0,
+            repeated_failures: 0,
+            recent_failures: [None; RECENT_FAILURES],
+            next_failure_slot: 0,
+            research_clock: now,
+            last_nudge: None,
+            snoozed_until: None,
+            latest: now,
+        }
+    }
+
+    /// Current research debt.
+    pub fn debt(&self) -> u32 {
+        self.debt
+    }
+
+    /// Counted calls since research.
+    pub fn tool_calls_since_research(&self) -> u32 {
+        self.calls_since_research
+    }
+
+    /// Failed calls since research.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// Repeated equivalent failures since research.
+    pub fn repeated_failures(&self) -> u32 {
+        self.repeated_failures
+    }
+
+    /// When the active snooze ends, if one was ever armed.
+    pub fn snoozed_until(&self) -> Option<Millis> {
+        self.snoozed_until
+    }
+
+    /// When the last reminder fired, if ever.
+    pub fn last_nudge(&self) -> Option<Millis> {
+        self.last_nudge
+    }
+
+    fn tick(&mut self, now: Millis) -> Millis {
+        self.latest = self.latest.max(now);
+        self.latest
+    }
+
+    fn reset_research(&mut self, now: Millis) {
+        *self = Self {
+            last_nudge: self.last_nudge,
+            snoozed_until: self.snoozed_until,
+            ..Self::new(now)
+        };
+    }
+
+    fn remember_failure(&mut self, fingerprint: Option<Fingerprint>) -> bool {
+        let Some(fingerprint) = fingerprint else {
+            return false;
+        };
+        if self.recent_failures.contains(&Some(fingerprint)) {
+            return true;
+        }
+        self.recent_failures[self.next_failure_slot] = Some(fingerprint);
+        self.next_failure_slot = (self.next_failure_slot + 1) % RECENT_FAILURES;
+        false
+    }
+}
+
+/// Largest name cache before it is cleared; tool names are a small, stable set in practice.
+const NAME_CACHE_LIMIT: usize = 1024;
+
+/// The policy: settings plus a cache of tool-name classes.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    settings: Settings,
+    classes: HashMap<String, ToolClass>,
+}
+
+impl Policy {
+    /// A policy over validated settings.
+    pub fn new(settings: Settings) -> Self {
+        Self {
+            settings,
+            classes: HashMap::new(),
+        }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Classes a tool name: research first, then mutation, then execution, else ordinary.
+    /// The snooze tool is never research.
+    pub fn classify(&mut self, name: &str) -> ToolClass {
+        if let Some(class) = self.classes.get(name) {
+            return *class;
+        }
+        let tokens = names::tokens(name);
+        let s = &self.settings;
+        let class = if name != SNOOZE_TOOL_NAME && names::any_matches(&s.research_tools, &tokens) {
+            ToolClass::Research
+        } else if names::any_matches(&s.mutation_tools, &tokens) {
+            ToolClass::Mutation
+        } else if names::any_matches(&s.execution_tools, &tokens) {
+            ToolClass::Execution
+        } else {
+            ToolClass::Ordinary
+        };
+        if self.classes.len() >= NAME_CACHE_LIMIT {
+            self.classes.clear();
+        }
+        self.classes.insert(name.to_owned(), class);
+        class
+    }
+
+    /// Records a new user prompt: the agent starts afresh (debt, counters, clock, cooldown, snooze).
+    pub fn user_prompt(&self, state: &mut AgentState, now: Millis) -> Observation {
+        let now = state.tick(now);
+        *state = AgentState::new(now);
+        Observation::UserPromptReset
+    }
+
+    /// Records one finished tool call and says whether a reminder is due.
+    pub fn observe(
+        &mut self,
+        state: &mut AgentState,
+        now: Millis,
+        call: &ToolCall<'_>,
+    ) -> Observation {
+        let now = state.tick(now);
+        let is_snooze = call.name == SNOOZE_TOOL_NAME;
+        if is_snooze && !call.failed() {
+            if let Some(minutes) = call.snooze_minutes {
+                return arm_snooze(state, now, minutes);
+            }
+        }
+        let class = self.classify(call.name);
+        let failed = call.failed();
+        if class == ToolClass::Research && !failed {
+            state.reset_research(now);
+            return Observation::ResearchReset;
+        }
+        let w = &self.settings.weights;
+        let class_debt = match class {
+            ToolClass::Mutation => w.mutation,
+            ToolClass::Execution => w.execution,
+            ToolClass::Ordinary | ToolClass::Research => w.ordinary,
+        };
+        state.calls_since_research = state.calls_since_research.saturating_add(1);
+        state.debt = state.debt.saturating_add(class_debt);
+        if failed {
+            state.failures = state.failures.saturating_add(1);
+            state.debt = state.debt.saturating_add(w.failure);
+            if state.remember_failure(failure_fingerprint(call)) {
+                state.repeated_failures = state.repeated_failures.saturating_add(1);
+                state.debt = state.debt.saturating_add(w.repeated_failure);
+            }
+        }
+        if self.eligible(state, now) {
+            state.last_nudge = Some(now);
+            Observation::Nudge
+        } else {
+            Observation::Counted
+        }
+    }
+
+    fn eligible(&self, state: &AgentState, now: Millis) -> bool {
+        let s = &self.settings;
+        if state.snoozed_until.is_some_and(|until| now < until) {
+            return false;
+        }
+        if state.last_nudge.is_some_and(|at| now - at < s.cooldown) {
+            return false;
+        }
+        state.debt >= s.debt_threshold
+            || state.calls_since_research >= s.max_tool_calls_without_research
+            || now - state.research_clock >= s.max_time_without_research
+    }
+
+    /// The signals of an agent's state.
+    pub fn signals(&self, state: &AgentState) -> Signals {
+        Signals {
+            debt: state.debt,
+            threshold: self.settings.debt_threshold,
+            tool_calls_since_research: state.calls_since_research,
+            failures: state.failures,
+            repeated_failures: state.repeated_failures,
+        }
+    }
+
+    /// The full model-visible reminder: the body, a blank line, then the signals line.
+    pub fn reminder_text(&self, state: &AgentState) -> String {
+        format!(
+            "{}\n\n{}",
+            self.settings.reminder,
+            self.signals(state).line()
+        )
+    }
+
+    /// The snooze tool's reply for a snooze of `minutes` armed at `now` on `state`.
+    pub fn snooze_reply(&self, state: &AgentState, now: Millis, minutes: u32) -> String {
+        let requested_until = snooze_end(now, minutes);
+        match state.snoozed_until {
+            Some(until) if until > requested_until => {
+                let remaining = (until - now).div_ceil(MINUTE);
+                format!(
+                    "Research Nudge reminders are already snoozed for {}; that longer snooze stays. Accumulated debt will continue to be tracked.",
+                    plural_minutes(remaining)
+                )
+            }
+            _ => format!(
+                "Research Nudge reminders snoozed for {}. Accumulated debt will continue to be tracked.",
+                plural_minutes(u64::from(minutes))
+            ),
+        }
+    }
+}
+
+fn plural_minutes(n: u64) -> String {
+    if n == 1 {
+        "1 minute".to_owned()
+    } else {
+        format!("{n} minutes")
+    }
+}
+
+fn snooze_end(now: Millis, minutes: u32) -> Millis {
+    now.saturating_add(Millis::from(minutes) * MINUTE)
+}
+
+fn arm_snooze(state: &mut AgentState, now: Millis, minutes: u32) -> Observation {
+    let until = snooze_end(now, minutes);
+    match state.snoozed_until {
+        Some(active) if active >= until => Observation::SnoozeNotShortened,
+        _ => {
+            state.snoozed_until = Some(until);
+            Observation::Snoozed { minutes, until }
+        }
+    }
+}
+
+/// Shell failures are fingerprinted by exit code and the end of their output (where the error
+/// is); other failures by the start and end of their error text.
+fn failure_fingerprint(call: &ToolCall<'_>) -> Option<Fingerprint> {
+    let tool = names::normalize(call.name);
+    let failure = match call.exit_code {
+        Some(code) if call.ok => Failure {
+            tool: &tool,
+            exit_code: Some(code),
+            head: "",
+            tail: if call.tail.is_empty() {
+                call.head
+            } else {
+                call.tail
+            },
+        },
+        _ => Failure {
+            tool: &tool,
+            exit_code: None,
+            head: call.head,
+            tail: call.tail,
+        },
+    };
+    fingerprint::fingerprint(&failure)
+}
+
+/// The error a snooze request can have.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvalidSnoozeMinutes(pub f64);
+
+/// The snooze length for a requested number of minutes: the default when none is given, otherwise
+/// the whole minutes clamped to `1..=cap`. A non-finite request is an error.
+pub fn snooze_minutes(requested: Option<f64>, cap: u32) -> Result<u32, InvalidSnoozeMinutes> {
+    let cap = cap.max(1);
+    match requested {
+        None => Ok(DEFAULT_SNOOZE_MINUTES.min(cap)),
+        Some(raw) if raw.is_finite() => Ok(raw.floor().clamp(1.0, f64::from(cap)) as u32),
+        Some(raw) => Err(InvalidSnoozeMinutes(raw)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,430 @@
+//! The replay engine behind `research-nudge replay`: one JSON event per line in, one JSON state
+//! line out, through exactly the policy the plugin runs.
+//!
+//! Input line: `at_ms` (integer ms, non-decreasing per agent), `agent` (default `"default"`), then
+//! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `args`) or `"user_prompt": true`.
+
+use crate::{Plugin, snooze};
+use policy::{AgentState, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use wasm_bindgen::prelude::*;
+
+const TOOL_FIELDS: [&str; 5] = ["tool", "ok", "error", "exit_code", "args"];
+const COMMON_FIELDS: [&str; 2] = ["at_ms", "agent"];
+const DEFAULT_AGENT: &str = "default";
+
+/// A replay over one event stream.
+#[wasm_bindgen]
+pub struct Replay {
+    plugin: Plugin,
+    agents: HashMap<String, Tracked>,
+    line: usize,
+}
+
+struct Tracked {
+    state: AgentState,
+    last_at: Millis,
+}
+
+enum Event<'a> {
+    Tool {
+        name: &'a str,
+        ok: bool,
+        error: &'a str,
+        exit_code: Option<i64>,
+        args: Option<&'a Value>,
+    },
+    UserPrompt,
+}
+
+#[wasm_bindgen]
+impl Replay {
+    /// A replay under the given row config (JSON text); an invalid config throws the full message.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config_json: &str) -> Result<Replay, JsError> {
+        Self::from_json(config_json).map_err(|message| JsError::new(&message))
+    }
+
+    /// Feeds the next input line; returns the output line, or nothing for a blank line. A
+    /// malformed line throws `line N: …` naming the field.
+    pub fn feed(&mut self, text: &str) -> Result<Option<String>, JsError> {
+        self.feed_line(text)
+            .map_err(|message| JsError::new(&message))
+    }
+}
+
+impl Replay {
+    /// A replay under the given row config (JSON text).
+    pub fn from_json(config_json: &str) -> Result<Self, String> {
+        Ok(Self {
+            plugin: Plugin::from_json(config_json)?,
+            agents: HashMap::new(),
+            line: 0,
+        })
+    }
+
+    /// Feeds the next input line (see [`Replay::feed`]).
+    pub fn feed_line(&mut self, text: &str) -> Result<Option<String>, String> {
+        self.line += 1;
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let line = self.line;
+        self.apply(text)
+            .map(Some)
+            .map_err(|message| format!("line {line}: {message}"))
+    }
+
+    fn apply(&mut self, text: &str) -> Result<String, String> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        let Value::Object(fields) = &value else {
+            return Err(format!("must be a JSON object (got {value})"));
+        };
+        let at = at_ms(fields)?;
+        let agent = match fields.get("agent") {
+            None => DEFAULT_AGENT,
+            Some(Value::String(name)) => name,
+            Some(other) => return Err(format!("agent must be a string (got {other})")),
+        };
+        let event = event(fields)?;
+        let tracked = self
+            .agents
+            .entry(agent.to_owned())
+            .or_insert_with(|| Tracked {
+                state: AgentState::new(at),
+                last_at: at,
+            });
+        if at < tracked.last_at {
+            return Err(format!(
+                "at_ms goes backwards for agent {} (got {at} after {})",
+                Value::from(agent),
+                tracked.last_at
+            ));
+        }
+        tracked.last_at = at;
+        let observation = if self.plugin.enabled() {
+            Some(observe(&mut self.plugin, &mut tracked.state, at, &event))
+        } else {
+            None
+        };
+        let policy = self.plugin.policy();
+        let signals = policy.signals(&tracked.state);
+        let mut out = json!({
+            "agent": agent,
+            "debt": signals.debt,
+            "tool_calls_since_research": signals.tool_calls_since_research,
+            "failures": signals.failures,
+            "repeated_failures": signals.repeated_failures,
+            "nudge": observation == Some(Observation::Nudge),
+        });
+        match observation {
+            Some(Observation::Nudge) => {
+                out["text"] = policy.reminder_text(&tracked.state).into();
+            }
+            Some(Observation::Snoozed { minutes, .. }) => out["snooze_minutes"] = minutes.into(),
+            Some(Observation::SnoozeNotShortened) | None => out["ignored"] = true.into(),
+            _ => {}
+        }
+        Ok(out.to_string())
+    }
+}
+
+fn observe(
+    plugin: &mut Plugin,
+    state: &mut AgentState,
+    at: Millis,
+    event: &Event<'_>,
+) -> Observation {
+    let Event::Tool {
+        name,
+        ok,
+        error,
+        exit_code,
+        args,
+    } = *event
+    else {
+        return plugin.policy.user_prompt(state, at);
+    };
+    // As in the plugin: the snooze tool's body validates its arguments; bad ones fail the call.
+    let mut snooze_error = String::new();
+    let mut snooze_minutes = None;
+    if name == SNOOZE_TOOL_NAME && ok {
+        let args = args.map_or_else(|| "{}".to_owned(), Value::to_string);
+        match snooze::minutes_from_args(&args, plugin.row.max_agent_snooze_minutes) {
+            Ok(minutes) => snooze_minutes = Some(minutes),
+            Err(message) => snooze_error = message,
+        }
+    }
+    let failed_snooze = !snooze_error.is_empty();
+    let text = if failed_snooze {
+        snooze_error.as_str()
+    } else {
+        error
+    };
+    let (head, tail) = fingerprint::Failure::windows(text);
+    let call = ToolCall {
+        name,
+        ok: ok && !failed_snooze,
+        exit_code,
+        head,
+        tail,
+        snooze_minutes,
+    };
+    plugin.policy.observe(state, at, &call)
+}
+
+fn at_ms(fields: &Map<String, Value>) -> Result<Millis, String> {
+    match fields.get("at_ms") {
+        None => Err("at_ms is required (integer milliseconds)".to_owned()),
+        Some(value) => value
+            .as_u64()
+            .or_else(|| {
+                value
+                    .as_f64()
+                    .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                    .map(|f| f as u64)
+            })
+            .ok_or_else(|| format!("at_ms must be a non-negative integer (got {value})")),
+    }
+}
+
+fn event(fields: &Map<String, Value>) -> Result<Event<'_>, String> {
+    if let Some(unknown) = fields.keys().find(|k| {
+        !COMMON_FIELDS.contains(&k.as_str())
+            && !TOOL_FIELDS.contains(&k.as_str())
+            && *k != "user_prompt"
+    }) {
+        return Err(format!("unknown field {}", Value::from(unknown.as_str())));
+    }
+    if let Some(prompt) = fields.get("user_prompt") {
+        if prompt != &Value::Bool(true) {
+            return Err(format!("user_prompt must be true (got {prompt})"));
+        }
+        if let Some(field) = TOOL_FIELDS.iter().find(|f| fields.contains_key(**f)) {
+            return Err(format!(
+                "{field} belongs to a tool event, not to a user_prompt line"
+            ));
+        }
+        return Ok(Event::UserPrompt);
+    }
+    let name = match fields.get("tool") {
+        None => return Err("needs either \"tool\" or \"user_prompt\": true".to_owned()),
+        Some(Value::String(name)) if !name.is_empty() => name,
+        Some(other) => return Err(format!("tool must be a non-empty string (got {other})")),
+    };
+    let ok = match fields.get("ok") {
+        None => true,
+        Some(Value::Bool(ok)) => *ok,
+        Some(other) => return Err(format!("ok must be true or false (got {other})")),
+    };
+    let error = match fields.get("error") {
+        None => "",
+        Some(Value::String(text)) => text,
+        Some(other) => return Err(format!("error must be a string (got {other})")),
+    };
+    let exit_code = match fields.get("exit_code") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_i64()
+                .ok_or_else(|| format!("exit_code must be an integer (got {value})"))?,
+        ),
+    };
+    let args = match fields.get("args") {
+        None => None,
+        Some(value @ Value::Object(_)) => Some(value),
+        Some(other) => return Err(format!("args must be an object (got {other})")),
+    };
+    Ok(Event::Tool {
+        name,
+        ok,
+        error,
+        exit_code,
+        args,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(config: &str, lines: &[&str]) -> Vec<Value> {
+        let mut replay = Replay::from_json(config).unwrap();
+        lines
+            .iter()
+            .filter_map(|line| replay.feed_line(line).unwrap())
+            .map(|out| serde_json::from_str(&out).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn readme_worked_example() {
+        let out = run(
+            "{}",
+            &[
+                r#"{"at_ms":0,"tool":"read"}"#,
+                r#"{"at_ms":1000,"tool":"edit"}"#,
+                r#"{"at_ms":2000,"tool":"bash","ok":false,"error":"TypeError at line 123"}"#,
+                "",
+                r#"{"at_ms":3000,"tool":"edit"}"#,
+                r#"{"at_ms":4000,"tool":"bash","ok":false,"error":"TypeError at line 456"}"#,
+            ],
+        );
+        let debts: Vec<_> = out.iter().map(|o| o["debt"].as_u64().unwrap()).collect();
+        assert_eq!(debts, [1, 3, 8, 10, 21]);
+        assert_eq!(out[4]["nudge"], true);
+        assert!(
+            out[..4]
+                .iter()
+                .all(|o| o["nudge"] == false && o.get("text").is_none())
+        );
+        let text = out[4]["text"].as_str().unwrap();
+        assert!(text.starts_with("[Research Nudge]\n\nPause and reflect"));
+        assert!(text.ends_with(
+            "\n\nCurrent signals: debt=21/20, tool_calls_since_research=5, failures=2, repeated_failures=1."
+        ));
+    }
+
+    #[test]
+    fn output_keys_come_in_the_documented_order() {
+        let out = Replay::from_json("{}")
+            .unwrap()
+            .feed_line(r#"{"at_ms":0,"tool":"read"}"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            out,
+            r#"{"agent":"default","debt":1,"tool_calls_since_research":1,"failures":0,"repeated_failures":0,"nudge":false}"#
+        );
+    }
+
+    #[test]
+    fn snooze_lines_report_minutes_or_fail_like_the_tool() {
+        let out = run(
+            r#"{"maxAgentSnoozeMinutes":20}"#,
+            &[
+                r#"{"at_ms":0,"tool":"research_nudge_snooze","args":{"minutes":45}}"#,
+                r#"{"at_ms":0,"tool":"research_nudge_snooze","args":{"minutes":5}}"#,
+                r#"{"at_ms":0,"tool":"research_nudge_snooze","args":{"minutes":"abc"}}"#,
+            ],
+        );
+        assert_eq!(out[0]["snooze_minutes"], 20);
+        assert_eq!(out[0]["debt"], 0);
+        assert_eq!(out[1]["ignored"], true);
+        assert!(out[1].get("snooze_minutes").is_none());
+        assert_eq!(
+            (out[2]["debt"].as_u64(), out[2]["failures"].as_u64()),
+            (Some(5), Some(1))
+        );
+    }
+
+    #[test]
+    fn agents_are_separate_and_user_prompts_reset() {
+        let out = run(
+            "{}",
+            &[
+                r#"{"at_ms":0,"agent":"a","tool":"edit"}"#,
+                r#"{"at_ms":0,"agent":"b","tool":"read"}"#,
+                r#"{"at_ms":5,"agent":"a","user_prompt":true}"#,
+            ],
+        );
+        assert_eq!(
+            (out[0]["agent"].as_str(), out[0]["debt"].as_u64()),
+            (Some("a"), Some(2))
+        );
+        assert_eq!(
+            (out[1]["agent"].as_str(), out[1]["debt"].as_u64()),
+            (Some("b"), Some(1))
+        );
+        assert_eq!(out[2]["debt"], 0);
+        assert!(out[2].get("ignored").is_none());
+    }
+
+    #[test]
+    fn a_disabled_plugin_ignores_everything() {
+        let out = run(r#"{"enabled":false}"#, &[r#"{"at_ms":0,"tool":"edit"}"#]);
+        assert_eq!(out[0]["ignored"], true);
+        assert_eq!(out[0]["debt"], 0);
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line_and_the_field() {
+        let cases = [
+            ("nope", "line 2: not valid JSON"),
+            ("[]", "line 2: must be a JSON object (got [])"),
+            (
+                r#"{"tool":"read"}"#,
+                "line 2: at_ms is required (integer milliseconds)",
+            ),
+            (
+                r#"{"at_ms":-1,"tool":"read"}"#,
+                "line 2: at_ms must be a non-negative integer (got -1)",
+            ),
+            (
+                r#"{"at_ms":1.5,"tool":"read"}"#,
+                "line 2: at_ms must be a non-negative integer (got 1.5)",
+            ),
+            (
+                r#"{"at_ms":5,"tool":"read"}"#,
+                "line 2: at_ms goes backwards for agent \"default\" (got 5 after 10)",
+            ),
+            (
+                r#"{"at_ms":10,"agent":7,"tool":"read"}"#,
+                "line 2: agent must be a string (got 7)",
+            ),
+            (
+                r#"{"at_ms":10}"#,
+                "line 2: needs either \"tool\" or \"user_prompt\": true",
+            ),
+            (
+                r#"{"at_ms":10,"tool":""}"#,
+                "line 2: tool must be a non-empty string (got \"\")",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","ok":"no"}"#,
+                "line 2: ok must be true or false (got \"no\")",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","error":5}"#,
+                "line 2: error must be a string (got 5)",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","exit_code":1.5}"#,
+                "line 2: exit_code must be an integer (got 1.5)",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","args":[]}"#,
+                "line 2: args must be an object (got [])",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","exitcode":1}"#,
+                "line 2: unknown field \"exitcode\"",
+            ),
+            (
+                r#"{"at_ms":10,"user_prompt":false}"#,
+                "line 2: user_prompt must be true (got false)",
+            ),
+            (
+                r#"{"at_ms":10,"user_prompt":true,"tool":"a"}"#,
+                "line 2: tool belongs to a tool event, not to a user_prompt line",
+            ),
+        ];
+        for (line, message) in cases {
+            let mut replay = Replay::from_json("{}").unwrap();
+            replay.feed_line(r#"{"at_ms":10,"tool":"read"}"#).unwrap();
+            let error = replay.feed_line(line).unwrap_err();
+            assert!(error.starts_with(message), "{line}: {error}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_config_is_refused_with_the_full_message() {
+        let error = Replay::from_json(r#"{"debtThreshold":0}"#).err().unwrap();
+        assert_eq!(
+            error,
+            "research-nudge: invalid config: debtThreshold must be an integer >= 1 (got 0)"
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! `cargo xtask`: build, test and check the research-nudge workspace and npm package.
+//!
+//! Every tool and cache it installs lives under the gitignored `.cache/`.
+
+mod build;
+mod ci;
+mod node;
+mod schema;
+mod util;
+mod vectors;
+
+use std::process::ExitCode;
+
+const COMMANDS: &[(&str, &str)] = &[
+    (
+        "build",
+        "build the wasm crate (release) and run wasm-bindgen into pkg/",
+    ),
+    (
+        "test-node",
+        "build if needed, then run tests/*.test.mjs on the pinned Node 24",
+    ),
+    (
+        "vectors",
+        "replay vectors/*.jsonl through bin/research-nudge.js on Node 24 (and system Node 20..23)",
+    ),
+    (
+        "schema [--check]",
+        "write schema/research-nudge.config.schema.json (--check: fail if stale)",
+    ),
+    (
+        "ci",
+        "fmt, clippy, cargo test, schema --check, build, test-node, vectors (what .ci/run runs)",
+    ),
+    ("help", "show this list"),
+];
+
+fn help() -> String {
+    let width = COMMANDS.iter().map(|c| c.0.len()).max().unwrap_or(0);
+    let mut text = String::from("usage: cargo xtask <command>\n\ncommands:\n");
+    for (name, what) in COMMANDS {
+        text.push_str(&format!("  {name:<width$}  {what}\n"));
+    }
+    text
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, rest) = match args.split_first() {
+        Some((command, rest)) => (command.as_str(), rest),
+        None => {
+            eprint!("{}", help());
+            return ExitCode::from(2);
+        }
+    };
+    let result = match command {
+        "build" => build::run(rest),
+        "test-node" => node::test_node(rest),
+        "vectors" => vectors::run(rest),
+        "schema" => schema::run(rest),
+        "ci" => ci::run(rest),
+        "help" | "-h" | "--help" => {
+            print!("{}", help());
+            Ok(())
+        }
+        other => {
+            eprintln!("error: unknown command `{other}`\n");
+            eprint!("{}", help());
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -14,8 +14,6 @@ const WASM_PACKAGE: &str = "research-nudge-wasm";
 const WASM_ARTIFACT: &str = "research_nudge_wasm.wasm";
 /// wasm-bindgen's out name: `pkg/research_nudge.js` + `pkg/research_nudge_bg.wasm`.
 const OUT_NAME: &str = "research_nudge";
-/// Overrides the workspace's `strip = true` for the wasm build (see [`build`]).
-const STRIP_OVERRIDE: &str = "profile.release.strip=\"debuginfo\"";
 
 /// The generated ES module glue.
 pub fn glue_js() -> PathBuf {
@@ -75,10 +73,6 @@ pub fn build() -> Result<()> {
     ensure_wasm_target()?;
 
     let started = Instant::now();
-    // The workspace's release profile has `strip = true`, which also drops the
-    // `target_features` custom section wasm-bindgen reads to detect
-    // multi-value (and reference types). Strip only debug info here;
-    // wasm-bindgen below removes the name and producers sections instead.
     util::run(&mut cargo_cmd([
         "build",
         "--release",
@@ -86,8 +80,6 @@ pub fn build() -> Result<()> {
         WASM_PACKAGE,
         "--target",
         TARGET,
-        "--config",
-        STRIP_OVERRIDE,
     ]))?;
     let wasm_in = target_dir()?
         .join(TARGET)

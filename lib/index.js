@@ -1,0 +1,190 @@
+// research-nudge: the DSH plugin module. This shim is the only code that knows DSH: it turns
+// `tools/post-execute` and `agent/pre-step` events into flat calls on the Rust core (compiled to
+// WebAssembly) and folds the core's reminder into the downstream decision. Every rule, default,
+// threshold and message lives in Rust; nothing here decides behaviour.
+import { randomUUID } from 'node:crypto'
+import { AgentTracker, Outcome, Plugin, encodeConfig, failureWindow, validateConfig } from './core.js'
+
+export const name = 'research-nudge'
+export const inject = ['tools']
+
+function readConfig(value) {
+  try {
+    return JSON.parse(validateConfig(encodeConfig(value)))
+  } catch (error) {
+    return { issues: [{ message: `config could not be read (${error?.message ?? error})`, path: [] }] }
+  }
+}
+
+/** Standard Schema v1: DSH runs `validate` before `apply` and prints the issues. */
+export const Config = Object.freeze({
+  '~standard': Object.freeze({
+    version: 1,
+    vendor: 'research-nudge',
+    validate: readConfig,
+  }),
+})
+
+const REPORT_INTERVAL_MS = 60_000
+
+/** Logs event problems at most once a minute, counting what it held back, so a broken event
+ * source cannot flood stderr. */
+function createReporter(now) {
+  let lastAt = -Infinity
+  let held = 0
+  return (what, error) => {
+    const at = now()
+    if (at - lastAt < REPORT_INTERVAL_MS) {
+      held += 1
+      return
+    }
+    const more = held > 0 ? ` (${held} more since the last report)` : ''
+    console.error(`[research-nudge] ${what}; tool call passed through${more}:`, error)
+    lastAt = at
+    held = 0
+  }
+}
+
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const child of Object.values(value)) deepFreeze(child)
+  }
+  return value
+}
+
+/** A user message shaped as DSH's `createUserMessage` makes it: frozen, with a fresh id. */
+function noticeMessage(text, summary) {
+  return deepFreeze({
+    content: [{ type: 'text', text }],
+    source: { kind: 'plugin', plugin: name, form: 'notice', summary },
+    role: 'user',
+    id: randomUUID(),
+  })
+}
+
+function isAgent(agent) {
+  return agent !== null && (typeof agent === 'object' || typeof agent === 'function')
+}
+
+function textOf(blocks) {
+  if (typeof blocks === 'string') return blocks
+  if (!Array.isArray(blocks)) return ''
+  let text = ''
+  for (const block of blocks) {
+    if (block?.type === 'text' && typeof block.text === 'string') text += (text ? '\n' : '') + block.text
+  }
+  return text
+}
+
+/** Head and tail of a failure text, so a 10 MiB error never crosses into WebAssembly whole. */
+function windows(text, size) {
+  if (text.length <= 2 * size) return [text, '']
+  return [text.slice(0, size), text.slice(-size)]
+}
+
+// Bytes the Rust fingerprint reads from each end; slicing as many UTF-16 units always covers them.
+const WINDOW = failureWindow()
+
+function exitCodeOf(result) {
+  const code = result.value?.exitCode
+  return Number.isInteger(code) ? code : undefined
+}
+
+export function apply(ctx, config) {
+  // DSH has already validated `config`; direct callers get the same fail-loud check.
+  const plugin = new Plugin(encodeConfig(config))
+  if (!plugin.enabled) return
+
+  const now = () => performance.now()
+  const report = createReporter(now)
+  const trackers = new WeakMap()
+  const snoozes = new WeakMap()
+  const trackerFor = (agent) => {
+    let tracker = trackers.get(agent)
+    if (tracker === undefined) {
+      tracker = new AgentTracker(now())
+      trackers.set(agent, tracker)
+    }
+    return tracker
+  }
+  const debug = plugin.debug ? (line) => line && console.error(line) : () => {}
+
+  const snoozeTool = JSON.parse(plugin.snoozeToolJson())
+  ctx.tools.register({
+    ...snoozeTool,
+    output: {
+      schema: { type: 'string' },
+      render: (_args, value) => [{ type: 'text', text: String(value) }],
+    },
+    async execute(args, exec) {
+      const minutes = plugin.snoozeMinutes(JSON.stringify(args ?? null) ?? 'null')
+      const agent = exec?.agent
+      if (!isAgent(agent)) return plugin.snoozeReply(minutes)
+      // Keyed by this call's token: only our own tool body can arm a snooze.
+      if (exec.token !== undefined) snoozes.set(exec.token, minutes)
+      return trackerFor(agent).snoozeReply(plugin, now(), minutes)
+    },
+  })
+
+  function observe(exec, result, downstream) {
+    const agent = exec?.agent
+    if (!isAgent(agent)) return undefined
+    const toolName = exec.name
+    if (typeof toolName !== 'string' || toolName === '') throw new TypeError('tool event without a name')
+    if (result === null || typeof result !== 'object') throw new TypeError(`tool "${toolName}" finished without a result`)
+    const blocked = downstream?.kind === 'block'
+    const ok = result.isError !== true && !blocked
+    const exitCode = ok ? exitCodeOf(result) : undefined
+    let head = ''
+    let tail = ''
+    if (!ok || (exitCode !== undefined && exitCode !== 0)) {
+      const message = result.isError === true ? result.error?.message : undefined
+      const text = blocked
+        ? textOf(downstream.feedback)
+        : typeof message === 'string' && message !== '' ? message : textOf(result.content)
+      ;[head, tail] = windows(text, WINDOW)
+    }
+    let snoozeMinutes
+    if (exec.token !== undefined && snoozes.has(exec.token)) {
+      snoozeMinutes = snoozes.get(exec.token)
+      snoozes.delete(exec.token)
+    }
+    const tracker = trackerFor(agent)
+    const outcome = tracker.observe(plugin, now(), toolName, ok, exitCode, head, tail, snoozeMinutes)
+    if (plugin.debug) debug(tracker.debugLine(toolName))
+    if (outcome !== Outcome.Nudge) return undefined
+    return noticeMessage(tracker.reminder(plugin), tracker.summary(plugin))
+  }
+
+  // Observe and enrich, never veto: delegate first so the count reflects the final outcome (a
+  // call blocked downstream counts as failed), then fold the reminder into whatever came back.
+  ctx.on('tools/post-execute', async (exec, result, next) => {
+    const downstream = await next()
+    let nudge
+    try {
+      nudge = observe(exec, result, downstream)
+    } catch (error) {
+      report('malformed tool event ignored', error)
+    }
+    if (nudge === undefined || downstream === null || typeof downstream !== 'object') return downstream
+    const existing = Array.isArray(downstream.additionalContexts) ? downstream.additionalContexts : []
+    return { ...downstream, additionalContexts: [nudge, ...existing] }
+  })
+
+  // A human prompt starts a new task: the agent's debt, clock, cooldown and snooze start afresh.
+  // Injected plugin messages (our own reminders included) have other source kinds.
+  ctx.on('agent/pre-step', (step, next) => {
+    try {
+      const agent = step?.agent
+      if (isAgent(agent) && Array.isArray(step.messages) && step.messages.some((m) => m?.source?.kind === 'user')) {
+        const tracker = trackerFor(agent)
+        tracker.userPrompt(plugin, now())
+        if (plugin.debug) debug(tracker.debugLine(''))
+      }
+    } catch (error) {
+      report('malformed pre-step event ignored', error)
+    }
+    return next()
+  })
+}

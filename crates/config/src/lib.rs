@@ -14,6 +14,9 @@
 //! object `{"\u0000js": "<text>"}`, are rejected like any other wrong value and are shown as their
 //! bare text in messages.
 
+mod patch_schema;
+pub use patch_schema::{PACKAGE_NAME, ROW_ID, patch_file_schema};
+
 use policy::names::{EmptyPattern, Pattern};
 use policy::{MINUTE, Millis, Settings, Weights};
 use schemars::JsonSchema;

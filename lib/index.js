@@ -39,7 +39,7 @@ function createReporter(now) {
       return
     }
     const more = held > 0 ? ` (${held} more since the last report)` : ''
-    console.error(`[research-nudge] ${what}; tool call passed through${more}:`, error)
+    console.error(`[research-nudge] ${what}${more}:`, error)
     lastAt = at
     held = 0
   }
@@ -65,6 +65,12 @@ function noticeMessage(text, summary) {
 
 function isAgent(agent) {
   return agent !== null && (typeof agent === 'object' || typeof agent === 'function')
+}
+
+/** DSH's execution tokens are fresh symbols; anything else simply cannot arm a snooze. */
+function canKeyWeakMap(token) {
+  if (typeof token === 'symbol') return Symbol.keyFor(token) === undefined
+  return token !== null && (typeof token === 'object' || typeof token === 'function')
 }
 
 function textOf(blocks) {
@@ -122,7 +128,7 @@ export function apply(ctx, config) {
       const agent = exec?.agent
       if (!isAgent(agent)) return plugin.snoozeReply(minutes)
       // Keyed by this call's token: only our own tool body can arm a snooze.
-      if (exec.token !== undefined) snoozes.set(exec.token, minutes)
+      if (canKeyWeakMap(exec.token)) snoozes.set(exec.token, minutes)
       return trackerFor(agent).snoozeReply(plugin, now(), minutes)
     },
   })
@@ -146,7 +152,7 @@ export function apply(ctx, config) {
       ;[head, tail] = windows(text, WINDOW)
     }
     let snoozeMinutes
-    if (exec.token !== undefined && snoozes.has(exec.token)) {
+    if (canKeyWeakMap(exec.token) && snoozes.has(exec.token)) {
       snoozeMinutes = snoozes.get(exec.token)
       snoozes.delete(exec.token)
     }
@@ -165,7 +171,7 @@ export function apply(ctx, config) {
     try {
       nudge = observe(exec, result, downstream)
     } catch (error) {
-      report('malformed tool event ignored', error)
+      report('malformed tool event ignored; tool call passed through', error)
     }
     if (nudge === undefined || downstream === null || typeof downstream !== 'object') return downstream
     const existing = Array.isArray(downstream.additionalContexts) ? downstream.additionalContexts : []
@@ -183,7 +189,7 @@ export function apply(ctx, config) {
         if (plugin.debug) debug(tracker.debugLine(''))
       }
     } catch (error) {
-      report('malformed pre-step event ignored', error)
+      report('malformed pre-step event ignored; step passed through', error)
     }
     return next()
   })

@@ -246,7 +246,9 @@ pub enum PathSegment {
 /// One validation problem: where it is and a message that names the path, the rule and the value.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Issue {
-    /// Path from the config object to the offending value; empty for the config itself.
+    /// Path from the config object to the offending value; empty for the config itself (and then
+    /// left out when serialized, so hosts print no empty location).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub path: Vec<PathSegment>,
     /// The full message, e.g. `debtThreshold must be an integer >= 1 (got 0)`.
     pub message: String,

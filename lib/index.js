@@ -114,7 +114,9 @@ export function apply(ctx, config) {
     }
     return tracker
   }
-  const debug = plugin.debug ? (line) => line && console.error(line) : () => {}
+  // Read once: every getter call crosses into WebAssembly.
+  const debug = plugin.debug
+  const logDebug = (line) => { if (line) console.error(line) }
 
   const snoozeTool = JSON.parse(plugin.snoozeToolJson())
   ctx.tools.register({
@@ -158,7 +160,7 @@ export function apply(ctx, config) {
     }
     const tracker = trackerFor(agent)
     const outcome = tracker.observe(plugin, now(), toolName, ok, exitCode, head, tail, snoozeMinutes)
-    if (plugin.debug) debug(tracker.debugLine(toolName))
+    if (debug) logDebug(tracker.debugLine(toolName))
     if (outcome !== Outcome.Nudge) return undefined
     return noticeMessage(tracker.reminder(plugin), tracker.summary(plugin))
   }
@@ -186,7 +188,7 @@ export function apply(ctx, config) {
       if (isAgent(agent) && Array.isArray(step.messages) && step.messages.some((m) => m?.source?.kind === 'user')) {
         const tracker = trackerFor(agent)
         tracker.userPrompt(plugin, now())
-        if (plugin.debug) debug(tracker.debugLine(''))
+        if (debug) logDebug(tracker.debugLine(''))
       }
     } catch (error) {
       report('malformed pre-step event ignored; step passed through', error)

@@ -143,13 +143,52 @@ impl<'a> ToolCall<'a> {
     }
 }
 
+/// Which reminder thresholds an agent's state has reached (each is inclusive).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Triggers {
+    /// Debt reached `debt_threshold`.
+    pub debt: bool,
+    /// Counted calls since research reached `max_tool_calls_without_research`.
+    pub calls: bool,
+    /// Time since research (or since the task started) reached `max_time_without_research`.
+    pub minutes: bool,
+}
+
+impl Triggers {
+    /// Whether any threshold is reached.
+    pub fn any(&self) -> bool {
+        self.debt || self.calls || self.minutes
+    }
+
+    /// The names of the reached thresholds, in a fixed order: `debt`, `calls`, `minutes`.
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.debt, "debt"),
+            (self.calls, "calls"),
+            (self.minutes, "minutes"),
+        ]
+        .into_iter()
+        .filter_map(|(reached, name)| reached.then_some(name))
+        .collect()
+    }
+}
+
+/// Why a reached threshold did not produce a reminder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// The agent's own snooze is active.
+    Snooze,
+    /// The cooldown after the last reminder has not passed.
+    Cooldown,
+}
+
 /// What observing one event did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Observation {
     /// The call was counted; no reminder.
     Counted,
-    /// The call was counted and a reminder is due now.
-    Nudge,
+    /// The call was counted and a reminder is due now, because of the thresholds it carries.
+    Nudge(Triggers),
     /// A successful research call reset the debt.
     ResearchReset,
     /// A successful snooze call; reminders are suppressed until the given time.
@@ -170,7 +209,7 @@ impl Observation {
     pub fn debug_line(&self, tool: &str) -> Option<String> {
         Some(match self {
             Observation::Counted => return None,
-            Observation::Nudge => "[research-nudge] threshold reached; nudge queued".to_owned(),
+            Observation::Nudge(_) => "[research-nudge] threshold reached; nudge queued".to_owned(),
             Observation::ResearchReset => format!("[research-nudge] research reset by {tool}"),
             Observation::Snoozed { minutes, .. } => {
                 format!("[research-nudge] agent snoozed nudges for {minutes}m")
@@ -266,6 +305,12 @@ impl AgentState {
     /// Repeated equivalent failures since research.
     pub fn repeated_failures(&self) -> u32 {
         self.repeated_failures
+    }
+
+    /// When research last happened, or when the agent's task started: the start of the span the
+    /// elapsed-time threshold measures.
+    pub fn research_clock(&self) -> Millis {
+        self.research_clock
     }
 
     /// When the active snooze ends, if one was ever armed.
@@ -395,25 +440,38 @@ impl Policy {
                 state.debt = state.debt.saturating_add(w.repeated_failure);
             }
         }
-        if self.eligible(state, now) {
+        let triggers = self.triggers(state, now);
+        if triggers.any() && self.hold(state, now).is_none() {
             state.last_nudge = Some(now);
-            Observation::Nudge
+            Observation::Nudge(triggers)
         } else {
             Observation::Counted
         }
     }
 
-    fn eligible(&self, state: &AgentState, now: Millis) -> bool {
+    /// The thresholds `state` has reached at `now`, whether or not a reminder may fire.
+    pub fn triggers(&self, state: &AgentState, now: Millis) -> Triggers {
         let s = &self.settings;
+        Triggers {
+            debt: state.debt >= s.debt_threshold,
+            calls: state.calls_since_research >= s.max_tool_calls_without_research,
+            minutes: now.saturating_sub(state.research_clock) >= s.max_time_without_research,
+        }
+    }
+
+    /// What keeps a reminder from firing at `now` (the snooze first, then the cooldown), if
+    /// anything.
+    pub fn hold(&self, state: &AgentState, now: Millis) -> Option<Hold> {
         if state.snoozed_until.is_some_and(|until| now < until) {
-            return false;
+            Some(Hold::Snooze)
+        } else if state
+            .last_nudge
+            .is_some_and(|at| now.saturating_sub(at) < self.settings.cooldown)
+        {
+            Some(Hold::Cooldown)
+        } else {
+            None
         }
-        if state.last_nudge.is_some_and(|at| now - at < s.cooldown) {
-            return false;
-        }
-        state.debt >= s.debt_threshold
-            || state.calls_since_research >= s.max_tool_calls_without_research
-            || now - state.research_clock >= s.max_time_without_research
     }
 
     /// The signals of an agent's state.

@@ -37,6 +37,22 @@ fn settings() -> Settings {
     }
 }
 
+const DEBT: Triggers = Triggers {
+    debt: true,
+    calls: false,
+    minutes: false,
+};
+const CALLS: Triggers = Triggers {
+    debt: false,
+    calls: true,
+    minutes: false,
+};
+const MINUTES: Triggers = Triggers {
+    debt: false,
+    calls: false,
+    minutes: true,
+};
+
 fn policy() -> Policy {
     Policy::new(settings())
 }
@@ -69,7 +85,12 @@ fn readme_worked_example_nudges_on_the_fifth_call() {
     for (i, (call, debt)) in steps.into_iter().enumerate() {
         let obs = observe(&mut p, &mut s, i as Millis * 1000, call);
         assert_eq!(s.debt(), debt, "step {i}");
-        assert_eq!(obs == Observation::Nudge, i == 4, "step {i}");
+        let expected = if i == 4 {
+            Observation::Nudge(DEBT)
+        } else {
+            Observation::Counted
+        };
+        assert_eq!(obs, expected, "step {i}");
     }
     assert_eq!(
         p.reminder_text(&s),
@@ -140,7 +161,7 @@ fn debt_threshold_is_inclusive() {
     assert_eq!(s.debt(), 2);
     assert_eq!(
         observe(&mut p, &mut s, 0, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
     assert_eq!(
         p.signals(&s).line(),
@@ -164,7 +185,7 @@ fn call_count_threshold_fires_on_the_exact_crossing_call() {
     }
     assert_eq!(
         observe(&mut p, &mut s, 0, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(CALLS)
     );
     assert_eq!(s.debt(), 0);
 }
@@ -180,7 +201,7 @@ fn elapsed_time_threshold_is_inclusive() {
     );
     assert_eq!(
         observe(&mut p, &mut s, 1_000 + limit, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(MINUTES)
     );
 }
 
@@ -192,7 +213,7 @@ fn cooldown_suppresses_until_its_inclusive_boundary_while_debt_accumulates() {
     let mut s = AgentState::new(0);
     assert_eq!(
         observe(&mut p, &mut s, 0, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
     assert_eq!(
         observe(&mut p, &mut s, 10 * MINUTE - 1, ToolCall::success("read")),
@@ -201,7 +222,7 @@ fn cooldown_suppresses_until_its_inclusive_boundary_while_debt_accumulates() {
     assert_eq!(s.debt(), 2);
     assert_eq!(
         observe(&mut p, &mut s, 10 * MINUTE, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
     assert_eq!(s.last_nudge(), Some(10 * MINUTE));
 }
@@ -215,7 +236,7 @@ fn a_nudge_at_time_zero_still_arms_the_cooldown() {
     assert_eq!(s.last_nudge(), None);
     assert_eq!(
         observe(&mut p, &mut s, 0, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
     assert_eq!(s.last_nudge(), Some(0));
     assert_eq!(
@@ -234,7 +255,7 @@ fn zero_cooldown_allows_a_nudge_on_every_eligible_call() {
     for _ in 0..3 {
         assert_eq!(
             observe(&mut p, &mut s, 0, ToolCall::success("read")),
-            Observation::Nudge
+            Observation::Nudge(DEBT)
         );
     }
 }
@@ -253,6 +274,7 @@ fn research_resets_the_same_agent_but_keeps_cooldown_and_snooze() {
     );
     assert_eq!(counters(&p, &s), (0, 0, 0, 0));
     assert_eq!(s.last_nudge(), Some(0));
+    assert_eq!(s.research_clock(), 5 * MINUTE);
     // The failure memory is gone too: the same failure again is not a repeat.
     observe(
         &mut p,
@@ -268,7 +290,7 @@ fn research_resets_the_same_agent_but_keeps_cooldown_and_snooze() {
     );
     assert_eq!(
         observe(&mut p, &mut s, 20 * MINUTE, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(MINUTES)
     );
 }
 
@@ -315,7 +337,7 @@ fn user_prompt_starts_the_agent_afresh() {
     // Cooldown and snooze are gone with the old task: the next eligible call nudges.
     assert_eq!(
         observe(&mut p, &mut s, 61_000, ToolCall::success("edit")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
 }
 
@@ -458,7 +480,7 @@ fn snooze_suppresses_nudges_without_erasing_debt_and_expires_exactly() {
     assert_eq!(s.debt(), 10);
     assert_eq!(
         observe(&mut p, &mut s, 5 * MINUTE, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
 }
 
@@ -504,7 +526,7 @@ fn snooze_is_per_agent_state() {
     );
     assert_eq!(
         observe(&mut p, &mut b, 0, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
 }
 
@@ -540,7 +562,7 @@ fn a_clock_that_steps_back_cannot_rewind_the_state() {
     let mut s = AgentState::new(100 * MINUTE);
     assert_eq!(
         observe(&mut p, &mut s, 100 * MINUTE, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
     // A step back is treated as "no time passed": still in cooldown, no underflow.
     assert_eq!(
@@ -549,7 +571,7 @@ fn a_clock_that_steps_back_cannot_rewind_the_state() {
     );
     assert_eq!(
         observe(&mut p, &mut s, 110 * MINUTE, ToolCall::success("read")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
 }
 
@@ -564,7 +586,7 @@ fn counters_saturate_instead_of_overflowing() {
     let mut s = AgentState::new(0);
     assert_eq!(
         observe(&mut p, &mut s, 0, ToolCall::failure("read", "a")),
-        Observation::Nudge
+        Observation::Nudge(DEBT)
     );
     assert_eq!(s.debt(), u32::MAX);
     observe(&mut p, &mut s, 0, ToolCall::failure("read", "a"));
@@ -592,4 +614,56 @@ fn debug_lines_name_what_happened() {
         .as_deref(),
         Some("[research-nudge] agent snoozed nudges for 5m")
     );
+}
+
+#[test]
+fn a_nudge_carries_every_threshold_reached_on_that_call() {
+    let mut settings = settings();
+    settings.debt_threshold = 3;
+    settings.max_tool_calls_without_research = 3;
+    let mut p = Policy::new(settings);
+    let mut s = AgentState::new(0);
+    observe(&mut p, &mut s, 0, ToolCall::success("read"));
+    observe(&mut p, &mut s, 0, ToolCall::success("read"));
+    let all = Triggers {
+        debt: true,
+        calls: true,
+        minutes: true,
+    };
+    assert_eq!(
+        observe(&mut p, &mut s, 15 * MINUTE, ToolCall::success("read")),
+        Observation::Nudge(all)
+    );
+    assert_eq!(all.names(), ["debt", "calls", "minutes"]);
+    assert_eq!(CALLS.names(), ["calls"]);
+    assert!(!Triggers::default().any());
+    assert_eq!(Triggers::default().names(), Vec::<&str>::new());
+}
+
+#[test]
+fn triggers_and_hold_report_a_threshold_the_snooze_or_cooldown_holds_back() {
+    let mut settings = settings();
+    settings.debt_threshold = 1;
+    let mut p = Policy::new(settings);
+    let mut s = AgentState::new(0);
+    assert_eq!(p.triggers(&s, 0), Triggers::default());
+    assert_eq!(p.hold(&s, 0), None);
+    assert_eq!(
+        observe(&mut p, &mut s, 0, ToolCall::success("read")),
+        Observation::Nudge(DEBT)
+    );
+    // Reached again one call later, but the cooldown holds it.
+    assert_eq!(
+        observe(&mut p, &mut s, MINUTE, ToolCall::success("read")),
+        Observation::Counted
+    );
+    assert_eq!(p.triggers(&s, MINUTE), DEBT);
+    assert_eq!(p.hold(&s, MINUTE), Some(Hold::Cooldown));
+    assert_eq!(p.hold(&s, 10 * MINUTE), None);
+    // A snooze outranks the cooldown.
+    observe(&mut p, &mut s, MINUTE, snooze(30));
+    assert_eq!(p.hold(&s, 2 * MINUTE), Some(Hold::Snooze));
+    assert_eq!(p.hold(&s, 31 * MINUTE), None);
+    // Times before the state's clock do not underflow.
+    assert_eq!(p.triggers(&AgentState::new(MINUTE), 0), Triggers::default());
 }

@@ -191,7 +191,7 @@ impl AgentTracker {
         };
         let observation = plugin.policy.observe(&mut self.state, millis(now), &call);
         self.last = Some(observation);
-        if observation == Observation::Nudge {
+        if matches!(observation, Observation::Nudge(_)) {
             Outcome::Nudge
         } else {
             Outcome::Quiet

@@ -117,10 +117,10 @@ impl Replay {
             "tool_calls_since_research": signals.tool_calls_since_research,
             "failures": signals.failures,
             "repeated_failures": signals.repeated_failures,
-            "nudge": observation == Some(Observation::Nudge),
+            "nudge": matches!(observation, Some(Observation::Nudge(_))),
         });
         match observation {
-            Some(Observation::Nudge) => {
+            Some(Observation::Nudge(_)) => {
                 out["text"] = policy.reminder_text(&tracked.state).into();
             }
             Some(Observation::Snoozed { minutes, .. }) => out["snooze_minutes"] = minutes.into(),

@@ -9,6 +9,22 @@
 //!   must contain the text of `NAME.stderr.txt` (surrounding whitespace
 //!   trimmed; `NAME.exit2.stderr.txt` is accepted too).
 //!
+//! Session-log vectors in `vectors/sessions/` (DSH session logs, run through
+//! the same CLI):
+//! - `NAME.jsonl`, `NAME.jsonl.zstd` (DSH's default encoding) or
+//!   `NAME.jsonl.gz`, with `NAME.expected.txt` (the default timeline, compared
+//!   exactly) and/or `NAME.expected.jsonl` (the `--json` output, compared as
+//!   JSON values), + optional `NAME.config.json`. Every encoding of `NAME` is
+//!   checked against the same expectations.
+//! - `NAME.exit2.jsonl` + `NAME.stderr.txt`: exit 2, as above.
+//!
+//! On a Node whose `node:zlib` has no Zstandard (before 22.15), a `.zstd`
+//! vector must instead exit 2 with the CLI's "needs a newer Node" message.
+//! After a fixture changes, regenerate its expectations on Node 24 with
+//! `node bin/research-nudge.js replay FILE > NAME.expected.txt` and
+//! `node bin/research-nudge.js replay --json FILE > NAME.expected.jsonl`,
+//! and review the diff.
+//!
 //! Every vector runs on the pinned Node 24, then again on the system `node`
 //! when that is Node 20..=23, to prove the CLI runs on the oldest supported Node.
 
@@ -21,8 +37,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 enum Expect {
-    /// Exit 0 with this stdout.
+    /// Exit 0 with this stdout (JSON lines, compared as values).
     Stdout(PathBuf),
+    /// Exit 0 with exactly the text of this file on stdout.
+    Text(PathBuf),
     /// Exit 2 with stderr containing the text of this file.
     Exit2(PathBuf),
 }
@@ -30,7 +48,35 @@ enum Expect {
 struct Vector {
     input: PathBuf,
     config: Option<PathBuf>,
+    /// Extra CLI arguments (`--json`).
+    args: Vec<&'static str>,
     expect: Expect,
+}
+
+impl Vector {
+    /// A Zstandard-compressed input, which needs `node:zlib` Zstandard support.
+    fn zstd(&self) -> bool {
+        self.input.to_string_lossy().ends_with(".zstd")
+    }
+
+    fn label(&self) -> String {
+        let mut label = rel(&self.input);
+        for arg in &self.args {
+            label.push(' ');
+            label.push_str(arg);
+        }
+        label
+    }
+}
+
+/// What stderr says when the running Node cannot decompress Zstandard.
+const NO_ZSTD: &str = "cannot decompress it: run this on Node 22.15 or newer";
+
+/// A Node to run the vectors on.
+struct Runtime {
+    node: PathBuf,
+    label: String,
+    zstd: bool,
 }
 
 /// `cargo xtask vectors`.
@@ -43,7 +89,11 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("vectors: no vectors/ directory yet; nothing to run");
         return Ok(());
     }
-    let vectors = discover(&dir)?;
+    let mut vectors = discover(&dir)?;
+    let sessions = dir.join("sessions");
+    if sessions.is_dir() {
+        vectors.extend(discover_sessions(&sessions)?);
+    }
     if vectors.is_empty() {
         println!("vectors: no vectors in vectors/ yet; nothing to run");
         return Ok(());
@@ -66,19 +116,36 @@ pub fn run(args: &[String]) -> Result<()> {
         Ok(None) => {}
         Err(e) => println!("vectors: {e:#}"),
     }
+    let runtimes: Vec<Runtime> = runtimes
+        .into_iter()
+        .map(|(node, label)| Runtime {
+            zstd: has_zstd(&node),
+            node,
+            label,
+        })
+        .collect();
 
     let (mut passed, mut failed) = (0usize, 0usize);
-    for (node, label) in &runtimes {
-        println!("vectors: running {} vector(s) on {label}", vectors.len());
+    for runtime in &runtimes {
+        let label = &runtime.label;
+        let note = if runtime.zstd {
+            ""
+        } else {
+            "; no Zstandard in node:zlib, so .zstd vectors expect the CLI's refusal"
+        };
+        println!(
+            "vectors: running {} vector(s) on {label}{note}",
+            vectors.len()
+        );
         for vector in &vectors {
-            match check(node, vector) {
+            match check(runtime, vector) {
                 Ok(()) => {
                     passed += 1;
-                    println!("  ok    {} ({label})", rel(&vector.input));
+                    println!("  ok    {} ({label})", vector.label());
                 }
                 Err(e) => {
                     failed += 1;
-                    println!("  FAIL  {} ({label})\n{e:#}\n", rel(&vector.input));
+                    println!("  FAIL  {} ({label})\n{e:#}\n", vector.label());
                 }
             }
         }
@@ -131,11 +198,100 @@ fn discover(dir: &Path) -> Result<Vec<Vector>> {
         };
         vectors.push(Vector {
             config: sibling(&[format!("{base}.config.json"), format!("{stem}.config.json")]),
+            args: Vec::new(),
             expect,
             input: input.clone(),
         });
     }
     Ok(vectors)
+}
+
+/// Session-log encodings a vector input may have.
+const SESSION_SUFFIXES: [&str; 3] = [".jsonl", ".jsonl.zstd", ".jsonl.gz"];
+
+/// Pairs each session log in `vectors/sessions/` with its expectations.
+fn discover_sessions(dir: &Path) -> Result<Vec<Vector>> {
+    let sibling = |name: String| Some(dir.join(name)).filter(|p| p.is_file());
+    let mut inputs = Vec::new();
+    for suffix in SESSION_SUFFIXES {
+        inputs.extend(util::files_with_suffix(dir, suffix)?);
+    }
+    inputs.sort();
+    let mut vectors = Vec::new();
+    for input in inputs {
+        let name = input
+            .file_name()
+            .and_then(|n| n.to_str())
+            .context("vector file name is not UTF-8")?
+            .to_string();
+        if name.ends_with(".expected.jsonl") {
+            continue;
+        }
+        let Some(base) = SESSION_SUFFIXES
+            .iter()
+            .rev()
+            .find_map(|suffix| name.strip_suffix(suffix))
+        else {
+            continue;
+        };
+        let stem = base.strip_suffix(".exit2").unwrap_or(base);
+        let config = sibling(format!("{base}.config.json"))
+            .or_else(|| sibling(format!("{stem}.config.json")));
+        if base != stem {
+            let Some(stderr) = sibling(format!("{stem}.stderr.txt"))
+                .or_else(|| sibling(format!("{base}.stderr.txt")))
+            else {
+                bail!(
+                    "{} has no sibling {}/{stem}.stderr.txt (the text its stderr must contain)",
+                    rel(&input),
+                    rel(dir)
+                );
+            };
+            vectors.push(Vector {
+                input,
+                config,
+                args: Vec::new(),
+                expect: Expect::Exit2(stderr),
+            });
+            continue;
+        }
+        let text = sibling(format!("{stem}.expected.txt"));
+        let json = sibling(format!("{stem}.expected.jsonl"));
+        if text.is_none() && json.is_none() {
+            println!(
+                "vectors: warning: {} has neither {stem}.expected.txt nor {stem}.expected.jsonl; skipped",
+                rel(&input)
+            );
+        }
+        if let Some(text) = text {
+            vectors.push(Vector {
+                input: input.clone(),
+                config: config.clone(),
+                args: Vec::new(),
+                expect: Expect::Text(text),
+            });
+        }
+        if let Some(json) = json {
+            vectors.push(Vector {
+                input,
+                config,
+                args: vec!["--json"],
+                expect: Expect::Stdout(json),
+            });
+        }
+    }
+    Ok(vectors)
+}
+
+/// Whether this Node's `node:zlib` decompresses Zstandard (Node 22.15+ / 23.8+).
+fn has_zstd(node: &Path) -> bool {
+    Command::new(node)
+        .args([
+            "-e",
+            "process.exit(typeof require('node:zlib').createZstdDecompress === 'function' ? 0 : 1)",
+        ])
+        .output()
+        .is_ok_and(|out| out.status.success())
 }
 
 /// The system `node` on PATH when its major version is 20..=23.
@@ -159,16 +315,16 @@ fn system_node() -> Result<Option<(PathBuf, String)>> {
     }
 }
 
-/// Replays one vector on `node` and compares with its expectation.
-fn check(node: &Path, vector: &Vector) -> Result<()> {
-    let mut cmd = Command::new(node);
+/// Replays one vector on a runtime and compares with its expectation.
+fn check(runtime: &Runtime, vector: &Vector) -> Result<()> {
+    let mut cmd = Command::new(&runtime.node);
     cmd.current_dir(root())
         .arg(rel(&root().join("bin").join("research-nudge.js")))
         .arg("replay");
     if let Some(config) = &vector.config {
         cmd.arg("--config").arg(rel(config));
     }
-    cmd.arg(rel(&vector.input));
+    cmd.arg(rel(&vector.input)).args(&vector.args);
     let line = util::display(&cmd);
     let out = util::output(&mut cmd)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -182,7 +338,45 @@ fn check(node: &Path, vector: &Vector) -> Result<()> {
         }
     };
 
+    if vector.zstd() && !runtime.zstd {
+        if code != Some(2) || !stderr.contains(NO_ZSTD) {
+            bail!(
+                "  command: {line}\n  this Node has no Zstandard: expected exit code 2 and stderr containing \"{NO_ZSTD}\", got exit {}{}",
+                code.map_or("by a signal".to_string(), |c| c.to_string()),
+                stderr_note()
+            );
+        }
+        return Ok(());
+    }
+
     match &vector.expect {
+        Expect::Text(expected_file) => {
+            if code != Some(0) {
+                bail!(
+                    "  command: {line}\n  expected exit code 0, got {}{}",
+                    code.map_or("a signal".to_string(), |c| c.to_string()),
+                    stderr_note()
+                );
+            }
+            let expected = std::fs::read_to_string(expected_file)
+                .with_context(|| format!("reading {}", rel(expected_file)))?;
+            if expected == stdout {
+                return Ok(());
+            }
+            let (e, a): (Vec<&str>, Vec<&str>) =
+                (expected.split('\n').collect(), stdout.split('\n').collect());
+            let i = (0..e.len().max(a.len()))
+                .find(|&i| e.get(i) != a.get(i))
+                .unwrap_or(0);
+            bail!(
+                "  command: {line}\n  stdout differs from {} at line {}:\n  -  {}\n  +  {}{}",
+                rel(expected_file),
+                i + 1,
+                e.get(i).map_or("(end)".to_string(), |l| truncate(l)),
+                a.get(i).map_or("(end)".to_string(), |l| truncate(l)),
+                stderr_note()
+            )
+        }
         Expect::Exit2(stderr_file) => {
             let wanted = std::fs::read_to_string(stderr_file)
                 .with_context(|| format!("reading {}", rel(stderr_file)))?;

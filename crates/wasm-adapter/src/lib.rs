@@ -5,8 +5,11 @@
 //! knows wasm-bindgen; it still knows nothing of DSH: the shim turns DSH events into the flat
 //! arguments of [`AgentTracker::observe`], one call per tool event, and everything that decides
 //! behaviour (validation, classification, debt, reminders, snooze replies) happens here or below.
+//! The one place it reads a DSH format is [`session_log`]: the replay CLI's reader of DSH session
+//! logs, which sees the log's JSON lines, never live DSH objects.
 
 pub mod replay;
+pub mod session_log;
 pub mod snooze;
 
 use config::RowConfig;

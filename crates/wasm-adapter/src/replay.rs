@@ -1,9 +1,14 @@
-//! The replay engine behind `research-nudge replay`: one JSON event per line in, one JSON state
-//! line out, through exactly the policy the plugin runs.
+//! The replay engine behind `research-nudge replay`: one JSON line in, output lines out, through
+//! exactly the policy the plugin runs.
+//!
+//! The first non-blank line decides the format of the whole input. A DSH session log (its first
+//! line is the `{"type":"session",…}` header) goes to [`crate::session_log`]; anything else is the
+//! replay event format, one JSON state line out per event line:
 //!
 //! Input line: `at_ms` (integer ms, non-decreasing per agent), `agent` (default `"default"`), then
 //! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `args`) or `"user_prompt": true`.
 
+use crate::session_log::{self, SessionLog};
 use crate::{Plugin, snooze};
 use policy::{AgentState, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
 use serde_json::{Map, Value, json};
@@ -14,12 +19,21 @@ const TOOL_FIELDS: [&str; 5] = ["tool", "ok", "error", "exit_code", "args"];
 const COMMON_FIELDS: [&str; 2] = ["at_ms", "agent"];
 const DEFAULT_AGENT: &str = "default";
 
-/// A replay over one event stream.
+/// A replay over one input stream.
 #[wasm_bindgen]
 pub struct Replay {
     plugin: Plugin,
     agents: HashMap<String, Tracked>,
     line: usize,
+    format: Format,
+    json: bool,
+}
+
+/// What the first non-blank line said the input is.
+enum Format {
+    Undecided,
+    Events,
+    Session(Box<SessionLog>),
 }
 
 struct Tracked {
@@ -46,11 +60,26 @@ impl Replay {
         Self::from_json(config_json).map_err(|message| JsError::new(&message))
     }
 
-    /// Feeds the next input line; returns the output line, or nothing for a blank line. A
-    /// malformed line throws `line N: …` naming the field.
+    /// Feeds the next input line; returns the output (one or more lines, without the final
+    /// newline), or nothing. A malformed line throws `line N: …` naming the field.
     pub fn feed(&mut self, text: &str) -> Result<Option<String>, JsError> {
         self.feed_line(text)
             .map_err(|message| JsError::new(&message))
+    }
+
+    /// Whether a session log is printed as JSON lines instead of the timeline. The replay event
+    /// format always prints JSON lines.
+    #[wasm_bindgen(setter)]
+    pub fn set_json(&mut self, json: bool) {
+        self.json = json;
+    }
+
+    /// The closing output after the last line (the timeline's summary), if any.
+    pub fn finish(&self) -> Option<String> {
+        match &self.format {
+            Format::Session(log) => log.finish(&self.plugin),
+            Format::Undecided | Format::Events => None,
+        }
     }
 }
 
@@ -61,6 +90,8 @@ impl Replay {
             plugin: Plugin::from_json(config_json)?,
             agents: HashMap::new(),
             line: 0,
+            format: Format::Undecided,
+            json: false,
         })
     }
 
@@ -71,9 +102,25 @@ impl Replay {
             return Ok(None);
         }
         let line = self.line;
-        self.apply(text)
-            .map(Some)
-            .map_err(|message| format!("line {line}: {message}"))
+        if matches!(self.format, Format::Undecided) {
+            if let Some(header) = session_log::header(text) {
+                let log = SessionLog::start(&header, self.json)
+                    .map_err(|message| format!("line {line}: {message}"))?;
+                let opening = log.opening(&self.plugin);
+                self.format = Format::Session(Box::new(log));
+                return Ok(opening);
+            }
+            self.format = Format::Events;
+        }
+        match &mut self.format {
+            Format::Session(log) => log
+                .feed(&mut self.plugin, line, text)
+                .map_err(|message| format!("line {line}: {message}")),
+            _ => self
+                .apply(text)
+                .map(Some)
+                .map_err(|message| format!("line {line}: {message}")),
+        }
     }
 
     fn apply(&mut self, text: &str) -> Result<String, String> {
@@ -147,32 +194,57 @@ fn observe(
     else {
         return plugin.policy.user_prompt(state, at);
     };
+    let args = (name == SNOOZE_TOOL_NAME && ok)
+        .then(|| args.map_or_else(|| "{}".to_owned(), Value::to_string));
+    observe_call(
+        plugin,
+        state,
+        at,
+        name,
+        ok,
+        error,
+        exit_code,
+        args.as_deref().unwrap_or("{}"),
+    )
+    .0
+}
+
+/// Observes one finished tool call as the plugin does, and returns the observation with the
+/// message of a snooze call whose arguments the tool body would have refused.
+///
+/// `error` is the whole failure text (the error message, or a shell call's output); `args_json`
+/// is read only for a successful snooze call.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn observe_call(
+    plugin: &mut Plugin,
+    state: &mut AgentState,
+    at: Millis,
+    name: &str,
+    ok: bool,
+    error: &str,
+    exit_code: Option<i64>,
+    args_json: &str,
+) -> (Observation, Option<String>) {
     // As in the plugin: the snooze tool's body validates its arguments; bad ones fail the call.
-    let mut snooze_error = String::new();
+    let mut snooze_error = None;
     let mut snooze_minutes = None;
     if name == SNOOZE_TOOL_NAME && ok {
-        let args = args.map_or_else(|| "{}".to_owned(), Value::to_string);
-        match snooze::minutes_from_args(&args, plugin.row.max_agent_snooze_minutes) {
+        match snooze::minutes_from_args(args_json, plugin.row.max_agent_snooze_minutes) {
             Ok(minutes) => snooze_minutes = Some(minutes),
-            Err(message) => snooze_error = message,
+            Err(message) => snooze_error = Some(message),
         }
     }
-    let failed_snooze = !snooze_error.is_empty();
-    let text = if failed_snooze {
-        snooze_error.as_str()
-    } else {
-        error
-    };
+    let text = snooze_error.as_deref().unwrap_or(error);
     let (head, tail) = fingerprint::Failure::windows(text);
     let call = ToolCall {
         name,
-        ok: ok && !failed_snooze,
+        ok: ok && snooze_error.is_none(),
         exit_code,
         head,
         tail,
         snooze_minutes,
     };
-    plugin.policy.observe(state, at, &call)
+    (plugin.policy.observe(state, at, &call), snooze_error)
 }
 
 fn at_ms(fields: &Map<String, Value>) -> Result<Millis, String> {

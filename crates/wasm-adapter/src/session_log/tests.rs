@@ -1,0 +1,672 @@
+use super::*;
+use crate::replay::Replay;
+
+const CREATED: Millis = 1_767_225_600_000;
+
+fn header_line() -> String {
+    json!({"type": "session", "version": 0, "id": "s-1", "createdAt": CREATED, "cwd": "/w", "delegationDepth": 0})
+        .to_string()
+}
+
+fn call(seq: u64, id: &str, name: &str, arguments: &str) -> String {
+    json!({"type": "tool/call", "seq": seq, "time": CREATED + seq * 1000,
+        "data": {"turn": 1, "step": 1, "callId": id, "name": name, "arguments": arguments}})
+    .to_string()
+}
+
+fn result_with(
+    seq: u64,
+    id: &str,
+    text: &str,
+    is_error: Option<bool>,
+    code: Option<&str>,
+) -> String {
+    let mut block = json!({"type": "tool-result", "toolCallId": id, "content": [{"type": "text", "text": text}]});
+    if let Some(is_error) = is_error {
+        block["isError"] = is_error.into();
+    }
+    let mut data = json!({"turn": 1, "step": 1, "message": {"id": format!("m{seq}"), "role": "user",
+        "source": {"kind": "tool", "callId": id}, "content": [block]}});
+    if let Some(code) = code {
+        data["error"] = json!({"name": "E", "code": code});
+    }
+    json!({"type": "tool/result", "seq": seq, "time": CREATED + seq * 1000, "data": data, "surfaceOp": "append"})
+        .to_string()
+}
+
+fn result(seq: u64, id: &str, text: &str) -> String {
+    result_with(seq, id, text, Some(false), None)
+}
+
+fn message(seq: u64, text: &str, source: Value) -> String {
+    json!({"type": "user/message", "seq": seq, "time": CREATED + seq * 1000,
+        "data": {"id": format!("u{seq}"), "role": "user", "content": [{"type": "text", "text": text}], "source": source}})
+    .to_string()
+}
+
+fn prompt(seq: u64, text: &str) -> String {
+    message(seq, text, json!({"kind": "user"}))
+}
+
+fn other(seq: u64, kind: &str) -> String {
+    json!({"type": kind, "seq": seq, "time": CREATED + seq * 1000, "data": {"turn": 1}}).to_string()
+}
+
+/// A finished call: its tool/call and tool/result lines.
+fn tool(seq: u64, name: &str, text: &str) -> [String; 2] {
+    let id = format!("c{seq}");
+    [call(seq, &id, name, "{}"), result(seq + 1, &id, text)]
+}
+
+fn replay(
+    config: &str,
+    json: bool,
+    lines: &[String],
+) -> Result<(Vec<String>, Option<String>), String> {
+    let mut replay = Replay::from_json(config).unwrap();
+    replay.set_json(json);
+    let mut out = Vec::new();
+    for line in lines {
+        if let Some(text) = replay.feed_line(line)? {
+            out.push(text);
+        }
+    }
+    Ok((out, replay.finish()))
+}
+
+fn rows(config: &str, lines: &[String]) -> Vec<Value> {
+    replay(config, true, lines)
+        .unwrap()
+        .0
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn log(parts: &[&[String]]) -> Vec<String> {
+    let mut lines = vec![header_line()];
+    for part in parts {
+        lines.extend(part.iter().cloned());
+    }
+    lines
+}
+
+/// The README's worked example, as DSH would log it.
+fn worked_example() -> Vec<String> {
+    log(&[
+        &[prompt(0, "Fix the TypeError"), other(1, "assistant/chunk")],
+        &tool(2, "read", "1: let x = 1"),
+        &tool(4, "edit", "updated"),
+        &tool(6, "bash", "[stderr]\nTypeError at line 123\n[exit code: 1]"),
+        &tool(8, "edit", "updated"),
+        &tool(
+            10,
+            "bash",
+            "[stderr]\nTypeError at line 456\n[exit code: 1]",
+        ),
+        &[message(
+            12,
+            "[Research Nudge]\n\n…",
+            json!({"kind": "plugin", "plugin": "research-nudge", "form": "notice", "summary": "research debt 21/20"}),
+        )],
+    ])
+}
+
+#[test]
+fn only_a_session_header_starts_a_session_log() {
+    assert!(header(&header_line()).is_some());
+    for line in [
+        r#"{"at_ms":0,"tool":"read"}"#,
+        r#"{"type":"tool/call","seq":0}"#,
+        r#"{"type":5}"#,
+        "nope",
+        "[]",
+    ] {
+        assert!(header(line).is_none(), "{line}");
+    }
+}
+
+#[test]
+fn the_replay_format_is_untouched_by_session_detection() {
+    // A replay-format stream whose first line has a stray "type" still gets its own message.
+    let mut replay = Replay::from_json("{}").unwrap();
+    assert_eq!(
+        replay
+            .feed_line(r#"{"at_ms":0,"tool":"read","type":"x"}"#)
+            .unwrap_err(),
+        "line 1: unknown field \"type\""
+    );
+    // And a session header after a replay-format line is just a malformed event.
+    let mut replay = Replay::from_json("{}").unwrap();
+    replay.feed_line(r#"{"at_ms":0,"tool":"read"}"#).unwrap();
+    assert!(
+        replay
+            .feed_line(&header_line())
+            .unwrap_err()
+            .starts_with("line 2: at_ms is required")
+    );
+}
+
+#[test]
+fn the_worked_example_matches_the_replay_format() {
+    let out = rows("{}", &worked_example());
+    let tools: Vec<&Value> = out.iter().filter(|r| r["event"] == "tool").collect();
+    let debts: Vec<u64> = tools.iter().map(|r| r["debt"].as_u64().unwrap()).collect();
+    assert_eq!(debts, [1, 3, 8, 10, 21]);
+    let fifth = tools[4];
+    assert_eq!(fifth["nudge"], true);
+    assert_eq!(fifth["trigger"], json!(["debt"]));
+    assert_eq!(fifth["exit_code"], 1);
+    assert_eq!(fifth["result"], "exit 1");
+    assert_eq!(fifth["repeated_failures"], 1);
+    assert!(fifth["text"].as_str().unwrap().ends_with(
+        "Current signals: debt=21/20, tool_calls_since_research=5, failures=2, repeated_failures=1."
+    ));
+    // The part-1 keys come first, in the part-1 order.
+    let keys: Vec<&str> = tools[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "agent",
+            "debt",
+            "tool_calls_since_research",
+            "failures",
+            "repeated_failures",
+            "nudge",
+            "event",
+            "line",
+            "time",
+            "call",
+            "tool",
+            "class",
+            "result"
+        ]
+    );
+    assert_eq!(tools[0]["agent"], "s-1");
+    assert_eq!(tools[0]["line"], 5);
+    assert_eq!(tools[0]["time"], CREATED + 3000);
+    assert_eq!(out[0]["event"], "user_prompt");
+    let live = out.last().unwrap();
+    assert_eq!(
+        (live["event"].as_str(), live["ignored"].as_bool()),
+        (Some("live_reminder"), Some(true))
+    );
+    assert_eq!(live["summary"], "research debt 21/20");
+    // The same events in the replay format give the same states.
+    let events = [
+        r#"{"at_ms":3000,"tool":"read"}"#,
+        r#"{"at_ms":5000,"tool":"edit"}"#,
+        r#"{"at_ms":7000,"tool":"bash","exit_code":1,"error":"[stderr]\nTypeError at line 123\n[exit code: 1]"}"#,
+        r#"{"at_ms":9000,"tool":"edit"}"#,
+        r#"{"at_ms":11000,"tool":"bash","exit_code":1,"error":"[stderr]\nTypeError at line 456\n[exit code: 1]"}"#,
+    ];
+    let mut part1 = Replay::from_json("{}").unwrap();
+    for (event, row) in events.iter().zip(&tools) {
+        let out: Value = serde_json::from_str(&part1.feed_line(event).unwrap().unwrap()).unwrap();
+        for key in [
+            "debt",
+            "tool_calls_since_research",
+            "failures",
+            "repeated_failures",
+            "nudge",
+        ] {
+            assert_eq!(out[key], row[key], "{event} {key}");
+        }
+    }
+}
+
+#[test]
+fn tool_results_map_errors_exit_codes_and_signals() {
+    let parse = |line: String| match record(&serde_json::from_str::<Value>(&line).unwrap()).unwrap()
+    {
+        Record::Result { result, .. } => result,
+        other => panic!("{other:?}"),
+    };
+    let ok = parse(result(1, "a", "all good"));
+    assert_eq!(
+        (ok.is_error, ok.exit_code, ok.label().as_str()),
+        (false, None, "ok")
+    );
+    let exit = parse(result(1, "a", "(no output)\n[exit code: 2]"));
+    assert_eq!((exit.exit_code, exit.label().as_str()), (Some(2), "exit 2"));
+    assert_eq!(exit.text, "(no output)\n[exit code: 2]");
+    let only_marker = parse(result(1, "a", "[exit code: 127]"));
+    assert_eq!(only_marker.exit_code, Some(127));
+    let killed = parse(result(
+        1,
+        "a",
+        "partial\n[timed out after 5ms]\n[killed by signal: SIGTERM]",
+    ));
+    assert_eq!(
+        (
+            killed.exit_code,
+            killed.signal.as_deref(),
+            killed.label().as_str()
+        ),
+        (None, Some("SIGTERM"), "killed SIGTERM")
+    );
+    // Only a last line that is exactly a marker counts.
+    for text in [
+        "[exit code: 1]\nmore",
+        "echo '[exit code: 1]' ",
+        "[exit code: 1]\n",
+        "[exit code: x]",
+        "[exit code: -1]",
+    ] {
+        assert_eq!(parse(result(1, "a", text)).exit_code, None, "{text:?}");
+    }
+    // isError: the text without DSH's "Error: " prefix; the marker is not read.
+    let denied = parse(result_with(
+        1,
+        "a",
+        "Error: the user denied this\n[exit code: 1]",
+        Some(true),
+        None,
+    ));
+    assert_eq!(
+        (denied.is_error, denied.exit_code, denied.label().as_str()),
+        (true, None, "error")
+    );
+    assert_eq!(denied.text, "the user denied this\n[exit code: 1]");
+    let invalid = parse(result_with(
+        1,
+        "a",
+        "Error: bad",
+        Some(true),
+        Some("INVALID_ARGS"),
+    ));
+    assert_eq!(invalid.label(), "error INVALID_ARGS");
+    let blocked = parse(result_with(1, "a", "blocked by policy", Some(true), None));
+    assert_eq!(blocked.text, "blocked by policy");
+    // isError may be absent.
+    assert!(!parse(result_with(1, "a", "x", None, None)).is_error);
+    let repaired = parse(result_with(
+        1,
+        "a",
+        "lost",
+        Some(true),
+        Some("TOOL_OUTCOME_UNKNOWN"),
+    ));
+    assert!(repaired.repaired());
+    assert_eq!(repaired.label(), "interrupted");
+    // Text blocks are joined; other blocks are skipped.
+    let line = json!({"type": "tool/result", "seq": 1, "time": 5, "data": {"message": {"content": [{
+        "type": "tool-result", "toolCallId": "a",
+        "content": [{"type": "text", "text": "one"}, {"type": "image", "data": "…"}, {"type": "text", "text": "[exit code: 3]"}]}]}}})
+    .to_string();
+    let joined = parse(line);
+    assert_eq!(
+        (joined.text.as_str(), joined.exit_code),
+        ("one\n[exit code: 3]", Some(3))
+    );
+}
+
+#[test]
+fn user_messages_are_prompts_only_from_a_human() {
+    let source =
+        |line: String| match record(&serde_json::from_str::<Value>(&line).unwrap()).unwrap() {
+            Record::UserMessage { source, text, .. } => (format!("{source:?}"), text),
+            other => panic!("{other:?}"),
+        };
+    assert_eq!(
+        source(prompt(0, "hi")),
+        ("Human".to_owned(), "hi".to_owned())
+    );
+    assert_eq!(
+        source(message(
+            0,
+            "ctx",
+            json!({"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"})
+        ))
+        .0,
+        "Other"
+    );
+    assert_eq!(
+        source(message(
+            0,
+            "r",
+            json!({"kind": "plugin", "plugin": "research-nudge", "summary": "research debt 3/3"})
+        ))
+        .0,
+        "LiveReminder(Some(\"research debt 3/3\"))"
+    );
+    assert_eq!(source(message(0, "g", json!({"kind": "goal"}))).0, "Other");
+}
+
+#[test]
+fn events_the_policy_does_not_need_are_skipped() {
+    for line in [
+        other(0, "assistant/chunk"),
+        other(0, "assistant/message"),
+        other(0, "turn/end"),
+        other(0, "agent/inbox/spliced"),
+        json!({"type": "text-chunks", "seq0": 3, "time0": 5, "data": {}}).to_string(),
+        json!({"type": "some/future-event", "ignorable": true}).to_string(),
+    ] {
+        let value: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(record(&value).unwrap(), Record::Other, "{line}");
+    }
+    let (out, _) = replay("{}", true, &log(&[&[other(0, "turn/start")]])).unwrap();
+    assert!(out.is_empty());
+}
+
+#[test]
+fn the_snooze_tool_arms_the_minutes_its_arguments_ask_for() {
+    let snooze = |seq: u64, args: &str, text: &str, is_error: bool| {
+        let id = format!("s{seq}");
+        [
+            call(seq, &id, SNOOZE, args),
+            result_with(seq + 1, &id, text, Some(is_error), None),
+        ]
+    };
+    const SNOOZE: &str = policy::SNOOZE_TOOL_NAME;
+    let out = rows(
+        r#"{"maxAgentSnoozeMinutes":20}"#,
+        &log(&[
+            &snooze(0, r#"{"minutes":45,"reason":"local"}"#, "snoozed", false),
+            &snooze(2, "", "snoozed", false),
+            &snooze(
+                4,
+                r#"{"minutes":"abc"}"#,
+                "Error: minutes must be a number",
+                true,
+            ),
+            &snooze(
+                6,
+                r#"{"minutes":"abc"}"#,
+                "snoozed under another config",
+                false,
+            ),
+        ]),
+    );
+    assert_eq!(out[0]["snooze_minutes"], 20);
+    assert_eq!(out[0]["debt"], 0);
+    // Empty arguments are `{}` (DSH parses them so): the default 30, capped at 20.
+    assert_eq!(out[1]["snooze_minutes"], 20);
+    // A failed snooze call is a failure.
+    assert_eq!(
+        (out[2]["debt"].as_u64(), out[2]["result"].as_str()),
+        (Some(5), Some("error"))
+    );
+    // Arguments this config's tool would refuse fail the call, as the tool body would.
+    assert_eq!(out[3]["failures"], 2);
+    assert_eq!(
+        out[3]["snooze_refused"],
+        r#"minutes must be a number (got "abc")"#
+    );
+}
+
+#[test]
+fn held_thresholds_name_the_snooze_or_the_cooldown() {
+    let config = r#"{"debtThreshold":2}"#;
+    let out = rows(
+        config,
+        &log(&[
+            &tool(0, "edit", "ok"),
+            &tool(2, "edit", "ok"),
+            &[
+                call(4, "s", policy::SNOOZE_TOOL_NAME, r#"{"minutes":5}"#),
+                result(5, "s", "snoozed"),
+            ],
+            &tool(6, "edit", "ok"),
+        ]),
+    );
+    assert_eq!(out[0]["trigger"], json!(["debt"]));
+    assert_eq!(out[0]["nudge"], true);
+    assert_eq!(
+        (out[1]["trigger"].clone(), out[1]["held_by"].as_str()),
+        (json!(["debt"]), Some("cooldown"))
+    );
+    assert_eq!(out[3]["held_by"], "snooze");
+    assert!(out[2].get("trigger").is_none());
+}
+
+#[test]
+fn calls_and_minutes_triggers_are_named() {
+    let out = rows(
+        r#"{"maxToolCallsWithoutResearch":2,"debtThreshold":100}"#,
+        &log(&[&tool(0, "read", "a"), &tool(2, "read", "b")]),
+    );
+    assert_eq!(out[1]["trigger"], json!(["calls"]));
+    let late = json!({"type": "tool/result", "seq": 3, "time": CREATED + 16 * MINUTE,
+        "data": {"message": {"content": [{"type": "tool-result", "toolCallId": "c2", "content": []}]}}})
+    .to_string();
+    let out = rows(
+        "{}",
+        &log(&[
+            &[prompt(0, "go")],
+            &tool(1, "read", "a")[..1],
+            &[call(2, "c2", "read", "{}"), late],
+        ]),
+    );
+    // The first call never finished; the second finished 16 minutes after the prompt.
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[1]["trigger"], json!(["minutes"]));
+}
+
+#[test]
+fn a_reopened_session_is_a_fresh_agent_and_repair_results_are_not_counted() {
+    let end_seed = |seq: u64| {
+        json!({"type": "session/end-seed", "seq": seq, "time": CREATED + seq * 1000, "data": {}})
+            .to_string()
+    };
+    let out = rows(
+        "{}",
+        &log(&[
+            &[end_seed(0)], // a fork's seed end before any live work: nothing to reopen
+            &tool(1, "edit", "ok"),
+            &[call(3, "c3", "bash", "{}")],
+            &[result_with(
+                4,
+                "c3",
+                "unknown",
+                Some(true),
+                Some("TOOL_OUTCOME_UNKNOWN"),
+            )],
+            &[result_with(
+                5,
+                "never-recorded",
+                "not started",
+                Some(true),
+                Some("TOOL_NOT_STARTED"),
+            )],
+            &[end_seed(6)],
+            &tool(7, "edit", "ok"),
+        ]),
+    );
+    let events: Vec<&str> = out.iter().map(|r| r["event"].as_str().unwrap()).collect();
+    assert_eq!(events, ["tool", "tool", "tool", "resume", "tool"]);
+    assert_eq!(out[0]["debt"], 2);
+    assert_eq!(
+        (out[1]["ignored"].as_bool(), out[1]["debt"].as_u64()),
+        (Some(true), Some(2))
+    );
+    assert!(out[1].get("call").is_none());
+    assert_eq!(out[1]["result"], "interrupted");
+    assert_eq!(out[2]["tool"], "?");
+    assert_eq!(out[3]["debt"], 0);
+    assert_eq!(
+        (out[4]["debt"].as_u64(), out[4]["call"].as_u64()),
+        (Some(2), Some(2))
+    );
+}
+
+#[test]
+fn a_forks_inherited_events_are_skipped() {
+    let mut lines = vec![
+        json!({"type": "session", "version": 0, "id": "child", "createdAt": CREATED, "parentSession": "parent",
+            "seedLength": 3, "origin": "subagent", "delegationDepth": 1})
+        .to_string(),
+    ];
+    lines.extend(tool(0, "edit", "inherited"));
+    lines.push(prompt(2, "inherited prompt"));
+    lines.extend(tool(3, "read", "live"));
+    let out = rows("{}", &lines);
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        (out[0]["tool"].as_str(), out[0]["debt"].as_u64()),
+        (Some("read"), Some(1))
+    );
+    let (text, _) = replay("{}", false, &lines).unwrap();
+    assert!(text[0].contains(
+        "\nsubagent session, delegation depth 1, parent parent\nforked from parent: its first 3 events are the parent's history and are not replayed\n"
+    ));
+}
+
+#[test]
+fn a_disabled_plugin_ignores_everything() {
+    let out = rows(r#"{"enabled":false}"#, &worked_example());
+    assert!(
+        out.iter()
+            .all(|r| r["ignored"] == true && r["debt"] == 0 && r["nudge"] == false)
+    );
+    let (text, summary) = replay(r#"{"enabled":false}"#, false, &worked_example()).unwrap();
+    assert!(text[0].ends_with("\nthe plugin is disabled by this config: nothing is counted\n\n call  time       tool                    class      result              debt  calls  mins  event"));
+    assert!(
+        text[2].ends_with("ignored (plugin disabled)"),
+        "{}",
+        text[2]
+    );
+    assert!(
+        summary
+            .unwrap()
+            .contains("\nnudges: none (the plugin is disabled by this config)")
+    );
+}
+
+#[test]
+fn malformed_session_lines_name_the_line_and_the_field() {
+    let cases = [
+        ("nope".to_owned(), "line 2: not valid JSON"),
+        ("[1]".to_owned(), "line 2: must be a JSON object (got [1])"),
+        (r#"{"seq":1}"#.to_owned(), "line 2: type must be a string naming the session event (got nothing)"),
+        (header_line(), "line 2: a second session header (a session log has one, on its first line)"),
+        (
+            r#"{"type":"tool/call","seq":1,"time":5,"data":{"callId":"a","name":"read"}}"#.to_owned(),
+            "line 2: tool/call: data.arguments must be a string (got nothing)",
+        ),
+        (
+            r#"{"type":"tool/call","seq":1,"time":5,"data":{"callId":"a","name":"","arguments":"{}"}}"#.to_owned(),
+            "line 2: tool/call: data.name must not be empty",
+        ),
+        (
+            r#"{"type":"tool/call","seq":-1,"time":5,"data":{}}"#.to_owned(),
+            "line 2: tool/call: seq must be a non-negative integer (got -1)",
+        ),
+        (
+            r#"{"type":"tool/call","seq":1,"time":"noon","data":{}}"#.to_owned(),
+            "line 2: tool/call: time must be integer Unix epoch milliseconds (got \"noon\")",
+        ),
+        (
+            r#"{"type":"tool/result","seq":1,"time":5,"data":[]}"#.to_owned(),
+            "line 2: tool/result: data must be an object (got [])",
+        ),
+        (
+            r#"{"type":"tool/result","seq":1,"time":5,"data":{"message":{}}}"#.to_owned(),
+            "line 2: tool/result: data.message.content must be an array (got nothing)",
+        ),
+        (
+            r#"{"type":"tool/result","seq":1,"time":5,"data":{"message":{"content":[{"type":"text"}]}}}"#.to_owned(),
+            "line 2: tool/result: data.message.content[0] must be a tool-result block (got {\"type\":\"text\"})",
+        ),
+        (
+            r#"{"type":"tool/result","seq":1,"time":5,"data":{"message":{"content":[{"type":"tool-result","content":[],"isError":"yes"}]}}}"#.to_owned(),
+            "line 2: tool/result: data.message.content[0].isError must be true or false (got \"yes\")",
+        ),
+        (
+            r#"{"type":"tool/result","seq":1,"time":5,"data":{"message":{"content":[{"type":"tool-result","content":[]}]}}}"#.to_owned(),
+            "line 2: tool/result: data.message.content[0].toolCallId must be a string (got nothing)",
+        ),
+        (
+            result(1, "zz", "orphan"),
+            "line 2: tool/result: call \"zz\" has no earlier tool/call",
+        ),
+        (
+            r#"{"type":"user/message","seq":1,"time":5,"data":{"source":{}}}"#.to_owned(),
+            "line 2: user/message: data.source.kind must be a string (got nothing)",
+        ),
+    ];
+    for (line, message) in cases {
+        let error = replay("{}", true, &[header_line(), line.clone()]).unwrap_err();
+        assert!(
+            error.starts_with(message),
+            "{line}\n  got: {error}\n  want: {message}"
+        );
+    }
+}
+
+#[test]
+fn malformed_headers_are_refused() {
+    let cases = [
+        (
+            json!({"type": "session", "version": 1, "id": "s", "createdAt": 0}),
+            "line 1: session log format version 1 is not supported (this replay reads version 0, the format of DSH 0.1)",
+        ),
+        (
+            json!({"type": "session", "id": "s", "createdAt": 0}),
+            "line 1: session header: version must be a non-negative integer (got nothing)",
+        ),
+        (
+            json!({"type": "session", "version": 0, "id": "", "createdAt": 0}),
+            "line 1: session header: id must be a non-empty string (got \"\")",
+        ),
+        (
+            json!({"type": "session", "version": 0, "id": "s", "createdAt": -5}),
+            "line 1: session header: createdAt must be integer Unix epoch milliseconds (got -5)",
+        ),
+        (
+            json!({"type": "session", "version": 0, "id": "s", "createdAt": 0, "seedLength": "3"}),
+            "line 1: session header: seedLength must be a non-negative integer (got \"3\")",
+        ),
+    ];
+    for (header, message) in cases {
+        let error = replay("{}", false, &[header.to_string()]).err().unwrap();
+        assert_eq!(error, message);
+    }
+}
+
+#[test]
+fn the_timeline_reads_as_documented() {
+    let (lines, summary) = replay("{}", false, &worked_example()).unwrap();
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text.push_str(&summary.unwrap());
+    assert_eq!(
+        text,
+        "DSH session s-1 (started 2026-01-01 00:00:00 UTC, cwd /w)
+thresholds: debt >= 20, calls >= 15, minutes >= 15; cooldown 10 min; snooze at most 60 min
+
+ call  time       tool                    class      result              debt  calls  mins  event
+       +0:00      user prompt                                               0      0     0  new task, reset: \"Fix the TypeError\"
+    1  +0:03      read                    ordinary   ok                     1      1     0
+    2  +0:05      edit                    mutation   ok                     3      2     0
+    3  +0:07      bash                    execution  exit 1                 8      3     0
+    4  +0:09      edit                    mutation   ok                    10      4     0
+    5  +0:11      bash                    execution  exit 1                21      5     0  NUDGE (debt)
+       +0:12      (live reminder)                                                           the plugin nudged here when the session ran (research debt 21/20)
+
+summary: 5 tool calls (2 failed), 1 user prompt, 1 reminder injected when it ran
+nudges: 1 at call 5 (debt)
+peaks: debt 21/20 at call 5, calls since research 5/15 at call 5"
+    );
+}
+
+#[test]
+fn time_formats() {
+    assert_eq!(utc(0), "1970-01-01 00:00:00");
+    assert_eq!(utc(CREATED), "2026-01-01 00:00:00");
+    assert_eq!(utc(951_782_400_000 + 86_399_000), "2000-02-29 23:59:59");
+    assert_eq!(elapsed(0), "+0:00");
+    assert_eq!(elapsed(61_999), "+1:01");
+    assert_eq!(elapsed(3_600_000 + 62_000), "+1:01:02");
+    assert_eq!(minutes(15 * MINUTE), "15");
+    assert_eq!(minutes(MINUTE / 2), "0.5");
+    assert_eq!(minutes(MINUTE + 1), "1");
+    assert_eq!(excerpt("  a\n b  "), "a b");
+    assert_eq!(excerpt(&"x".repeat(50)), format!("{}…", "x".repeat(40)));
+}

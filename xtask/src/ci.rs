@@ -1,7 +1,7 @@
 //! `cargo xtask ci`: every check, in order, stopping at the first failure.
 
 use crate::util::{self, cargo_cmd};
-use crate::{build, node, schema, vectors};
+use crate::{build, node, pack, schema, smoke, vectors};
 use anyhow::{Result, bail};
 use std::process::Command;
 use std::time::Instant;
@@ -39,6 +39,8 @@ pub fn run(args: &[String]) -> Result<()> {
         ("build", Box::new(build::build)),
         ("test-node", Box::new(|| node::test_node(&[]))),
         ("vectors", Box::new(|| vectors::run(&[]))),
+        ("pack", Box::new(|| pack::run(&[]))),
+        ("release-smoke", Box::new(|| smoke::run(&[]))),
     ];
 
     let total = Instant::now();

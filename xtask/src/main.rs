@@ -4,8 +4,14 @@
 
 mod build;
 mod ci;
+mod demo;
+mod dsh;
+mod mock_model;
 mod node;
+mod pack;
 mod schema;
+mod session_log;
+mod smoke;
 mod util;
 mod vectors;
 
@@ -29,8 +35,20 @@ const COMMANDS: &[(&str, &str)] = &[
         "write schema/research-nudge.config.schema.json (--check: fail if stale)",
     ),
     (
+        "pack",
+        "build if needed, npm pack into target/pack/, check the file allowlist and the manifest",
+    ),
+    (
+        "release-smoke [--update-fixture]",
+        "pack, install dsh 0.1.0-rc.8 (.cache/dsh), add the plugin, run real turns on a mock model",
+    ),
+    (
+        "demo",
+        "the plugin in the real dsh: one looping turn against a scripted model, explained",
+    ),
+    (
         "ci",
-        "fmt, clippy, cargo test, schema --check, build, test-node, vectors (what .ci/run runs)",
+        "fmt, clippy, cargo test, schema --check, build, test-node, vectors, pack, release-smoke (what .ci/run runs)",
     ),
     ("help", "show this list"),
 ];
@@ -58,6 +76,9 @@ fn main() -> ExitCode {
         "test-node" => node::test_node(rest),
         "vectors" => vectors::run(rest),
         "schema" => schema::run(rest),
+        "pack" => pack::run(rest),
+        "release-smoke" => smoke::run(rest),
+        "demo" => demo::run(rest),
         "ci" => ci::run(rest),
         "help" | "-h" | "--help" => {
             print!("{}", help());

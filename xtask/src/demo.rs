@@ -1,0 +1,154 @@
+//! `cargo xtask demo`: the packed plugin inside the real dsh, one looping headless turn against
+//! the built-in scripted model, told as a story: each tool call with its research debt, the
+//! request that carried the reminder, and the reminder as the model saw it. No API key; the
+//! network is needed only for the one-time install from the package registries.
+
+use crate::dsh;
+use crate::session_log::{Logged, ToolEvent};
+use crate::smoke::{self, Timings};
+use crate::util::rel;
+use anyhow::{Result, bail};
+use serde_json::Value;
+
+/// `cargo xtask demo`.
+pub fn run(args: &[String]) -> Result<()> {
+    if let Some(arg) = args.first() {
+        bail!("`cargo xtask demo` takes no arguments (got `{arg}`)");
+    }
+    let mut timings = Timings::default();
+    let harness = smoke::setup("demo", &mut timings)?;
+    let outcome = timings.step("one headless turn against the scripted model", || {
+        smoke::scenario_loop(&harness)
+    })?;
+
+    let threshold = config::RowConfig::default().debt_threshold;
+    println!(
+        "\n================ research-nudge demo ================\n\
+         dsh {} (headless profile, DSH_HOME {}) with {} installed from {}.\n\
+         The model is a script on 127.0.0.1; its requests are real dsh requests.\n\n\
+         task: {}\n",
+        dsh::DSH_VERSION,
+        rel(&harness.home),
+        harness.packed.name,
+        rel(&harness.packed.tarball),
+        smoke::LOOP_TASK
+    );
+    println!(
+        "  {:>4}  {:<5}  {:<30}  {:<30}  {:<24}  {:>5}",
+        "call", "tool", "arguments", "result", "added", "debt"
+    );
+    let mut call = 0;
+    let mut nudged_call = 0;
+    let mut before = &Value::Null;
+    for (event, line) in outcome.logged.iter().zip(&outcome.replay) {
+        let Logged::Tool(tool) = event else {
+            before = line;
+            continue;
+        };
+        call += 1;
+        let mut note = String::new();
+        if line["nudge"] == true {
+            nudged_call = call;
+            note = "  <- threshold reached: nudge".into();
+        }
+        println!(
+            "  {call:>4}  {:<5}  {:<30}  {:<30}  {:<24}  {:>5}{note}",
+            tool.name,
+            clip(&arguments(tool), 30),
+            clip(&result(tool), 30),
+            added(before, line),
+            format!("{}/{threshold}", line["debt"]),
+        );
+        before = line;
+    }
+    let conversation = outcome.turn.conversation();
+    println!(
+        "\nThe reminder rode in model request {} of {} (a `user` message right after call {nudged_call}'s \
+         result; requests 1-{} had none). What the model saw:\n",
+        outcome.nudge_request + 1,
+        conversation.len(),
+        outcome.nudge_request
+    );
+    for line in outcome.reminder.lines() {
+        println!("  | {line}");
+    }
+    println!("\nThe model's final answer: {}", outcome.turn.stdout.trim());
+    println!(
+        "\nSame events through the replay CLI: node {} replay {}",
+        rel(&crate::pack::pack_dir()
+            .join("package")
+            .join("bin")
+            .join("research-nudge.js")),
+        rel(&harness.dir.join("replay").join("a-loop.jsonl"))
+    );
+    println!(
+        "dsh's own session log of this turn: {}\n",
+        rel(&outcome.log)
+    );
+    println!("seconds per step");
+    print!("{}", timings.table());
+    Ok(())
+}
+
+fn clip(text: &str, width: usize) -> String {
+    let one_line = text.replace('\n', " ");
+    if one_line.chars().count() <= width {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(width - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The debt a call added and why, from two consecutive replay lines.
+fn added(before: &Value, after: &Value) -> String {
+    let n = |v: &Value, key: &str| v[key].as_i64().unwrap_or(0);
+    let debt = n(after, "debt") - n(before, "debt");
+    let why = if n(after, "repeated_failures") > n(before, "repeated_failures") {
+        " (same failure again)"
+    } else if n(after, "failures") > n(before, "failures") {
+        " (failed)"
+    } else {
+        ""
+    };
+    format!("{debt:+}{why}")
+}
+
+fn arguments(tool: &ToolEvent) -> String {
+    let a = &tool.args;
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    match tool.name.as_str() {
+        "read" => s(&a["file_path"]),
+        "edit" => format!(
+            "{}: {} -> {}",
+            s(&a["file_path"]),
+            s(&a["old_string"]),
+            s(&a["new_string"])
+        ),
+        "bash" => match a["description"].as_str() {
+            Some(what) => format!("{what}: {}", s(&a["command"])),
+            None => s(&a["command"]),
+        },
+        _ => a.to_string(),
+    }
+}
+
+fn result(tool: &ToolEvent) -> String {
+    let last_line = || {
+        tool.text
+            .lines()
+            .rev()
+            .find(|l| !l.starts_with("[exit code") && !l.trim().is_empty())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    if tool.is_error {
+        format!("error: {}", tool.text.lines().next().unwrap_or_default())
+    } else {
+        match tool.exit_code {
+            Some(0) => "exit 0".into(),
+            Some(code) => format!("exit {code}: {}", last_line()),
+            None => "ok".into(),
+        }
+    }
+}

@@ -15,7 +15,7 @@
 //! bare text in messages.
 
 mod patch_schema;
-pub use patch_schema::{PACKAGE_NAME, ROW_ID, patch_file_schema};
+pub use patch_schema::{EDITOR_CUSTOM_TAG, JS_EXPR_KEY, PACKAGE_NAME, ROW_ID, patch_file_schema};
 
 use policy::names::{EmptyPattern, Pattern};
 use policy::{MINUTE, Millis, Settings, Weights};

@@ -3,6 +3,7 @@
 //! Every tool and cache it installs lives under the gitignored `.cache/`.
 
 mod build;
+mod check_patch;
 mod ci;
 mod demo;
 mod dsh;
@@ -47,6 +48,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "the plugin in the real dsh: one looping turn against a scripted model, explained",
     ),
     (
+        "check-patch [--dump] FILE... | --fixtures",
+        "check DSH patch files (cordis.patch.yml) as DSH parses them and against the patch schema",
+    ),
+    (
         "ci",
         "fmt, clippy, cargo test, schema --check, build, test-node, vectors, pack, release-smoke (what .ci/run runs)",
     ),
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
         "test-node" => node::test_node(rest),
         "vectors" => vectors::run(rest),
         "schema" => schema::run(rest),
+        "check-patch" => check_patch::run(rest),
         "pack" => pack::run(rest),
         "release-smoke" => smoke::run(rest),
         "demo" => demo::run(rest),

@@ -1,7 +1,7 @@
 //! `cargo xtask ci`: every check, in order, stopping at the first failure.
 
 use crate::util::{self, cargo_cmd};
-use crate::{build, check_patch, node, pack, schema, smoke, vectors};
+use crate::{build, check_patch, editor, node, pack, schema, smoke, vectors};
 use anyhow::{Result, bail};
 use std::process::Command;
 use std::time::Instant;
@@ -37,6 +37,7 @@ pub fn run(args: &[String]) -> Result<()> {
             Box::new(|| schema::run(&["--check".into()])),
         ),
         ("check-patch", Box::new(check_patch::ci)),
+        ("editor-test", Box::new(|| editor::run(&[]))),
         ("build", Box::new(build::build)),
         ("test-node", Box::new(|| node::test_node(&[]))),
         ("vectors", Box::new(|| vectors::run(&[]))),

@@ -7,6 +7,7 @@ mod check_patch;
 mod ci;
 mod demo;
 mod dsh;
+mod editor;
 mod mock_model;
 mod node;
 mod pack;
@@ -52,6 +53,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "check DSH patch files (cordis.patch.yml) as DSH parses them and against the patch schema",
     ),
     (
+        "editor-test [--print FILE...]",
+        "run yaml-language-server over cordis.patch.yml and xtask/fixtures/patch (--print: just show)",
+    ),
+    (
         "ci",
         "fmt, clippy, cargo test, schema --check, build, test-node, vectors, pack, release-smoke (what .ci/run runs)",
     ),
@@ -82,6 +87,7 @@ fn main() -> ExitCode {
         "vectors" => vectors::run(rest),
         "schema" => schema::run(rest),
         "check-patch" => check_patch::run(rest),
+        "editor-test" => editor::run(rest),
         "pack" => pack::run(rest),
         "release-smoke" => smoke::run(rest),
         "demo" => demo::run(rest),

@@ -209,13 +209,11 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
         };
         let from_head = hash_range(head_part, &mut hash, 0, KEPT_BYTES);
         hash.byte(HEAD_TAIL_MARKER);
-        let tail_len = normalize_into(tail_part, &mut Counter(0));
-        let from_tail = hash_range(
-            tail_part,
-            &mut hash,
-            tail_len.saturating_sub(KEPT_BYTES),
-            usize::MAX,
-        );
+        // One pass keeps the last KEPT_BYTES normalized bytes of the tail, then hashes them in
+        // order: the same bytes as counting first and hashing from `len - KEPT_BYTES`.
+        let mut last = LastBytes::new();
+        normalize_into(tail_part, &mut last);
+        let from_tail = last.hash_into(&mut hash);
         from_head + from_tail
     };
 
@@ -323,20 +321,17 @@ impl Fnv1a {
 /// Receives the normalized byte stream.
 trait Sink {
     fn put(&mut self, byte: u8);
-}
 
-impl Sink for Vec<u8> {
-    fn put(&mut self, byte: u8) {
-        self.push(byte);
+    /// Whether further bytes would be ignored, so the scanner may stop (checked between tokens).
+    fn full(&self) -> bool {
+        false
     }
 }
 
-/// Counts normalized bytes.
-struct Counter(usize);
-
-impl Sink for Counter {
-    fn put(&mut self, _byte: u8) {
-        self.0 += 1;
+impl Sink for Vec<u8> {
+    #[inline(always)]
+    fn put(&mut self, byte: u8) {
+        self.push(byte);
     }
 }
 
@@ -350,6 +345,7 @@ struct HashRange<'h> {
 }
 
 impl Sink for HashRange<'_> {
+    #[inline(always)]
     fn put(&mut self, byte: u8) {
         if self.pos >= self.from && self.pos < self.to {
             self.hash.byte(byte);
@@ -357,9 +353,15 @@ impl Sink for HashRange<'_> {
         }
         self.pos += 1;
     }
+
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.pos >= self.to
+    }
 }
 
-/// Hashes bytes `from..to` of `normalize(text)`; returns how many were hashed.
+/// Hashes bytes `from..to` of `normalize(text)`; returns how many were hashed. Stops scanning
+/// once `to` is reached.
 fn hash_range(text: &str, hash: &mut Fnv1a, from: usize, to: usize) -> usize {
     let mut sink = HashRange {
         hash,
@@ -370,6 +372,43 @@ fn hash_range(text: &str, hash: &mut Fnv1a, from: usize, to: usize) -> usize {
     };
     normalize_into(text, &mut sink);
     sink.hashed
+}
+
+/// Keeps the last [`KEPT_BYTES`] normalized bytes in a ring (no allocation).
+struct LastBytes {
+    ring: [u8; KEPT_BYTES],
+    len: usize,
+}
+
+impl LastBytes {
+    fn new() -> Self {
+        Self {
+            ring: [0; KEPT_BYTES],
+            len: 0,
+        }
+    }
+
+    /// Hashes the kept bytes, oldest first; returns how many there were.
+    fn hash_into(&self, hash: &mut Fnv1a) -> usize {
+        let kept = self.len.min(KEPT_BYTES);
+        let start = (self.len - kept) % KEPT_BYTES;
+        let (newer, older) = self.ring.split_at(start);
+        if self.len < KEPT_BYTES {
+            hash.bytes(&self.ring[..kept]);
+        } else {
+            hash.bytes(older);
+            hash.bytes(newer);
+        }
+        kept
+    }
+}
+
+impl Sink for LastBytes {
+    #[inline(always)]
+    fn put(&mut self, byte: u8) {
+        self.ring[self.len % KEPT_BYTES] = byte;
+        self.len += 1;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,28 +422,80 @@ struct Out<'s, S: Sink> {
 }
 
 impl<S: Sink> Out<'_, S> {
-    fn bytes(&mut self, bytes: &[u8]) {
+    #[inline(always)]
+    fn space(&mut self) {
         if self.space_pending {
             self.space_pending = false;
             self.sink.put(b' ');
             self.written += 1;
         }
+    }
+
+    #[inline(always)]
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.space();
         for &b in bytes {
             self.sink.put(b);
         }
         self.written += bytes.len();
     }
 
+    #[inline(always)]
     fn byte(&mut self, b: u8) {
-        self.bytes(&[b]);
+        self.space();
+        self.sink.put(b);
+        self.written += 1;
     }
 
+    #[inline(always)]
     fn whitespace(&mut self) {
         self.space_pending = self.written > 0;
     }
 }
 
-/// Streams `normalize(text)` into `sink`; returns the number of bytes written.
+/// Byte classes, one table lookup per byte instead of a chain of comparisons.
+const SPACE: u8 = 1;
+const PATH: u8 = 2;
+const ALPHA: u8 = 4;
+const DIGIT: u8 = 8;
+
+const CLASSES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut class = 0;
+        if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            class |= SPACE;
+        }
+        if c.is_ascii_alphanumeric()
+            || !c.is_ascii()
+            || matches!(
+                c,
+                b'_' | b'-' | b'.' | b'~' | b'@' | b'+' | b'%' | b'/' | b'\\'
+            )
+        {
+            class |= PATH;
+        }
+        if c.is_ascii_alphabetic() {
+            class |= ALPHA;
+        }
+        if c.is_ascii_digit() {
+            class |= DIGIT;
+        }
+        t[b] = class;
+        b += 1;
+    }
+    t
+};
+
+#[inline(always)]
+fn class(b: u8) -> u8 {
+    CLASSES[b as usize]
+}
+
+/// Streams `normalize(text)` into `sink`; returns the number of bytes written. Stops early (at a
+/// token boundary) once the sink is [full](Sink::full).
 fn normalize_into<S: Sink>(text: &str, sink: &mut S) -> usize {
     let mut out = Out {
         sink,
@@ -415,10 +506,18 @@ fn normalize_into<S: Sink>(text: &str, sink: &mut S) -> usize {
     let mut token_start = None;
     let mut i = 0;
     while i < bytes.len() {
-        let (is_space, len) = whitespace_at(text, i);
+        let b = bytes[i];
+        let (is_space, len) = if b.is_ascii() {
+            (class(b) & SPACE != 0, 1)
+        } else {
+            non_ascii_whitespace_at(text, i)
+        };
         if is_space {
             if let Some(start) = token_start.take() {
                 token(&bytes[start..i], &mut out);
+                if out.sink.full() {
+                    return out.written;
+                }
             }
             out.whitespace();
         } else if token_start.is_none() {
@@ -433,33 +532,27 @@ fn normalize_into<S: Sink>(text: &str, sink: &mut S) -> usize {
 }
 
 fn is_ascii_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    class(b) & SPACE != 0
 }
 
-/// Whether the char at byte `i` (a char boundary) is whitespace, and its length in bytes.
-fn whitespace_at(text: &str, i: usize) -> (bool, usize) {
-    let b = text.as_bytes()[i];
-    if b.is_ascii() {
-        return (is_ascii_space(b), 1);
-    }
+/// Whether the non-ASCII char at byte `i` (a char boundary) is whitespace, and its length.
+#[inline(never)]
+fn non_ascii_whitespace_at(text: &str, i: usize) -> (bool, usize) {
     match text.get(i..).and_then(|rest| rest.chars().next()) {
         Some(c) => (c.is_whitespace(), c.len_utf8()),
         None => (false, 1),
     }
 }
 
+#[inline(always)]
 fn is_separator(b: u8) -> bool {
     b == b'/' || b == b'\\'
 }
 
 /// Bytes that may make up a path (non-ASCII bytes included, whole characters at a time).
+#[inline(always)]
 fn is_path_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || !b.is_ascii()
-        || matches!(
-            b,
-            b'_' | b'-' | b'.' | b'~' | b'@' | b'+' | b'%' | b'/' | b'\\'
-        )
+    class(b) & PATH != 0
 }
 
 /// Normalizes one whitespace-free token: path-character runs by [`run`], other bytes verbatim.
@@ -472,22 +565,25 @@ fn token<S: Sink>(t: &[u8], out: &mut Out<'_, S>) {
             continue;
         }
         let start = j;
-        let drive = t[j].is_ascii_alphabetic()
+        let drive = class(t[j]) & ALPHA != 0
             && t.get(j + 1) == Some(&b':')
             && t.get(j + 2).is_some_and(|&b| is_separator(b));
         if drive {
             j += 2;
         }
+        let mut separator = drive;
         while j < t.len() && is_path_byte(t[j]) {
+            separator |= is_separator(t[j]);
             j += 1;
         }
-        run(&t[start..j], out);
+        run(&t[start..j], separator, out);
     }
 }
 
-/// Normalizes one maximal run of path characters: a path keeps only its last segment.
-fn run<S: Sink>(r: &[u8], out: &mut Out<'_, S>) {
-    if !r.iter().any(|&b| is_separator(b)) {
+/// Normalizes one maximal run of path characters (`separator`: whether it contains `/` or `\\`):
+/// a path keeps only its last segment.
+fn run<S: Sink>(r: &[u8], separator: bool, out: &mut Out<'_, S>) {
+    if !separator {
         return words(r, out);
     }
     let mut end = r.len();
@@ -516,15 +612,15 @@ fn words<S: Sink>(w: &[u8], out: &mut Out<'_, S>) {
     let mut k = 0;
     while k < w.len() {
         let c = w[k];
-        let prev = k.checked_sub(1).map(|p| w[p]);
-        if c == b'0' && !prev.is_some_and(|p| p.is_ascii_digit()) {
+        let prev = if k > 0 { class(w[k - 1]) } else { 0 };
+        if c == b'0' && prev & DIGIT == 0 {
             if let Some(end) = hex_address_end(w, k) {
                 out.bytes(b"0x#");
                 k = end;
                 continue;
             }
         }
-        if c.is_ascii_hexdigit() && !prev.is_some_and(|p| p.is_ascii_alphanumeric()) {
+        if c.is_ascii_hexdigit() && prev & (ALPHA | DIGIT) == 0 {
             if let Some(end) = uuid_end(w, k) {
                 out.bytes(b"<uuid>");
                 k = end;
@@ -536,9 +632,10 @@ fn words<S: Sink>(w: &[u8], out: &mut Out<'_, S>) {
                 continue;
             }
         }
-        if c.is_ascii_digit() {
+        let cls = class(c);
+        if cls & DIGIT != 0 {
             k += 1;
-            while k < w.len() && w[k].is_ascii_digit() {
+            while k < w.len() && class(w[k]) & DIGIT != 0 {
                 k += 1;
             }
             out.byte(b'#');
@@ -546,6 +643,15 @@ fn words<S: Sink>(w: &[u8], out: &mut Out<'_, S>) {
         }
         out.byte(c.to_ascii_lowercase());
         k += 1;
+        if cls & ALPHA != 0 {
+            // The rest of a word: a letter right after a letter starts no rule (rules 3-5 need
+            // a `0` or a word start, rule 6 a digit), so it is only lowercased.
+            while k < w.len() && class(w[k]) & ALPHA != 0 {
+                out.sink.put(w[k].to_ascii_lowercase());
+                out.written += 1;
+                k += 1;
+            }
+        }
     }
 }
 

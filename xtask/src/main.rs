@@ -2,6 +2,7 @@
 //!
 //! Every tool and cache it installs lives under the gitignored `.cache/`.
 
+mod bench;
 mod build;
 mod check_patch;
 mod ci;
@@ -15,6 +16,7 @@ mod schema;
 mod session_log;
 mod smoke;
 mod util;
+mod variant;
 mod vectors;
 
 use std::process::ExitCode;
@@ -57,6 +59,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "run yaml-language-server over cordis.patch.yml and xtask/fixtures/patch (--print: just show)",
     ),
     (
+        "bench [--quick | --profile | --wasm-study]",
+        "measure cost per tool event, failure sizes, cold start, size, memory; target/bench/report.json",
+    ),
+    (
         "ci",
         "fmt, clippy, cargo test, schema --check, build, test-node, vectors, pack, release-smoke (what .ci/run runs)",
     ),
@@ -91,6 +97,7 @@ fn main() -> ExitCode {
         "pack" => pack::run(rest),
         "release-smoke" => smoke::run(rest),
         "demo" => demo::run(rest),
+        "bench" => bench::run(rest),
         "ci" => ci::run(rest),
         "help" | "-h" | "--help" => {
             print!("{}", help());

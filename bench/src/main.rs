@@ -1,0 +1,250 @@
+//! Native benches of research-nudge, run by `cargo xtask bench` (release build):
+//!
+//! - the policy replaying the same realistic stream the node bench uses (`--stream FILE`, written
+//!   by `bench/tool-event.mjs`), in events per second;
+//! - `fingerprint::fingerprint` over `Failure::windows` of 1 KiB, 64 KiB, 1 MiB and 10 MiB failure
+//!   texts (the cost must stay flat past the two bounded windows);
+//! - the size of one agent's state.
+//!
+//! Every figure is the median of several timed runs, with min and max. The result is one JSON
+//! object on the last line of stdout.
+
+use fingerprint::{Failure, fingerprint};
+use policy::{AgentState, Millis, Policy, ToolCall};
+use serde_json::{Value, json};
+use std::hint::black_box;
+use std::time::Instant;
+
+fn main() {
+    if let Err(message) = run() {
+        eprintln!("research-nudge-bench: {message}");
+        std::process::exit(1);
+    }
+}
+
+struct Options {
+    stream: Option<String>,
+    quick: bool,
+}
+
+fn options() -> Result<Options, String> {
+    let mut out = Options {
+        stream: None,
+        quick: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--stream" => out.stream = Some(args.next().ok_or("--stream needs a file")?),
+            "--quick" => out.quick = true,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(out)
+}
+
+fn run() -> Result<(), String> {
+    let opt = options()?;
+    let runs = if opt.quick { 5 } else { 21 };
+    let replay = match &opt.stream {
+        Some(path) => replay(path, runs)?,
+        None => Value::Null,
+    };
+    let fingerprint = fingerprint_sizes(runs);
+    let memory = json!({
+        "agent_state_bytes": std::mem::size_of::<AgentState>(),
+        "note": "size_of::<AgentState>() on this (64-bit) host; the WebAssembly figure is in memory.node",
+    });
+    println!(
+        "{}",
+        json!({ "replay": replay, "fingerprint": fingerprint, "memory": memory })
+    );
+    Ok(())
+}
+
+/// Median, min and max.
+fn stats(mut values: Vec<f64>) -> Value {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    };
+    json!({ "median": median, "min": values[0], "max": values[n - 1], "runs": n })
+}
+
+/// One event of the stream file.
+struct Event {
+    agent: usize,
+    name: String,
+    ok: bool,
+    exit_code: Option<i64>,
+    text: String,
+    snooze_minutes: Option<u32>,
+}
+
+fn read_stream(path: &str) -> Result<(Vec<Event>, usize), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| format!("parsing {path}: {e}"))?;
+    let agents = value["agents"].as_u64().ok_or("stream without agents")? as usize;
+    let events = value["events"]
+        .as_array()
+        .ok_or("stream without events")?
+        .iter()
+        .map(|e| Event {
+            agent: e["agent"].as_u64().unwrap_or(0) as usize % agents.max(1),
+            name: e["name"].as_str().unwrap_or("").to_owned(),
+            ok: e["ok"].as_bool().unwrap_or(true),
+            exit_code: e["exitCode"].as_i64(),
+            text: e["text"].as_str().unwrap_or("").to_owned(),
+            snooze_minutes: e["snoozeMinutes"].as_u64().map(|m| m as u32),
+        })
+        .collect();
+    Ok((events, agents))
+}
+
+/// The policy over the stream, as the plugin runs it: per event the clock, the failure windows
+/// (only for failures, as the shim slices them), one `observe`.
+fn replay(path: &str, runs: usize) -> Result<Value, String> {
+    let (events, agents) = read_stream(path)?;
+    let mut policy = Policy::new(config::RowConfig::default().settings());
+    let start = Instant::now();
+    let mut states: Vec<AgentState> = (0..agents).map(|_| AgentState::new(0)).collect();
+    let per_run = 1_000_000usize;
+    let mut ns = Vec::new();
+    let mut nudges = 0u64;
+    for run in 0..=runs {
+        let t0 = Instant::now();
+        for i in 0..per_run {
+            let e = &events[i % events.len()];
+            let now = start.elapsed().as_millis() as Millis;
+            let failed = !e.ok || e.exit_code.is_some_and(|c| c != 0);
+            let (head, tail) = if failed {
+                Failure::windows(&e.text)
+            } else {
+                ("", "")
+            };
+            let call = ToolCall {
+                name: &e.name,
+                ok: e.ok,
+                exit_code: e.exit_code,
+                head,
+                tail,
+                snooze_minutes: e.snooze_minutes,
+            };
+            let observation = policy.observe(&mut states[e.agent], now, black_box(&call));
+            if matches!(observation, policy::Observation::Nudge { .. }) {
+                nudges += 1;
+            }
+        }
+        let elapsed = t0.elapsed().as_nanos() as f64;
+        if run > 0 {
+            // Run 0 warms caches and the name cache.
+            ns.push(elapsed / per_run as f64);
+        }
+    }
+    let eps: Vec<f64> = ns.iter().map(|n| 1e9 / n).collect();
+    Ok(json!({
+        "events_per_run": per_run,
+        "agents": agents,
+        "stream_events": events.len(),
+        "ns_per_event": stats(ns),
+        "events_per_s": stats(eps),
+        "nudges": nudges,
+    }))
+}
+
+/// A failure text of `bytes` bytes shaped like test output (stack frames, assertions, numbers).
+pub fn failure_text(bytes: usize) -> String {
+    let files = [
+        "src/app.ts",
+        "src/lib/parse.ts",
+        "tests/parse.test.ts",
+        "src/main.rs",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut text = String::with_capacity(bytes + 128);
+    let mut i = 0usize;
+    while text.len() < bytes {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let n = 10 + (seed >> 33) % 900;
+        let line = match i % 7 {
+            0 => format!(
+                "  at Object.<anonymous> (/home/dev/project/{}:{n}:{})",
+                files[i % files.len()],
+                (n * 7) % 80
+            ),
+            3 => format!(
+                "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: {n} !== {}",
+                n + 1
+            ),
+            _ => format!("    ✗ parses case {n} ({}.{} ms)", n / 10, n % 10),
+        };
+        text.push_str(&line);
+        text.push('\n');
+        i += 1;
+    }
+    let mut cut = bytes.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text
+}
+
+fn fingerprint_sizes(runs: usize) -> Value {
+    let sizes = [
+        ("1 KiB", 1usize << 10),
+        ("64 KiB", 64 << 10),
+        ("1 MiB", 1 << 20),
+        ("10 MiB", 10 << 20),
+    ];
+    let mut rows = Vec::new();
+    let mut medians = Vec::new();
+    for (label, bytes) in sizes {
+        let text = failure_text(bytes);
+        let (head, tail) = Failure::windows(&text);
+        let failure = Failure {
+            tool: "bash",
+            exit_code: Some(1),
+            head,
+            tail,
+        };
+        // Enough calls for ~10 ms per timed run.
+        let t0 = Instant::now();
+        let mut calls = 0u32;
+        while t0.elapsed().as_millis() < 10 {
+            black_box(fingerprint(black_box(&failure)));
+            calls += 1;
+        }
+        let mut ns = Vec::new();
+        for _ in 0..runs {
+            let t = Instant::now();
+            for _ in 0..calls {
+                black_box(fingerprint(black_box(&failure)));
+            }
+            ns.push(t.elapsed().as_nanos() as f64 / f64::from(calls));
+        }
+        let summary = stats(ns);
+        let median = summary["median"].as_f64().unwrap_or(f64::NAN);
+        medians.push(median);
+        rows.push(json!({
+            "label": label,
+            "bytes": text.len(),
+            "ns": summary,
+            "text_mb_per_s": text.len() as f64 / median * 1e3,
+        }));
+    }
+    // Past the windows (64 KiB and up) the cost must not grow with the text.
+    let past = &medians[1..];
+    let lo = past.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = past.iter().copied().fold(0.0, f64::max);
+    json!({
+        "sizes": rows,
+        "flat": hi <= 1.5 * lo,
+        "window_bytes": fingerprint::WINDOW_BYTES,
+    })
+}

@@ -1,0 +1,57 @@
+// Cost per tool event: the real Cordis `tools/post-execute` waterfall with research-nudge mounted,
+// against the same waterfall with a no-op listener, over the realistic stream of 8 agents.
+// Rounds alternate which side runs first; each round's ratio and added ns compare the two sides
+// of that round only, so machine noise that spans a round cancels out.
+import { writeFileSync } from 'node:fs'
+import { CLOCK, emit, loadPlugin, mountBaseline, mountPlugin, runEvents, stats, stream, options } from './common.mjs'
+
+const opt = options({ root: '.', events: 100000, rounds: 15, config: '{}', label: 'default config', 'write-stream': '' })
+const Plugin = await loadPlugin(opt.root)
+const config = JSON.parse(opt.config)
+const events = stream({ count: 4096, agents: 8 })
+// The same stream, plainly, for the native replay (`bench/src/main.rs`).
+if (opt['write-stream']) writeFileSync(opt['write-stream'], JSON.stringify({ agents: 8, events: events.map((e) => e.plain) }))
+const plugin = await mountPlugin(Plugin, config)
+const baseline = mountBaseline()
+
+// Warm-up: JIT both paths, fill the name cache and create the agents' trackers.
+for (let i = 0; i < 3; i++) {
+  await runEvents(baseline, events, opt.events)
+  await runEvents(plugin, events, opt.events)
+}
+
+const base = []
+const with_ = []
+const ratio = []
+const added = []
+let start = 0
+for (let r = 0; r < opt.rounds; r++) {
+  let b
+  let p
+  if (r % 2 === 0) {
+    b = await runEvents(baseline, events, opt.events, start)
+    p = await runEvents(plugin, events, opt.events, start)
+  } else {
+    p = await runEvents(plugin, events, opt.events, start)
+    b = await runEvents(baseline, events, opt.events, start)
+  }
+  start += opt.events
+  base.push(b)
+  with_.push(p)
+  ratio.push(p / b)
+  added.push(p - b)
+}
+
+emit({
+  bench: 'tool-event',
+  clock: CLOCK,
+  label: opt.label,
+  config,
+  events_per_round: opt.events,
+  agents: 8,
+  mix: Object.fromEntries(events.reduce((m, e) => m.set(e.kind, (m.get(e.kind) ?? 0) + 1), new Map())),
+  baseline_ns: stats(base),
+  plugin_ns: stats(with_),
+  ratio: stats(ratio),
+  added_ns: stats(added),
+})

@@ -1,0 +1,148 @@
+//! Alternative builds of the plugin for measurement and tests, never for shipping: a different
+//! opt-level, cargo features, a kept name section, wasm-opt. Each variant is a directory holding
+//! `pkg/` (wasm-bindgen output) and a copy of `lib/` (the real shim), so `<dir>/lib/index.js`
+//! loads that variant's WebAssembly exactly as the shipped package loads its own.
+//!
+//! Variants build in their own cargo target directories (`target/variants/opt-<level>[-<features>]`),
+//! so they never disturb the shipped `pkg/` or the main build cache.
+
+use crate::util::{self, cargo_cmd, rel, root};
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use wasm_bindgen_cli_support::Bindgen;
+
+const TARGET: &str = "wasm32-unknown-unknown";
+const WASM_PACKAGE: &str = "research-nudge-wasm";
+const WASM_ARTIFACT: &str = "research_nudge_wasm.wasm";
+const OUT_NAME: &str = "research_nudge";
+
+/// How to build one variant.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// The release profile's opt-level for this build (`"s"`, `"z"`, `"3"`, …).
+    pub opt_level: &'static str,
+    /// Cargo features of the wasm crate.
+    pub features: &'static [&'static str],
+    /// Keep the wasm name section (function names in profiles).
+    pub keep_names: bool,
+    /// Arguments for binaryen's `wasm-opt` run on the bindgen output (e.g. `["-Oz"]`), if any.
+    pub wasm_opt: Option<&'static [&'static str]>,
+}
+
+impl Variant {
+    /// The shipped settings: opt-level "s", no features, names removed, no wasm-opt.
+    pub const SHIPPED: Variant = Variant {
+        opt_level: "s",
+        features: &[],
+        keep_names: false,
+        wasm_opt: None,
+    };
+}
+
+/// The generated wasm file inside a variant directory.
+pub fn wasm_path(dir: &Path) -> PathBuf {
+    dir.join("pkg").join(format!("{OUT_NAME}_bg.wasm"))
+}
+
+/// Builds `variant` into `dir` (`dir/pkg` + `dir/lib`), replacing what was there.
+pub fn build(variant: &Variant, dir: &Path) -> Result<()> {
+    // One cargo target directory per opt-level and feature set: switching settings in a shared
+    // one would rebuild every time, and concurrent variant builds would race for its artifact.
+    let mut key = format!("opt-{}", variant.opt_level);
+    for feature in variant.features {
+        key.push('-');
+        key.push_str(feature);
+    }
+    let cargo_target = root().join("target").join("variants").join(key);
+    let mut cmd = cargo_cmd([
+        "build",
+        "--release",
+        "-p",
+        WASM_PACKAGE,
+        "--target",
+        TARGET,
+        "--target-dir",
+    ]);
+    cmd.arg(&cargo_target)
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", variant.opt_level);
+    if !variant.features.is_empty() {
+        cmd.arg("--features").arg(variant.features.join(","));
+    }
+    util::run(&mut cmd)?;
+    let wasm_in = cargo_target
+        .join(TARGET)
+        .join("release")
+        .join(WASM_ARTIFACT);
+    if !wasm_in.is_file() {
+        bail!("cargo build succeeded but {} does not exist", rel(&wasm_in));
+    }
+
+    let pkg = dir.join("pkg");
+    if pkg.exists() {
+        std::fs::remove_dir_all(&pkg).with_context(|| format!("clearing {}", rel(&pkg)))?;
+    }
+    std::fs::create_dir_all(&pkg).with_context(|| format!("creating {}", rel(&pkg)))?;
+    // The same options as `cargo xtask build` (see build.rs), names aside.
+    Bindgen::new()
+        .input_path(&wasm_in)
+        .out_name(OUT_NAME)
+        .web(true)
+        .context("selecting wasm-bindgen's `web` target")?
+        .typescript(false)
+        .remove_name_section(!variant.keep_names)
+        .remove_producers_section(true)
+        .generate(&pkg)
+        .map_err(|e| anyhow::anyhow!("wasm-bindgen failed on {}: {e:#}", rel(&wasm_in)))?;
+
+    if let Some(args) = variant.wasm_opt {
+        let wasm = wasm_path(dir);
+        let mut opt = wasm_opt_cmd()?;
+        opt.args(args)
+            // Rust enables these by default for wasm32-unknown-unknown; wasm-opt must keep them.
+            .args([
+                "--enable-bulk-memory",
+                "--enable-mutable-globals",
+                "--enable-nontrapping-float-to-int",
+                "--enable-sign-ext",
+                "--enable-reference-types",
+                "--enable-multivalue",
+            ])
+            .arg(&wasm)
+            .arg("-o")
+            .arg(&wasm);
+        util::run(&mut opt)?;
+    }
+    copy_lib(dir)
+}
+
+/// Copies the shim (`lib/*.js`) into `dir/lib`, so it imports `dir/pkg`.
+pub fn copy_lib(dir: &Path) -> Result<()> {
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(&lib).with_context(|| format!("creating {}", rel(&lib)))?;
+    for file in util::files_with_suffix(&root().join("lib"), ".js")? {
+        let to = lib.join(file.file_name().context("lib file name")?);
+        std::fs::copy(&file, &to)
+            .with_context(|| format!("copying {} to {}", rel(&file), rel(&to)))?;
+    }
+    Ok(())
+}
+
+/// binaryen's `wasm-opt` from the npm package `binaryen` in `node_modules`.
+pub fn wasm_opt_cmd() -> Result<Command> {
+    let bin = root()
+        .join("node_modules")
+        .join("binaryen")
+        .join("bin")
+        .join("wasm-opt");
+    if !bin.is_file() {
+        bail!(
+            "{} is missing: the npm package `binaryen` is not installed",
+            rel(&bin)
+        );
+    }
+    let node = crate::node::ensure_node()?;
+    let mut cmd = Command::new(node.join("node"));
+    cmd.arg(bin);
+    Ok(cmd)
+}

@@ -9,6 +9,7 @@ mod ci;
 mod demo;
 mod dsh;
 mod editor;
+mod fault;
 mod mock_model;
 mod node;
 mod pack;
@@ -63,6 +64,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "measure cost per tool event, failure sizes, cold start, size, memory; target/bench/report.json",
     ),
     (
+        "build-fault",
+        "build the fault-injection variant (a panicking path) into target/pkg-fault/ for tests/panic",
+    ),
+    (
         "ci",
         "fmt, clippy, cargo test, schema --check, build, test-node, vectors, pack, release-smoke (what .ci/run runs)",
     ),
@@ -98,6 +103,7 @@ fn main() -> ExitCode {
         "release-smoke" => smoke::run(rest),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
+        "build-fault" => fault::run(rest),
         "ci" => ci::run(rest),
         "help" | "-h" | "--help" => {
             print!("{}", help());

@@ -20,6 +20,12 @@ use wasm_bindgen::prelude::*;
 /// The plugin name DSH shows, also the `source.plugin` of the reminder message.
 pub const PLUGIN_NAME: &str = "research-nudge";
 
+/// Test-only (cargo feature `fault-injection`, built by `cargo xtask build-fault` into
+/// `target/pkg-fault/`, never into `pkg/`): observing a call of this tool panics, so
+/// `tests/panic.test.mjs` can check that a panic inside WebAssembly never escapes the shim.
+#[cfg(feature = "fault-injection")]
+pub const FAULT_INJECTION_TOOL: &str = "__research_nudge_fault_injection_panic__";
+
 /// What one observed event did, as the shim sees it.
 #[wasm_bindgen]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,6 +190,10 @@ impl AgentTracker {
         tail: &str,
         snooze_minutes: Option<u32>,
     ) -> Outcome {
+        #[cfg(feature = "fault-injection")]
+        if name == FAULT_INJECTION_TOOL {
+            panic!("research-nudge fault injection: panic inside AgentTracker::observe");
+        }
         let call = ToolCall {
             name,
             ok,

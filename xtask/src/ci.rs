@@ -1,7 +1,7 @@
 //! `cargo xtask ci`: every check, in order, stopping at the first failure.
 
 use crate::util::{self, cargo_cmd};
-use crate::{build, check_patch, editor, node, pack, schema, smoke, vectors};
+use crate::{build, check_patch, editor, fuzz, node, pack, schema, smoke, vectors};
 use anyhow::{Result, bail};
 use std::process::Command;
 use std::time::Instant;
@@ -43,6 +43,9 @@ pub fn run(args: &[String]) -> Result<()> {
         ("vectors", Box::new(|| vectors::run(&[]))),
         ("pack", Box::new(|| pack::run(&[]))),
         ("release-smoke", Box::new(|| smoke::run(&[]))),
+        // Each cargo-fuzz target for fuzz::CI_SECONDS (cold machine: ~1.5 min to install
+        // cargo-fuzz, ~1.5 min to build the targets).
+        ("fuzz smoke", Box::new(fuzz::smoke)),
     ];
 
     let total = Instant::now();

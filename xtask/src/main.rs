@@ -10,6 +10,7 @@ mod demo;
 mod dsh;
 mod editor;
 mod fault;
+mod fuzz;
 mod mock_model;
 mod node;
 mod pack;
@@ -68,6 +69,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "build the fault-injection variant (a panicking path) into target/pkg-fault/ for tests/panic",
     ),
     (
+        "fuzz [--seconds N | --runs N] [TARGET...]",
+        "run each cargo-fuzz target in fuzz/ (default 10 s each; installs cargo-fuzz into .cache/)",
+    ),
+    (
         "ci",
         "fmt, clippy, cargo test, schema --check, build, test-node, vectors, pack, release-smoke (what .ci/run runs)",
     ),
@@ -104,6 +109,7 @@ fn main() -> ExitCode {
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
         "build-fault" => fault::run(rest),
+        "fuzz" => fuzz::run(rest),
         "ci" => ci::run(rest),
         "help" | "-h" | "--help" => {
             print!("{}", help());

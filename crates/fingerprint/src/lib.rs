@@ -360,9 +360,22 @@ impl Sink for HashRange<'_> {
     }
 }
 
+/// Hashes every normalized byte.
+struct HashAll<'h>(&'h mut Fnv1a);
+
+impl Sink for HashAll<'_> {
+    #[inline(always)]
+    fn put(&mut self, byte: u8) {
+        self.0.byte(byte);
+    }
+}
+
 /// Hashes bytes `from..to` of `normalize(text)`; returns how many were hashed. Stops scanning
 /// once `to` is reached.
 fn hash_range(text: &str, hash: &mut Fnv1a, from: usize, to: usize) -> usize {
+    if from == 0 && to == usize::MAX {
+        return normalize_into(text, &mut HashAll(hash));
+    }
     let mut sink = HashRange {
         hash,
         pos: 0,
@@ -447,6 +460,16 @@ impl<S: Sink> Out<'_, S> {
         self.written += 1;
     }
 
+    /// Writes a whole token lowercased (ASCII letters only; see [`is_plain`]).
+    #[inline(always)]
+    fn lowercased(&mut self, bytes: &[u8]) {
+        self.space();
+        for &b in bytes {
+            self.sink.put(b.to_ascii_lowercase());
+        }
+        self.written += bytes.len();
+    }
+
     #[inline(always)]
     fn whitespace(&mut self) {
         self.space_pending = self.written > 0;
@@ -458,6 +481,7 @@ const SPACE: u8 = 1;
 const PATH: u8 = 2;
 const ALPHA: u8 = 4;
 const DIGIT: u8 = 8;
+const SEPARATOR: u8 = 16;
 
 const CLASSES: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -483,6 +507,9 @@ const CLASSES: [u8; 256] = {
         if c.is_ascii_digit() {
             class |= DIGIT;
         }
+        if c == b'/' || c == b'\\' {
+            class |= SEPARATOR;
+        }
         t[b] = class;
         b += 1;
     }
@@ -503,29 +530,37 @@ fn normalize_into<S: Sink>(text: &str, sink: &mut S) -> usize {
         space_pending: false,
     };
     let bytes = text.as_bytes();
-    let mut token_start = None;
+    let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let (is_space, len) = if b.is_ascii() {
-            (class(b) & SPACE != 0, 1)
+        let len = if b.is_ascii() {
+            if class(b) & SPACE == 0 {
+                i += 1;
+                continue;
+            }
+            1
         } else {
-            non_ascii_whitespace_at(text, i)
-        };
-        if is_space {
-            if let Some(start) = token_start.take() {
-                token(&bytes[start..i], &mut out);
-                if out.sink.full() {
-                    return out.written;
+            match non_ascii_whitespace_at(text, i) {
+                (true, len) => len,
+                (false, len) => {
+                    i += len;
+                    continue;
                 }
             }
-            out.whitespace();
-        } else if token_start.is_none() {
-            token_start = Some(i);
+        };
+        // Whitespace at `i`: it ends the token that started at `start`, if any.
+        if start < i {
+            token(&bytes[start..i], &mut out);
+            if out.sink.full() {
+                return out.written;
+            }
         }
+        out.whitespace();
         i += len;
+        start = i;
     }
-    if let Some(start) = token_start {
+    if start < bytes.len() {
         token(&bytes[start..], &mut out);
     }
     out.written
@@ -555,8 +590,26 @@ fn is_path_byte(b: u8) -> bool {
     class(b) & PATH != 0
 }
 
+/// Whether a token normalizes to itself with ASCII letters lowercased: it has no decimal digit
+/// (rules 3, 5 and 6 need one), no `/` or `\\` (rule 7 needs one) and fewer than four `-` (a
+/// UUID, rule 4, has four), so only rule 1 can apply. Most words of a failure text are plain.
+#[inline(always)]
+fn is_plain(t: &[u8]) -> bool {
+    let mut dashes = 0;
+    for &b in t {
+        if class(b) & (DIGIT | SEPARATOR) != 0 {
+            return false;
+        }
+        dashes += usize::from(b == b'-');
+    }
+    dashes < 4
+}
+
 /// Normalizes one whitespace-free token: path-character runs by [`run`], other bytes verbatim.
 fn token<S: Sink>(t: &[u8], out: &mut Out<'_, S>) {
+    if is_plain(t) {
+        return out.lowercased(t);
+    }
     let mut j = 0;
     while j < t.len() {
         if !is_path_byte(t[j]) {

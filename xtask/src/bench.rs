@@ -23,7 +23,7 @@ const COLD_START_MS_BUDGET: f64 = 15.0;
 const WASM_RAW_BUDGET: u64 = 300 * 1024;
 
 fn usage() -> &'static str {
-    "usage: cargo xtask bench [--quick] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt: size, cold start, cost per event"
+    "usage: cargo xtask bench [--quick] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
 }
 
 /// `cargo xtask bench`.
@@ -392,10 +392,13 @@ fn profile(node: &Node, out_dir: &Path) -> Result<()> {
 fn wasm_study(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     let rounds = if quick { "5" } else { "15" };
     let cold_runs = if quick { "5" } else { "20" };
-    let with_wasm_opt = variant::wasm_opt_cmd().is_ok();
-    if !with_wasm_opt {
-        println!("bench: node_modules/binaryen is not installed; studying opt-levels only");
-    }
+    let with_wasm_opt = match variant::wasm_opt_cmd() {
+        Ok(_) => true,
+        Err(e) => {
+            println!("bench: no wasm-opt ({e:#}); studying opt-levels only");
+            false
+        }
+    };
     let mut variants: Vec<(String, variant::Variant)> = Vec::new();
     for level in ["s", "z", "3"] {
         let base = variant::Variant {

@@ -128,18 +128,37 @@ pub fn copy_lib(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// binaryen's `wasm-opt` from the npm package `binaryen` in `node_modules`.
+/// The binaryen release whose `wasm-opt` the size study measures.
+pub const BINARYEN_VERSION: &str = "132.0.0";
+
+/// binaryen's `wasm-opt` from the npm package `binaryen` (a JS/WebAssembly build, no native
+/// download), installed on demand into the gitignored `.cache/binaryen`. It is a measuring tool
+/// for `cargo xtask bench --wasm-study`, not a dependency of the build (see README, Performance).
 pub fn wasm_opt_cmd() -> Result<Command> {
-    let bin = root()
+    let prefix = crate::util::cache_dir().join("binaryen");
+    let bin = prefix
         .join("node_modules")
         .join("binaryen")
         .join("bin")
         .join("wasm-opt");
     if !bin.is_file() {
-        bail!(
-            "{} is missing: the npm package `binaryen` is not installed",
-            rel(&bin)
+        println!(
+            "variant: installing binaryen@{BINARYEN_VERSION} into {}",
+            rel(&prefix)
         );
+        std::fs::create_dir_all(&prefix).with_context(|| format!("creating {}", rel(&prefix)))?;
+        util::run(crate::node::npm().args([
+            "install",
+            "--prefix",
+            &rel(&prefix),
+            "--no-save",
+            "--no-package-lock",
+            "--ignore-scripts",
+            &format!("binaryen@{BINARYEN_VERSION}"),
+        ]))?;
+        if !bin.is_file() {
+            bail!("{} is missing after installing binaryen", rel(&bin));
+        }
     }
     let node = crate::node::ensure_node()?;
     let mut cmd = Command::new(node.join("node"));

@@ -42,6 +42,29 @@ for (let r = 0; r < opt.rounds; r++) {
   added.push(p - b)
 }
 
+// Where the added cost comes from: the same comparison on the stream's events of one group.
+const GROUPS = {
+  'successes (reads, edits, bash exit 0, research, snoozes)': (e) => !['bash exit != 0', 'tool error'].includes(e.kind),
+  'bash exit != 0 (1-3 KiB of output)': (e) => e.kind === 'bash exit != 0',
+  'tool errors (short message)': (e) => e.kind === 'tool error',
+}
+const byKind = {}
+for (const [group, pick] of Object.entries(GROUPS)) {
+  const subset = events.filter(pick)
+  const n = Math.min(opt.events, subset.length * 20)
+  const p2 = await mountPlugin(Plugin, config)
+  const b2 = mountBaseline()
+  await runEvents(b2, subset, n)
+  await runEvents(p2, subset, n)
+  const addedHere = []
+  for (let r = 0; r < Math.max(5, opt.rounds >> 1); r++) {
+    const b = await runEvents(b2, subset, n)
+    const p = await runEvents(p2, subset, n)
+    addedHere.push(p - b)
+  }
+  byKind[group] = { share: subset.length / events.length, added_ns: stats(addedHere) }
+}
+
 emit({
   bench: 'tool-event',
   clock: CLOCK,
@@ -54,4 +77,5 @@ emit({
   plugin_ns: stats(with_),
   ratio: stats(ratio),
   added_ns: stats(added),
+  by_kind: byKind,
 })

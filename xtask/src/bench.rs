@@ -272,6 +272,18 @@ fn print_table(r: &Value) {
             ),
         ));
     }
+    if let Some(kinds) = r["tool_event"]["by_kind"].as_object() {
+        for (kind, v) in kinds {
+            rows.push((
+                format!("  added: {kind}"),
+                format!(
+                    "{} ({:.0}% of the stream)",
+                    mmm(&v["added_ns"], "ns", 1.0, 0),
+                    f(&v["share"]) * 100.0
+                ),
+            ));
+        }
+    }
     if let Some(sizes) = r["failure_size"]["node"]["sizes"].as_array() {
         for s in sizes {
             rows.push((
@@ -305,7 +317,11 @@ fn print_table(r: &Value) {
     let c = &r["cold_start"];
     rows.push((
         "cold start (import+instantiate+validate)".into(),
-        mmm(&c["in_process_ms"], "ms", 1.0, 2),
+        format!(
+            "{} wall | {} CPU",
+            mmm(&c["in_process_ms"], "ms", 1.0, 2),
+            mmm(&c["in_process_cpu_ms"], "ms", 1.0, 2)
+        ),
     ));
     rows.push((
         "  whole process (spawn to exit)".into(),
@@ -442,6 +458,7 @@ fn wasm_study(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
             "raw_bytes": raw,
             "gzip_bytes": gz,
             "cold_start_ms": cold["in_process_ms"],
+            "cold_start_cpu_ms": cold["in_process_cpu_ms"],
             "added_ns": event["added_ns"],
             "ratio": event["ratio"],
             "failure_64k_added_ns": failure["sizes"][0]["added_ns"],
@@ -452,8 +469,14 @@ fn wasm_study(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     std::fs::write(&path, format!("{report:#}\n"))?;
     println!("\nwasm study (median [min..max])");
     println!(
-        "  {:<30} {:>8} {:>8} {:>22} {:>24} {:>24}",
-        "variant", "raw B", "gzip B", "cold start ms", "added ns/event", "64 KiB failure ns"
+        "  {:<30} {:>8} {:>8} {:>22} {:>22} {:>24} {:>24}",
+        "variant",
+        "raw B",
+        "gzip B",
+        "cold start ms",
+        "cold start CPU ms",
+        "added ns/event",
+        "64 KiB failure ns"
     );
     let cell = |v: &Value, d: usize| {
         format!(
@@ -465,11 +488,12 @@ fn wasm_study(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     };
     for v in &results {
         println!(
-            "  {:<30} {:>8} {:>8} {:>22} {:>24} {:>24}",
+            "  {:<30} {:>8} {:>8} {:>22} {:>22} {:>24} {:>24}",
             v["variant"].as_str().unwrap_or("?"),
             v["raw_bytes"],
             v["gzip_bytes"],
             cell(&v["cold_start_ms"], 2),
+            cell(&v["cold_start_cpu_ms"], 2),
             cell(&v["added_ns"], 0),
             cell(&v["failure_64k_added_ns"], 0)
         );

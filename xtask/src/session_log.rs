@@ -571,11 +571,11 @@ mod tests {
     #[test]
     fn scrub_rebases_times_and_paths() {
         let scrub = Scrub {
-            paths: vec![("/abs/work".into(), "/workspace/smoke-loop".into())],
+            paths: vec![("/abs/scratch".into(), "/workspace/smoke-loop".into())],
         };
         let texts = vec![
-            "{\"type\":\"session\",\"id\":\"session-6155bbbd-edb3-4a04-b444-cb3b23815e3b\",\"createdAt\":1000,\"cwd\":\"/abs/work\"}\n".to_owned(),
-            "{\"type\":\"x\",\"seq\":0,\"time\":1500,\"data\":{\"text\":\"in /abs/work/app.js\",\"n\":1200}}\n".to_owned(),
+            "{\"type\":\"session\",\"id\":\"session-6155bbbd-edb3-4a04-b444-cb3b23815e3b\",\"createdAt\":1000,\"cwd\":\"/abs/scratch\"}\n".to_owned(),
+            "{\"type\":\"x\",\"seq\":0,\"time\":1500,\"data\":{\"text\":\"in /abs/scratch/app.js\",\"n\":1200}}\n".to_owned(),
         ];
         let out = scrub.frames(&texts).unwrap();
         assert!(out[0].contains("\"createdAt\":1767225600000"));

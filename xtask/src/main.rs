@@ -41,6 +41,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "write schema/research-nudge.config.schema.json (--check: fail if stale)",
     ),
     (
+        "check-patch [--dump] FILE... | --fixtures",
+        "check DSH patch files (cordis.patch.yml) as DSH parses them and against the patch schema",
+    ),
+    (
         "pack",
         "build if needed, npm pack into target/pack/, check the file allowlist and the manifest",
     ),
@@ -53,14 +57,6 @@ const COMMANDS: &[(&str, &str)] = &[
         "the plugin in the real dsh: one looping turn against a scripted model, explained",
     ),
     (
-        "check-patch [--dump] FILE... | --fixtures",
-        "check DSH patch files (cordis.patch.yml) as DSH parses them and against the patch schema",
-    ),
-    (
-        "editor-test [--print FILE...]",
-        "run yaml-language-server over cordis.patch.yml and xtask/fixtures/patch (--print: just show)",
-    ),
-    (
         "bench [--quick | --profile | --wasm-study]",
         "measure cost per tool event, failure sizes, cold start, size, memory; target/bench/report.json",
     ),
@@ -71,6 +67,10 @@ const COMMANDS: &[(&str, &str)] = &[
     (
         "fuzz [--seconds N | --runs N] [TARGET...]",
         "run each cargo-fuzz target in fuzz/ (default 10 s each; installs cargo-fuzz into .cache/)",
+    ),
+    (
+        "editor-test [--print FILE...]",
+        "run yaml-language-server over cordis.patch.yml and xtask/fixtures/patch (--print: just show)",
     ),
     (
         "ci",

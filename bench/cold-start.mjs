@@ -26,7 +26,7 @@ if (process.argv[2] === '--child') {
     since_process_start_ms: t2,
   })}\n`)
 } else {
-  const opt = options({ root: '.', runs: 20 })
+  const opt = options({ root: 'packages/research-nudge', runs: 20 })
   const script = new URL(import.meta.url).pathname
   const inProcess = []
   const cpuMs = []

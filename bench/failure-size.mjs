@@ -4,7 +4,7 @@
 // must stay flat.
 import { CLOCK, emit, loadPlugin, mountBaseline, mountPlugin, options, runEvents, stats } from './common.mjs'
 
-const opt = options({ root: '.', rounds: 15, only: '' })
+const opt = options({ root: 'packages/research-nudge', rounds: 15, only: '' })
 const Plugin = await loadPlugin(opt.root)
 
 const SIZES = [['1 KiB', 1 << 10], ['64 KiB', 64 << 10], ['1 MiB', 1 << 20], ['10 MiB', 10 << 20]]

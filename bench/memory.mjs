@@ -6,7 +6,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { emit, loadPlugin, mountPlugin, options, runEvents, stream } from './common.mjs'
 
-const opt = options({ root: '.', events: 1_000_000, agents: 10_000, perAgentCount: 100_000 })
+const opt = options({ root: 'packages/research-nudge', events: 1_000_000, agents: 10_000, perAgentCount: 100_000 })
 if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc')
 const Plugin = await loadPlugin(opt.root)
 

@@ -4,7 +4,7 @@
 import { Session } from 'node:inspector/promises'
 import { loadPlugin, mountPlugin, runEvents, stream, options, emit } from './common.mjs'
 
-const opt = options({ root: '.', events: 300000, top: 25, config: '{}' })
+const opt = options({ root: 'packages/research-nudge', events: 300000, top: 25, config: '{}' })
 const Plugin = await loadPlugin(opt.root)
 const events = stream({ count: 4096, agents: 8 })
 const plugin = await mountPlugin(Plugin, JSON.parse(opt.config))

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs'
 import { CLOCK, emit, loadPlugin, mountBaseline, mountPlugin, runEvents, stats, stream, options } from './common.mjs'
 
-const opt = options({ root: '.', events: 100000, rounds: 15, config: '{}', label: 'default config', 'write-stream': '' })
+const opt = options({ root: 'packages/research-nudge', events: 100000, rounds: 15, config: '{}', label: 'default config', 'write-stream': '' })
 const Plugin = await loadPlugin(opt.root)
 const config = JSON.parse(opt.config)
 const events = stream({ count: 4096, agents: 8 })

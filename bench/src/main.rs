@@ -108,7 +108,7 @@ fn read_stream(path: &str) -> Result<(Vec<Event>, usize), String> {
 /// (only for failures, as the shim slices them), one `observe`.
 fn replay(path: &str, runs: usize) -> Result<Value, String> {
     let (events, agents) = read_stream(path)?;
-    let mut policy = Policy::new(config::RowConfig::default().settings());
+    let mut policy = Policy::new(config::research_nudge::RowConfig::default().settings());
     let start = Instant::now();
     let mut states: Vec<AgentState> = (0..agents).map(|_| AgentState::new(0)).collect();
     let per_run = 1_000_000usize;

@@ -141,17 +141,17 @@ fn input(data: &[u8]) -> Option<Value> {
 }
 
 fn check(input: &Value) {
-    let first = config::validate(input);
+    let first = config::research_nudge::validate(input);
     assert_eq!(
         first,
-        config::validate(input),
+        config::research_nudge::validate(input),
         "validation must be a pure function"
     );
     match first {
         Ok(row) => {
             let back = serde_json::to_value(&row).expect("a row serializes");
             assert_eq!(
-                config::validate(&back).as_ref(),
+                config::research_nudge::validate(&back).as_ref(),
                 Ok(&row),
                 "a valid row round-trips"
             );
@@ -167,7 +167,8 @@ fn check(input: &Value) {
                 "an invalid row names at least one issue"
             );
             assert!(issues.iter().all(|issue| !issue.message.is_empty()));
-            assert!(config::describe(&issues).starts_with(config::MESSAGE_PREFIX));
+            assert!(config::describe(config::research_nudge::MESSAGE_PREFIX, &issues)
+                .starts_with(config::research_nudge::MESSAGE_PREFIX));
         }
     }
 }

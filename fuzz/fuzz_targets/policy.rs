@@ -15,7 +15,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use policy::names::Pattern;
+use names::Pattern;
 use policy::{AgentState, Millis, Observation, Policy, SNOOZE_TOOL_NAME, ToolCall, ToolClass};
 
 const NAMES: &[&str] = &[
@@ -84,7 +84,7 @@ struct Input<'a> {
 }
 
 fn policy(setup: &Setup<'_>) -> Policy {
-    let mut settings = config::RowConfig::default().settings();
+    let mut settings = config::research_nudge::RowConfig::default().settings();
     settings.debt_threshold = setup.debt_threshold;
     settings.max_tool_calls_without_research = setup.max_calls;
     settings.max_time_without_research = Millis::from(setup.max_time);

@@ -9,7 +9,7 @@
 //! names), and `--wasm-study` builds the opt-level / wasm-opt variants and measures each one.
 
 use crate::util::{self, cargo_cmd, rel, root};
-use crate::{build, node, variant};
+use crate::{build, node, packages, variant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -42,7 +42,7 @@ pub fn run(args: &[String]) -> Result<()> {
             other => bail!("unknown argument `{other}`\n{}", usage()),
         }
     }
-    build::ensure_built()?;
+    build::ensure_built(packages::research_nudge())?;
     let bin = node::ensure_node()?;
     node::ensure_node_modules()?;
     let node = Node { bin };
@@ -180,7 +180,7 @@ fn all(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     let memory = node.bench("memory.mjs", &["--events", memory_events])?;
     println!("\n==> bench: native Rust (policy replay, fingerprint)");
     let native = native(&stream, quick)?;
-    let (raw, gz) = wasm_sizes(&build::glue_wasm())?;
+    let (raw, gz) = wasm_sizes(&packages::research_nudge().glue_wasm())?;
 
     let report = json!({
         "machine": machine(),
@@ -189,7 +189,7 @@ fn all(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
         "tool_event_nudging": nudging,
         "failure_size": { "node": failure_node, "native": native["fingerprint"] },
         "cold_start": cold,
-        "wasm": { "raw_bytes": raw, "gzip_bytes": gz, "file": rel(&build::glue_wasm()) },
+        "wasm": { "raw_bytes": raw, "gzip_bytes": gz, "file": rel(&packages::research_nudge().glue_wasm()) },
         "memory": { "node": memory, "native": native["memory"] },
         "native_replay": native["replay"],
     });
@@ -395,6 +395,7 @@ fn profile(node: &Node, out_dir: &Path) -> Result<()> {
             keep_names: true,
             ..variant::Variant::SHIPPED
         },
+        packages::research_nudge(),
         &dir,
     )?;
     let result = node.bench("profile.mjs", &["--root", &dir.display().to_string()])?;
@@ -441,9 +442,9 @@ fn wasm_study(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     for (i, (label, v)) in variants.iter().enumerate() {
         println!("\n==> bench: wasm study: {label}");
         let dir = out_dir.join("variants").join(format!("study-{i}"));
-        variant::build(v, &dir)?;
+        variant::build(v, packages::research_nudge(), &dir)?;
         let root_arg = dir.display().to_string();
-        let (raw, gz) = wasm_sizes(&variant::wasm_path(&dir))?;
+        let (raw, gz) = wasm_sizes(&variant::wasm_path(&dir, packages::research_nudge()))?;
         let cold = node.bench(
             "cold-start.mjs",
             &["--runs", cold_runs, "--root", &root_arg],

@@ -1,5 +1,7 @@
-//! `cargo xtask build`: the wasm crate → `pkg/` through wasm-bindgen (as a library).
+//! `cargo xtask build`: the wasm crate, once per package with that package's feature, through
+//! wasm-bindgen (as a library) into `packages/<row>/pkg/`.
 
+use crate::packages::{self, Package};
 use crate::util::{self, cargo_cmd, rel, root};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
@@ -9,34 +11,28 @@ use std::time::Instant;
 use wasm_bindgen_cli_support::Bindgen;
 
 const TARGET: &str = "wasm32-unknown-unknown";
-const WASM_PACKAGE: &str = "research-nudge-wasm";
+pub const WASM_PACKAGE: &str = "dsh-wasm-adapter";
 /// The artifact cargo writes for [`WASM_PACKAGE`] (hyphens become underscores).
-const WASM_ARTIFACT: &str = "research_nudge_wasm.wasm";
-/// wasm-bindgen's out name: `pkg/research_nudge.js` + `pkg/research_nudge_bg.wasm`.
-const OUT_NAME: &str = "research_nudge";
+pub const WASM_ARTIFACT: &str = "dsh_wasm_adapter.wasm";
 
-/// The generated ES module glue.
-pub fn glue_js() -> PathBuf {
-    root().join("pkg").join(format!("{OUT_NAME}.js"))
-}
-
-/// The generated (post-bindgen) WebAssembly module.
-pub fn glue_wasm() -> PathBuf {
-    root().join("pkg").join(format!("{OUT_NAME}_bg.wasm"))
-}
-
-/// `cargo xtask build`.
+/// `cargo xtask build [--package ROW]...`.
 pub fn run(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("`cargo xtask build` takes no arguments (got `{arg}`)");
+    let (chosen, rest) = packages::selected(args)?;
+    if let Some(arg) = rest.first() {
+        bail!("`cargo xtask build` takes only --package ROW (got `{arg}`)");
     }
-    build()
+    chosen.into_iter().try_for_each(build)
+}
+
+/// Builds every package (the `build` step of `cargo xtask ci`).
+pub fn build_all() -> Result<()> {
+    packages::ALL.iter().try_for_each(build)
 }
 
 /// Builds `pkg/` unless it is newer than every input (crates, manifests, lockfile, xtask).
-pub fn ensure_built() -> Result<()> {
+pub fn ensure_built(package: &Package) -> Result<()> {
     let root = root();
-    let outputs = [glue_js(), glue_wasm()]
+    let outputs = [package.glue_js(), package.glue_wasm()]
         .iter()
         .map(|p| util::mtime(p))
         .collect::<Option<Vec<_>>>()
@@ -54,22 +50,26 @@ pub fn ensure_built() -> Result<()> {
     .max();
     match (outputs, inputs) {
         (Some(out), Some(inp)) if out >= inp => {
-            println!("build: pkg/ is up to date");
+            println!("build: {} is up to date", rel(&package.pkg_dir()));
             Ok(())
         }
         (None, _) => {
-            println!("build: pkg/ is missing; building");
-            build()
+            println!("build: {} is missing; building", rel(&package.pkg_dir()));
+            build(package)
         }
         _ => {
-            println!("build: pkg/ is older than its sources; building");
-            build()
+            println!(
+                "build: {} is older than its sources; building",
+                rel(&package.pkg_dir())
+            );
+            build(package)
         }
     }
 }
 
-/// Always builds: wasm target check, cargo build, wasm-bindgen, sizes.
-pub fn build() -> Result<()> {
+/// Always builds: wasm target check, cargo build with only this package's plugin, wasm-bindgen,
+/// sizes.
+pub fn build(package: &Package) -> Result<()> {
     ensure_wasm_target()?;
 
     let started = Instant::now();
@@ -80,6 +80,9 @@ pub fn build() -> Result<()> {
         WASM_PACKAGE,
         "--target",
         TARGET,
+        "--no-default-features",
+        "--features",
+        package.feature,
     ]))?;
     let wasm_in = target_dir()?
         .join(TARGET)
@@ -94,35 +97,20 @@ pub fn build() -> Result<()> {
     );
 
     let started = Instant::now();
-    let out_dir = root().join("pkg");
+    let out_dir = package.pkg_dir();
     if out_dir.exists() {
         std::fs::remove_dir_all(&out_dir)
             .with_context(|| format!("clearing stale {}", rel(&out_dir)))?;
     }
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", rel(&out_dir)))?;
     println!(
-        "build: wasm-bindgen (library; target web, out name {OUT_NAME}, no TypeScript) {} -> {}/",
+        "build: wasm-bindgen (library; target web, out name {}, no TypeScript) {} -> {}/",
+        package.out_name,
         rel(&wasm_in),
         rel(&out_dir)
     );
-    // Notes on wasm-bindgen 0.2.130 options:
-    // - weak refs: there is no switch any more; every exported class registers
-    //   its wrapper with a FinalizationRegistry whenever the JS engine has one
-    //   (free() still releases eagerly).
-    // - reference types and multi-value: detected from the module's
-    //   `target_features` section (`Bindgen::reference_types` is deprecated);
-    //   rustc enables both by default for wasm32-unknown-unknown.
-    Bindgen::new()
-        .input_path(&wasm_in)
-        .out_name(OUT_NAME)
-        .web(true)
-        .context("selecting wasm-bindgen's `web` target")?
-        .typescript(false)
-        .remove_name_section(true)
-        .remove_producers_section(true)
-        .generate(&out_dir)
-        .map_err(|e| anyhow::anyhow!("wasm-bindgen failed on {}: {e:#}", rel(&wasm_in)))?;
-    for file in [glue_js(), glue_wasm()] {
+    bindgen(package, &wasm_in, &out_dir, false)?;
+    for file in [package.glue_js(), package.glue_wasm()] {
         if !file.is_file() {
             bail!("wasm-bindgen did not produce {}", rel(&file));
         }
@@ -132,11 +120,11 @@ pub fn build() -> Result<()> {
         started.elapsed().as_secs_f64()
     );
 
-    let bytes = std::fs::read(glue_wasm())?;
+    let bytes = std::fs::read(package.glue_wasm())?;
     let gz = gzip_len(&bytes)?;
     println!(
         "build: {} is {} bytes ({:.1} KiB), {} bytes gzipped (-9, {:.1} KiB)",
-        rel(&glue_wasm()),
+        rel(&package.glue_wasm()),
         bytes.len(),
         bytes.len() as f64 / 1024.0,
         gz,
@@ -144,10 +132,32 @@ pub fn build() -> Result<()> {
     );
     println!(
         "build: {} is {} bytes",
-        rel(&glue_js()),
-        std::fs::metadata(glue_js())?.len()
+        rel(&package.glue_js()),
+        std::fs::metadata(package.glue_js())?.len()
     );
     Ok(())
+}
+
+/// Runs wasm-bindgen (as a library) on `wasm_in` into `out_dir` with the shipped options;
+/// `keep_names` keeps the name section (profiles of variants).
+pub fn bindgen(package: &Package, wasm_in: &Path, out_dir: &Path, keep_names: bool) -> Result<()> {
+    // Notes on wasm-bindgen 0.2.130 options:
+    // - weak refs: there is no switch any more; every exported class registers
+    //   its wrapper with a FinalizationRegistry whenever the JS engine has one
+    //   (free() still releases eagerly).
+    // - reference types and multi-value: detected from the module's
+    //   `target_features` section (`Bindgen::reference_types` is deprecated);
+    //   rustc enables both by default for wasm32-unknown-unknown.
+    Bindgen::new()
+        .input_path(wasm_in)
+        .out_name(package.out_name)
+        .web(true)
+        .context("selecting wasm-bindgen's `web` target")?
+        .typescript(false)
+        .remove_name_section(!keep_names)
+        .remove_producers_section(true)
+        .generate(out_dir)
+        .map_err(|e| anyhow::anyhow!("wasm-bindgen failed on {}: {e:#}", rel(wasm_in)))
 }
 
 /// Installs the wasm target through rustup when it is missing.

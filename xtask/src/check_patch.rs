@@ -13,7 +13,7 @@
 
 mod load;
 
-use crate::schema::{BUNDLE_PATCH, PATCH_SCHEMA};
+use crate::schema;
 use crate::util::{rel, root};
 use anyhow::{Context, Result, bail};
 use jsonschema::error::ValidationErrorKind;
@@ -50,7 +50,7 @@ impl Diagnostic {
 
 /// The validator for `schema/cordis.patch.schema.json` as committed.
 pub fn validator() -> Result<Validator> {
-    let path = root().join(PATCH_SCHEMA);
+    let path = root().join("schema").join(schema::PATCH_SCHEMA);
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", rel(&path)))?;
     let schema: Value =
         serde_json::from_str(&text).with_context(|| format!("parsing {}", rel(&path)))?;
@@ -319,11 +319,12 @@ pub fn expectations_of_fixture(
     Ok(expected)
 }
 
-/// The `check-patch` step of `cargo xtask ci`: the bundle's `cordis.patch.yml` passes, every
+/// The `check-patch` step of `cargo xtask ci`: the family's and every package's
+/// `cordis.patch.yml` pass, every
 /// `good-*` fixture passes, every `bad-*` fixture fails with exactly its expected diagnostics.
 pub fn ci() -> Result<()> {
     let validator = validator()?;
-    let mut files = vec![root().join(BUNDLE_PATCH)];
+    let mut files = schema::patch_files();
     files.extend(fixtures()?);
     let mut failures = Vec::new();
     for path in &files {

@@ -38,7 +38,7 @@ pub fn run(args: &[String]) -> Result<()> {
         ),
         ("check-patch", Box::new(check_patch::ci)),
         ("editor-test", Box::new(|| editor::run(&[]))),
-        ("build", Box::new(build::build)),
+        ("build", Box::new(build::build_all)),
         ("test-node", Box::new(|| node::test_node(&[]))),
         ("vectors", Box::new(|| vectors::run(&[]))),
         ("pack", Box::new(|| pack::run(&[]))),

@@ -21,16 +21,15 @@ pub fn run(args: &[String]) -> Result<()> {
         smoke::scenario_loop(&harness)
     })?;
 
-    let threshold = config::RowConfig::default().debt_threshold;
+    let threshold = config::research_nudge::RowConfig::default().debt_threshold;
     println!(
         "\n================ research-nudge demo ================\n\
-         dsh {} (headless profile, DSH_HOME {}) with {} installed from {}.\n\
+         dsh {} (headless profile, DSH_HOME {}) with the family installed from {}.\n\
          The model is a script on 127.0.0.1; its requests are real dsh requests.\n\n\
          task: {}\n",
         dsh::DSH_VERSION,
         rel(&harness.home),
-        harness.packed.name,
-        rel(&harness.packed.tarball),
+        rel(&crate::pack::pack_dir()),
         smoke::LOOP_TASK
     );
     println!(
@@ -75,10 +74,11 @@ pub fn run(args: &[String]) -> Result<()> {
     println!("\nThe model's final answer: {}", outcome.turn.stdout.trim());
     println!(
         "\nSame events through the replay CLI: node {} replay {}",
-        rel(&crate::pack::pack_dir()
-            .join("package")
-            .join("bin")
-            .join("research-nudge.js")),
+        rel(
+            &crate::pack::unpacked_dir(crate::packages::research_nudge())
+                .join("bin")
+                .join("research-nudge.js")
+        ),
         rel(&harness.dir.join("replay").join("a-loop.jsonl"))
     );
     println!(

@@ -15,7 +15,7 @@
 
 use crate::check_patch::{self, expectations_of_fixture, mismatches};
 use crate::node::{ensure_node, ensure_node_modules};
-use crate::schema::BUNDLE_PATCH;
+use crate::schema;
 use crate::util::{rel, root};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
@@ -45,7 +45,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let files: Vec<PathBuf> = match print_only {
         Some(files) => files.iter().map(PathBuf::from).collect(),
         None => {
-            let mut files = vec![root().join(BUNDLE_PATCH)];
+            // The family patch: its modeline resolves in the repository (a package's patch points at the
+            // `schema/` its tarball carries).
+            let mut files = vec![schema::family_patch()];
             files.extend(check_patch::fixtures()?);
             files
         }

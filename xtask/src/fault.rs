@@ -5,6 +5,7 @@
 //! to the gitignored `target/pkg-fault/` (`pkg/` and a copy of the real `lib/`), never to `pkg/`:
 //! the shipped package contains no trace of it.
 
+use crate::packages;
 use crate::util::{self, rel, root};
 use crate::variant::{self, Variant};
 use anyhow::{Result, bail};
@@ -21,7 +22,7 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("`cargo xtask build-fault` takes no arguments (got `{arg}`)");
     }
     let dir = dir();
-    let built = util::mtime(&variant::wasm_path(&dir));
+    let built = util::mtime(&variant::wasm_path(&dir, packages::research_nudge()));
     let root = root();
     let inputs = [
         util::newest_mtime(&root.join("crates")),
@@ -37,7 +38,7 @@ pub fn run(args: &[String]) -> Result<()> {
     match (built, inputs) {
         (Some(out), Some(newest)) if out >= newest => {
             // The shim is copied every time: it is cheap and must never be stale.
-            variant::copy_lib(&dir)?;
+            variant::copy_lib(&dir, packages::research_nudge())?;
             println!("build-fault: {} is up to date", rel(&dir));
             Ok(())
         }
@@ -46,7 +47,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 features: &["fault-injection"],
                 ..Variant::SHIPPED
             };
-            variant::build(&fault, &dir)?;
+            variant::build(&fault, packages::research_nudge(), &dir)?;
             println!("build-fault: built {}", rel(&dir));
             Ok(())
         }

@@ -1,4 +1,4 @@
-//! `cargo xtask`: build, test and check the research-nudge workspace and npm package.
+//! `cargo xtask`: build, test and check the DSH plugin family's workspace and npm packages.
 //!
 //! Every tool and cache it installs lives under the gitignored `.cache/`.
 
@@ -14,6 +14,7 @@ mod fuzz;
 mod mock_model;
 mod node;
 mod pack;
+mod packages;
 mod schema;
 mod session_log;
 mod smoke;
@@ -26,19 +27,19 @@ use std::process::ExitCode;
 const COMMANDS: &[(&str, &str)] = &[
     (
         "build",
-        "build the wasm crate (release) and run wasm-bindgen into pkg/",
+        "per package: the wasm crate (release, only that plugin) + wasm-bindgen into packages/<row>/pkg/",
     ),
     (
         "test-node",
-        "build if needed, then run tests/*.test.mjs on the pinned Node 24",
+        "build if needed, then run each package's tests/*.test.mjs on the pinned Node 24",
     ),
     (
         "vectors",
-        "replay vectors/*.jsonl through bin/research-nudge.js on Node 24 (and system Node 20..23)",
+        "replay each package's vectors/ through its CLI on Node 24 (and system Node 20..23)",
     ),
     (
         "schema [--check]",
-        "write schema/research-nudge.config.schema.json (--check: fail if stale)",
+        "write schema/*.json and every cordis.patch.yml from crates/config (--check: fail if stale)",
     ),
     (
         "check-patch [--dump] FILE... | --fixtures",
@@ -46,15 +47,15 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "pack",
-        "build if needed, npm pack into target/pack/, check the file allowlist and the manifest",
+        "per package: build if needed, npm pack into target/pack/, check the file allowlist and the manifest",
     ),
     (
         "release-smoke [--update-fixture]",
-        "pack, install dsh 0.1.0-rc.8 (.cache/dsh), add the plugin, run real turns on a mock model",
+        "pack all, install dsh 0.1.0-rc.8 (.cache/dsh), add every package, run real turns on a mock model",
     ),
     (
         "demo",
-        "the plugin in the real dsh: one looping turn against a scripted model, explained",
+        "the plugins in the real dsh: turns against a scripted model, explained",
     ),
     (
         "bench [--quick | --profile | --wasm-study]",

@@ -1,6 +1,7 @@
 //! Node 24 in `.cache/node`, `node_modules` from the lockfile, and `cargo xtask test-node`.
 
 use crate::build;
+use crate::packages;
 use crate::util::{self, cache_dir, rel, root};
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -104,32 +105,29 @@ pub fn ensure_node_modules() -> Result<()> {
     util::run(npm().args(["ci", "--ignore-scripts"]))
 }
 
-/// `cargo xtask test-node`.
+/// `cargo xtask test-node [--package ROW]...`: each package's `tests/*.test.mjs`.
 pub fn test_node(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("`cargo xtask test-node` takes no arguments (got `{arg}`)");
+    let (chosen, rest) = packages::selected(args)?;
+    if let Some(arg) = rest.first() {
+        bail!("`cargo xtask test-node` takes only --package ROW (got `{arg}`)");
     }
-    let tests_dir = root().join("tests");
-    if !tests_dir.is_dir() {
-        println!("test-node: no tests/ directory yet; nothing to run");
-        return Ok(());
-    }
-    let tests = util::files_with_suffix(&tests_dir, ".test.mjs")?;
-    if tests.is_empty() {
-        println!("test-node: no tests/*.test.mjs files yet; nothing to run");
-        return Ok(());
-    }
-
-    build::ensure_built()?;
     let bin = ensure_node()?;
     ensure_node_modules()?;
-
-    let mut cmd = Command::new(bin.join("node"));
-    cmd.current_dir(root())
-        .env("PATH", util::path_with_first(&bin)?)
-        .arg("--test");
-    for test in &tests {
-        cmd.arg(rel(test));
+    for package in chosen {
+        let tests = util::files_with_suffix(&package.tests_dir(), ".test.mjs")?;
+        if tests.is_empty() {
+            bail!("{} has no *.test.mjs files", rel(&package.tests_dir()));
+        }
+        build::ensure_built(package)?;
+        println!("test-node: {} ({} files)", package.npm, tests.len());
+        let mut cmd = Command::new(bin.join("node"));
+        cmd.current_dir(root())
+            .env("PATH", util::path_with_first(&bin)?)
+            .arg("--test");
+        for test in &tests {
+            cmd.arg(rel(test));
+        }
+        util::run(&mut cmd).with_context(|| format!("{} node tests failed", package.npm))?;
     }
-    util::run(&mut cmd).context("node tests failed")
+    Ok(())
 }

@@ -1,6 +1,8 @@
-//! `cargo xtask pack`: the npm tarball of the plugin package, in `target/pack/`, checked.
+//! `cargo xtask pack`: one npm tarball per package, in `target/pack/`, each checked.
 //!
-//! Builds `pkg/` when stale, runs the system `npm pack`, then reads the tarball itself and fails
+//! For each package it builds `pkg/` when stale, copies in the files the repository keeps once at
+//! the root (`LICENSE`, the package's row schema and the family patch schema, gitignored in the
+//! package folder), runs the system `npm pack`, then reads the tarball itself and fails
 //! on any deviation: a file outside the allowlist or missing from it, a packed file that differs
 //! from the working tree, or a manifest that is not an ES module with `main`, `exports`, `bin`
 //! and `dsh.bundle.patch` pointing at packed files, that has runtime dependencies or install
@@ -9,6 +11,8 @@
 
 use crate::build;
 use crate::node;
+use crate::packages::{self, Package};
+use crate::schema;
 use crate::util::{self, rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -17,21 +21,16 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Files the package must hold, exactly (plus `schema/*.json`, see [`SCHEMA_DIR`]).
-const REQUIRED: [&str; 10] = [
+/// Files every package holds besides its `pkg/` glue, `bin/` commands and schemas.
+const COMMON: [&str; 7] = [
     "package.json",
     "lib/index.js",
     "lib/core.js",
-    "pkg/research_nudge.js",
-    "pkg/research_nudge_bg.wasm",
-    "bin/research-nudge.js",
     "cordis.patch.yml",
     "README.md",
     "README.zh-CN.md",
     "LICENSE",
 ];
-/// Every `schema/*.json` of the working tree is packed, and nothing else from `schema/`.
-const SCHEMA_DIR: &str = "schema";
 /// Dependency kinds npm installs at runtime: each must be absent or empty.
 const RUNTIME_DEPENDENCIES: [&str; 4] = [
     "dependencies",
@@ -44,17 +43,24 @@ const INSTALL_SCRIPTS: [&str; 4] = ["preinstall", "install", "postinstall", "pre
 /// Spec prefixes that only resolve on the machine that packed.
 const LOCAL_SPECS: [&str; 3] = ["workspace:", "link:", "file:"];
 
-/// `cargo xtask pack`.
+/// `cargo xtask pack [--package ROW]...`.
 pub fn run(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("`cargo xtask pack` takes no arguments (got `{arg}`)");
+    let (chosen, rest) = packages::selected(args)?;
+    if let Some(arg) = rest.first() {
+        bail!("`cargo xtask pack` takes only --package ROW (got `{arg}`)");
     }
-    pack().map(|_| ())
+    clear_pack_dir()?;
+    chosen.into_iter().try_for_each(|p| pack(p).map(|_| ()))
 }
 
 /// The output directory, `target/pack/`.
 pub fn pack_dir() -> PathBuf {
     root().join("target").join("pack")
+}
+
+/// Where a package's tarball is unpacked for the import check (and the smoke's CLI runs).
+pub fn unpacked_dir(package: &Package) -> PathBuf {
+    pack_dir().join(package.row)
 }
 
 /// A packed and checked plugin package.
@@ -65,24 +71,67 @@ pub struct Packed {
     pub name: String,
 }
 
-/// Builds if needed, packs, checks; returns the tarball.
-pub fn pack() -> Result<Packed> {
-    build::ensure_built()?;
+/// Empties `target/pack/` (a stale tarball must never be installed).
+pub fn clear_pack_dir() -> Result<()> {
     let dir = pack_dir();
     if dir.exists() {
         std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", rel(&dir)))?;
     }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", rel(&dir)))
+}
+
+/// Packs every package (after clearing `target/pack/`).
+pub fn pack_all() -> Result<Vec<Packed>> {
+    clear_pack_dir()?;
+    packages::ALL.iter().map(pack).collect()
+}
+
+/// The files `package` must hold, exactly, relative to its folder.
+fn allowlist(package: &Package) -> Vec<String> {
+    let mut files: Vec<String> = COMMON.iter().map(|s| s.to_string()).collect();
+    for glue in [package.glue_js(), package.glue_wasm()] {
+        let name = glue.file_name().unwrap_or_default().to_string_lossy();
+        files.push(format!("pkg/{name}"));
+    }
+    files.extend(package.bins.iter().map(|b| format!("bin/{b}.js")));
+    files.extend(
+        schema::package_schemas(package.row)
+            .iter()
+            .map(|(name, _)| format!("schema/{name}")),
+    );
+    files
+}
+
+/// Copies the root's `LICENSE` and the package's schemas into its folder, where npm packs them.
+fn stage_shared_files(package: &Package) -> Result<()> {
+    let dir = package.dir();
+    std::fs::copy(root().join("LICENSE"), dir.join("LICENSE"))
+        .with_context(|| format!("copying LICENSE into {}", rel(&dir)))?;
+    let schema_dir = dir.join("schema");
+    std::fs::create_dir_all(&schema_dir)?;
+    for (name, from) in schema::package_schemas(package.row) {
+        std::fs::copy(&from, schema_dir.join(&name))
+            .with_context(|| format!("copying {} into {}", rel(&from), rel(&schema_dir)))?;
+    }
+    Ok(())
+}
+
+/// Builds if needed, packs, checks; returns the tarball.
+pub fn pack(package: &Package) -> Result<Packed> {
+    build::ensure_built(package)?;
+    stage_shared_files(package)?;
+    let dir = pack_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", rel(&dir)))?;
 
     let mut cmd = node::npm();
-    cmd.args([
+    cmd.current_dir(package.dir()).args([
         "pack",
         "--json",
         "--ignore-scripts",
         "--pack-destination",
-        &rel(&dir),
     ]);
-    println!("$ {}", util::display(&cmd));
+    cmd.arg(&dir);
+    println!("$ {} (in {})", util::display(&cmd), rel(&package.dir()));
     let json = util::stdout_of(&mut cmd)?;
     let report: Value = serde_json::from_str(&json)
         .with_context(|| format!("`npm pack --json` printed something else:\n{json}"))?;
@@ -99,9 +148,9 @@ pub fn pack() -> Result<Packed> {
 
     let entries = read_tgz(&tarball)?;
     let mut problems = Vec::new();
-    check_files(&entries, &mut problems)?;
+    check_files(package, &entries, &mut problems);
     let name = match entries.get("package.json") {
-        Some(entry) => check_manifest(&entry.data, &entries, &mut problems),
+        Some(entry) => check_manifest(package, &entry.data, &entries, &mut problems),
         None => None,
     };
     if !problems.is_empty() {
@@ -117,8 +166,8 @@ pub fn pack() -> Result<Packed> {
     }
     let name = name.context("package.json has no name")?;
 
-    let unpacked = unpack(&entries, &dir.join("package"))?;
-    import_check(&unpacked)?;
+    let unpacked = unpack(&entries, &unpacked_dir(package))?;
+    import_check(package, &unpacked)?;
 
     let size = std::fs::metadata(&tarball)?.len();
     println!(
@@ -216,21 +265,10 @@ fn read_tgz(tarball: &Path) -> Result<BTreeMap<String, Entry>> {
 }
 
 /// The allowlist, both ways, and byte equality with the working tree.
-fn check_files(entries: &BTreeMap<String, Entry>, problems: &mut Vec<String>) -> Result<()> {
-    let mut wanted: Vec<String> = REQUIRED.iter().map(|s| s.to_string()).collect();
-    let schema_dir = root().join(SCHEMA_DIR);
-    let schemas = util::files_with_suffix(&schema_dir, ".json")?;
-    if schemas.is_empty() {
-        problems.push(format!("{} holds no *.json to pack", rel(&schema_dir)));
-    }
-    for schema in &schemas {
-        wanted.push(format!(
-            "{SCHEMA_DIR}/{}",
-            schema.file_name().unwrap_or_default().to_string_lossy()
-        ));
-    }
+fn check_files(package: &Package, entries: &BTreeMap<String, Entry>, problems: &mut Vec<String>) {
+    let wanted = allowlist(package);
     for path in &wanted {
-        let source = root().join(path);
+        let source = package.dir().join(path);
         match entries.get(path) {
             None if !source.is_file() => problems.push(format!(
                 "{path} is missing: it is not in the working tree (it must be written before release)"
@@ -252,7 +290,6 @@ fn check_files(entries: &BTreeMap<String, Entry>, problems: &mut Vec<String>) ->
             problems.push(format!("{path} is packed but is not on the allowlist"));
         }
     }
-    Ok(())
 }
 
 /// The path a manifest field points to, if it is `./x` or `x` and `x` is packed.
@@ -280,6 +317,7 @@ fn packed_target<'a>(
 
 /// Checks the packed manifest; returns the package name.
 fn check_manifest(
+    package: &Package,
     data: &[u8],
     entries: &BTreeMap<String, Entry>,
     problems: &mut Vec<String>,
@@ -356,12 +394,15 @@ fn check_manifest(
                     }
                 }
             }
-            if !bins.contains_key("research-nudge") {
-                problems.push("package.json bin has no research-nudge command".into());
+            for command in package.bins {
+                if !bins.contains_key(*command) {
+                    problems.push(format!("package.json bin has no {command} command"));
+                }
             }
         }
         other => problems.push(format!(
-            "package.json bin must map research-nudge to the CLI (got {other})"
+            "package.json bin must map {} to the CLI (got {other})",
+            package.bins.join(", ")
         )),
     }
 
@@ -371,7 +412,12 @@ fn check_manifest(
             "package.json has no dsh.bundle.patch (dsh plugin add would not add the layer)".into(),
         );
     } else if let Some(path) = packed_target(entries, patch, "dsh.bundle.patch", problems) {
-        check_bundle_row(&entries[path].data, manifest["name"].as_str(), problems);
+        check_bundle_row(
+            package.row,
+            &entries[path].data,
+            manifest["name"].as_str(),
+            problems,
+        );
     }
 
     for kind in RUNTIME_DEPENDENCIES {
@@ -427,13 +473,14 @@ fn local_specs(value: &Value, at: &str, out: &mut Vec<String>) {
     }
 }
 
-/// The bundle patch inserts a `research-nudge` row whose `name:` is this package (DSH imports
-/// the row's `name` as a package specifier).
-fn check_bundle_row(patch: &[u8], package: Option<&str>, problems: &mut Vec<String>) {
+/// The bundle patch inserts the package's row whose `name:` is this package (DSH imports the
+/// row's `name` as a package specifier).
+fn check_bundle_row(row: &str, patch: &[u8], package: Option<&str>, problems: &mut Vec<String>) {
     let text = String::from_utf8_lossy(patch);
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    let Some(at) = lines.iter().position(|l| *l == "- id: research-nudge") else {
-        problems.push("cordis.patch.yml inserts no `- id: research-nudge` row".into());
+    let id_line = format!("- id: {row}");
+    let Some(at) = lines.iter().position(|l| *l == id_line) else {
+        problems.push(format!("cordis.patch.yml inserts no `{id_line}` row"));
         return;
     };
     let name = lines[at + 1..]
@@ -442,7 +489,7 @@ fn check_bundle_row(patch: &[u8], package: Option<&str>, problems: &mut Vec<Stri
         .map(|n| n.trim().trim_matches(['\'', '"']));
     if name != package {
         problems.push(format!(
-            "cordis.patch.yml's research-nudge row is named {name:?} but the package is {package:?}"
+            "cordis.patch.yml's {row} row is named {name:?} but the package is {package:?}"
         ));
     }
 }
@@ -460,40 +507,45 @@ fn unpack(entries: &BTreeMap<String, Entry>, dir: &Path) -> Result<PathBuf> {
 }
 
 /// Imports the unpacked plugin on the system Node (the oldest the package supports) the way
-/// DSH's loader unwraps it, and runs the CLI's help.
-fn import_check(dir: &Path) -> Result<()> {
+/// DSH's loader unwraps it, and runs each CLI's help.
+fn import_check(package: &Package, dir: &Path) -> Result<()> {
     let node = util::which("node").unwrap_or_else(|| PathBuf::from("node"));
     let script = r#"
-const m = await import(new URL('lib/index.js', process.argv[1]))
+const [base, row] = process.argv.slice(1)
+const m = await import(new URL('lib/index.js', base))
 const problems = []
 if (m.default !== undefined) problems.push('has a default export (the loader would drop name/inject/Config)')
-if (m.name !== 'research-nudge') problems.push(`name is ${JSON.stringify(m.name)}`)
+if (m.name !== row) problems.push(`name is ${JSON.stringify(m.name)}, not ${row}`)
 if (typeof m.apply !== 'function') problems.push('apply is not a function')
 if (typeof m.Config?.['~standard']?.validate !== 'function') problems.push('Config is not a Standard Schema')
 else {
   const ok = m.Config['~standard'].validate({})
   if (ok.issues) problems.push(`the default config does not validate: ${JSON.stringify(ok.issues)}`)
-  const bad = m.Config['~standard'].validate({ debtThreshold: 0 })
-  if (!bad.issues?.length) problems.push('debtThreshold: 0 validates')
+  const bad = m.Config['~standard'].validate({ enabledd: true })
+  if (!bad.issues?.length) problems.push('an unknown key validates')
 }
 if (problems.length) { console.error(problems.join('\n')); process.exit(1) }
 "#;
     let base = format!("file://{}/", dir.display());
     let mut cmd = Command::new(&node);
-    cmd.args(["--input-type=module", "-e", script, &base]);
+    cmd.args(["--input-type=module", "-e", script, &base, package.row]);
     let out = util::output(&mut cmd)?;
     if !out.status.success() {
         bail!(
-            "the packed plugin does not import cleanly on {}:\n{}{}",
+            "the packed {} does not import cleanly on {}:\n{}{}",
+            package.npm,
             node.display(),
             String::from_utf8_lossy(&out.stderr).trim_end(),
             String::from_utf8_lossy(&out.stdout).trim_end()
         );
     }
-    let mut help = Command::new(&node);
-    help.arg(dir.join("bin").join("research-nudge.js"))
-        .arg("--help");
-    util::stdout_of(&mut help).context("the packed CLI's --help failed")?;
+    for command in package.bins {
+        let mut help = Command::new(&node);
+        help.arg(dir.join("bin").join(format!("{command}.js")))
+            .arg("--help");
+        util::stdout_of(&mut help)
+            .with_context(|| format!("the packed {command} --help failed"))?;
+    }
     Ok(())
 }
 
@@ -538,7 +590,12 @@ mod tests {
 
     fn problems(manifest: &Value) -> Vec<String> {
         let mut problems = Vec::new();
-        check_manifest(manifest.to_string().as_bytes(), &entries(), &mut problems);
+        check_manifest(
+            packages::research_nudge(),
+            manifest.to_string().as_bytes(),
+            &entries(),
+            &mut problems,
+        );
         problems
     }
 

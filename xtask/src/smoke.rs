@@ -16,6 +16,8 @@
 use crate::dsh::{self, Toolchain};
 use crate::mock_model::{self, MockModel, Reply, Request};
 use crate::pack::{self, Packed};
+use crate::packages::{self, Package};
+use crate::schema;
 use crate::session_log::{self, Logged, Scrub, ToolEvent};
 use crate::util::{self, rel, root};
 use anyhow::{Context, Result, bail};
@@ -31,7 +33,7 @@ const SIGNALS_HEAD: &str = "Current signals:";
 /// The snooze tool's name.
 const SNOOZE_TOOL: &str = "research_nudge_snooze";
 /// Where the loop's scrubbed session log is kept.
-pub const FIXTURE: &str = "vectors/sessions/smoke-loop.jsonl.zstd";
+pub const FIXTURE: &str = "packages/research-nudge/vectors/sessions/smoke-loop.jsonl.zstd";
 /// A dsh run that takes longer than this is killed.
 const TURN_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -67,24 +69,22 @@ impl Timings {
     }
 }
 
-/// The packed plugin installed into a fresh dsh home.
+/// Every packed package installed into one fresh dsh home.
 pub struct Harness {
     /// Node, pnpm, dsh.
     pub toolchain: Toolchain,
-    /// The plugin tarball.
-    pub packed: Packed,
     /// `target/<name>/`.
     pub dir: PathBuf,
     /// The throwaway `DSH_HOME`.
     pub home: PathBuf,
-    /// The layer comment `--dump-config` printed above the row.
-    pub layer: String,
+    /// The layer comments `--dump-config` printed above each package's row.
+    pub layers: Vec<String>,
 }
 
-/// Packs, installs the toolchain, makes a fresh `DSH_HOME` under `target/<name>/`, adds the
-/// plugin and checks `--dump-config`.
+/// Packs every package, installs the toolchain, makes a fresh `DSH_HOME` under `target/<name>/`,
+/// adds every package to its headless profile and checks `--dump-config` for each row.
 pub fn setup(name: &str, timings: &mut Timings) -> Result<Harness> {
-    let packed = timings.step("pack (build + npm pack + checks)", pack::pack)?;
+    let packed = timings.step("pack (build + npm pack + checks)", pack::pack_all)?;
     let toolchain = timings.step("toolchain (node 24, pnpm, dsh + Cordis pins)", dsh::ensure)?;
     let dir = root().join("target").join(name);
     if dir.exists() {
@@ -92,22 +92,34 @@ pub fn setup(name: &str, timings: &mut Timings) -> Result<Harness> {
     }
     let home = dir.join("home");
     std::fs::create_dir_all(&home)?;
-    timings.step("dsh plugin --profile headless add <tarball>", || {
-        plugin_add(&toolchain, &home, &packed)
-    })?;
-    let layer = timings.step("dsh --dump-config", || {
-        dump_config(&toolchain, &home, &packed)
-    })?;
+    let mut layers = Vec::new();
+    for (package, packed) in packages::ALL.iter().zip(&packed) {
+        timings.step(
+            &format!("dsh plugin --profile headless add {}", packed.name),
+            || plugin_add(&toolchain, &home, package, packed),
+        )?;
+    }
+    for (package, packed) in packages::ALL.iter().zip(&packed) {
+        layers.push(
+            timings.step(&format!("dsh --dump-config ({})", package.row), || {
+                dump_config(&toolchain, &home, package, packed)
+            })?,
+        );
+    }
     Ok(Harness {
         toolchain,
-        packed,
         dir,
         home,
-        layer,
+        layers,
     })
 }
 
-fn plugin_add(toolchain: &Toolchain, home: &Path, packed: &Packed) -> Result<()> {
+fn plugin_add(
+    toolchain: &Toolchain,
+    home: &Path,
+    package: &Package,
+    packed: &Packed,
+) -> Result<()> {
     let mut cmd = toolchain.dsh(Some(home));
     cmd.current_dir(home)
         .args(["plugin", "--profile", "headless", "add"])
@@ -120,8 +132,9 @@ fn plugin_add(toolchain: &Toolchain, home: &Path, packed: &Packed) -> Result<()>
         .join("headless")
         .join("node_modules")
         .join(&packed.name);
-    let unpacked = pack::pack_dir().join("package");
-    for file in ["lib/index.js", "pkg/research_nudge_bg.wasm"] {
+    let unpacked = pack::unpacked_dir(package);
+    let wasm = format!("pkg/{}_bg.wasm", package.out_name);
+    for file in ["lib/index.js", wasm.as_str()] {
         let a = std::fs::read(installed.join(file))
             .with_context(|| format!("{} was not installed", installed.join(file).display()))?;
         if a != std::fs::read(unpacked.join(file))? {
@@ -187,18 +200,24 @@ process.stdout.write(JSON.stringify(yaml.load(readFileSync(0, 'utf8'))))
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
-/// The `research-nudge` row of a list of rows or of `- insert:` lists.
-fn find_row(value: &Value) -> Option<&Value> {
+/// The row `id` of a list of rows or of `- insert:` lists.
+fn find_row<'a>(value: &'a Value, id: &str) -> Option<&'a Value> {
     value.as_array()?.iter().find_map(|item| {
-        if item["id"] == "research-nudge" {
+        if item["id"] == id {
             Some(item)
         } else {
-            find_row(&item["insert"])
+            find_row(&item["insert"], id)
         }
     })
 }
 
-fn dump_config(toolchain: &Toolchain, home: &Path, packed: &Packed) -> Result<String> {
+fn dump_config(
+    toolchain: &Toolchain,
+    home: &Path,
+    package: &Package,
+    packed: &Packed,
+) -> Result<String> {
+    let id = package.row;
     let mut cmd = toolchain.dsh(Some(home));
     cmd.current_dir(home)
         .args(["--profile", "headless", "--dump-config"]);
@@ -222,8 +241,8 @@ fn dump_config(toolchain: &Toolchain, home: &Path, packed: &Packed) -> Result<St
         .map_or(lines.len(), |i| start + 1 + i);
     let block = lines[start + 1..end].join("\n");
     let dumped = yaml_to_json(toolchain, &block)?;
-    let row = find_row(&dumped)
-        .with_context(|| format!("the `{layer}` layer holds no research-nudge row:\n{block}"))?;
+    let row = find_row(&dumped, id)
+        .with_context(|| format!("the `{layer}` layer holds no {id} row:\n{block}"))?;
     if row["name"] != packed.name.as_str() {
         bail!(
             "the dumped row's name is {}, not {}",
@@ -231,27 +250,28 @@ fn dump_config(toolchain: &Toolchain, home: &Path, packed: &Packed) -> Result<St
             packed.name
         );
     }
-    let bundle = yaml_to_json(
-        toolchain,
-        &std::fs::read_to_string(root().join("cordis.patch.yml"))?,
-    )?;
-    let bundle_row = find_row(&bundle).context("cordis.patch.yml has no research-nudge row")?;
-    let defaults = serde_json::to_value(config::RowConfig::default())?;
+    let bundle_file = package.dir().join(schema::PATCH_FILE);
+    let bundle = yaml_to_json(toolchain, &std::fs::read_to_string(&bundle_file)?)?;
+    let bundle_row =
+        find_row(&bundle, id).with_context(|| format!("{} has no {id} row", rel(&bundle_file)))?;
+    let defaults = (config::row(id)
+        .context("no such row in crates/config")?
+        .defaults)();
     for (what, expected) in [
-        ("cordis.patch.yml", &bundle_row["config"]),
+        (rel(&bundle_file).as_str(), &bundle_row["config"]),
         ("crates/config defaults", &defaults),
     ] {
         let diffs = differences(expected, &row["config"], "config");
         if !diffs.is_empty() {
             bail!(
-                "the dumped research-nudge row differs from {what}:\n  {}",
+                "the dumped {id} row differs from {what}:\n  {}",
                 diffs.join("\n  ")
             );
         }
     }
     let keys = row["config"].as_object().map_or(0, |m| m.len());
     println!(
-        "dump-config: `{layer}` layer (lines {}-{}) holds the research-nudge row with all {keys} defaults",
+        "dump-config: `{layer}` layer (lines {}-{}) holds the {id} row with all {keys} defaults",
         start + 1,
         end
     );
@@ -443,8 +463,7 @@ impl Harness {
         let input = dir.join(format!("{name}.jsonl"));
         let lines: Vec<String> = events.iter().map(session_log::replay_line).collect();
         std::fs::write(&input, lines.join("\n") + "\n")?;
-        let cli = pack::pack_dir()
-            .join("package")
+        let cli = pack::unpacked_dir(packages::research_nudge())
             .join("bin")
             .join("research-nudge.js");
         let mut cmd = Command::new(self.toolchain.node());
@@ -477,8 +496,7 @@ impl Harness {
     /// `research-nudge replay --json <session log>` with the packed CLI: the calls (1-based) at
     /// which the replay of DSH's own log nudges, with their texts.
     pub fn replay_log(&self, log: &Path) -> Result<Vec<(u64, String)>> {
-        let cli = pack::pack_dir()
-            .join("package")
+        let cli = pack::unpacked_dir(packages::research_nudge())
             .join("bin")
             .join("research-nudge.js");
         let mut cmd = Command::new(self.toolchain.node());
@@ -928,7 +946,7 @@ fn scenario_snooze(h: &Harness) -> Result<(String, usize)> {
     if nudges(&replay) != 0 {
         bail!("the replay of the real events nudges: {replay:?}");
     }
-    let threshold = config::RowConfig::default().debt_threshold;
+    let threshold = config::research_nudge::RowConfig::default().debt_threshold;
     let peak = replay
         .iter()
         .filter_map(|l| l["debt"].as_u64())
@@ -956,7 +974,9 @@ fn scenario_snooze(h: &Harness) -> Result<(String, usize)> {
 
 /// The snooze confirmation, from the packed core.
 fn snooze_reply(h: &Harness, minutes: u32) -> Result<String> {
-    let core = pack::pack_dir().join("package").join("lib").join("core.js");
+    let core = pack::unpacked_dir(packages::research_nudge())
+        .join("lib")
+        .join("core.js");
     let script = "const { Plugin } = await import(process.argv[1]); process.stdout.write(new Plugin('null').snoozeReply(Number(process.argv[2])))";
     let mut cmd = Command::new(h.toolchain.node());
     cmd.args(["--input-type=module", "-e", script])
@@ -1014,7 +1034,7 @@ fn bad_config(h: &Harness, name: &str, yaml_key: &str, config: Value) -> Result<
             turn.requests.len()
         );
     }
-    let issues = match config::validate(&config) {
+    let issues = match config::research_nudge::validate(&config) {
         Ok(_) => bail!("crates/config accepts {config}"),
         Err(issues) => issues,
     };
@@ -1091,7 +1111,11 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let mut t = Timings::default();
     let h = setup("release-smoke", &mut t)?;
-    let mut report = vec![format!("layer seen: `{}` with every default", h.layer)];
+    let mut report: Vec<String> = h
+        .layers
+        .iter()
+        .map(|layer| format!("layer seen: `{layer}` with every default"))
+        .collect();
     let mut turns = 0;
     let mut checked = 0;
 

@@ -6,23 +6,21 @@
 //! Variants build in their own cargo target directories (`target/variants/opt-<level>[-<features>]`),
 //! so they never disturb the shipped `pkg/` or the main build cache.
 
+use crate::build::{self, WASM_ARTIFACT, WASM_PACKAGE};
+use crate::packages::Package;
 use crate::util::{self, cargo_cmd, rel, root};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use wasm_bindgen_cli_support::Bindgen;
 
 const TARGET: &str = "wasm32-unknown-unknown";
-const WASM_PACKAGE: &str = "research-nudge-wasm";
-const WASM_ARTIFACT: &str = "research_nudge_wasm.wasm";
-const OUT_NAME: &str = "research_nudge";
 
 /// How to build one variant.
 #[derive(Clone, Debug)]
 pub struct Variant {
     /// The release profile's opt-level for this build (`"s"`, `"z"`, `"3"`, …).
     pub opt_level: &'static str,
-    /// Cargo features of the wasm crate.
+    /// Cargo features of the wasm crate besides the package's own.
     pub features: &'static [&'static str],
     /// Keep the wasm name section (function names in profiles).
     pub keep_names: bool,
@@ -41,15 +39,16 @@ impl Variant {
 }
 
 /// The generated wasm file inside a variant directory.
-pub fn wasm_path(dir: &Path) -> PathBuf {
-    dir.join("pkg").join(format!("{OUT_NAME}_bg.wasm"))
+pub fn wasm_path(dir: &Path, package: &Package) -> PathBuf {
+    dir.join("pkg")
+        .join(format!("{}_bg.wasm", package.out_name))
 }
 
 /// Builds `variant` into `dir` (`dir/pkg` + `dir/lib`), replacing what was there.
-pub fn build(variant: &Variant, dir: &Path) -> Result<()> {
+pub fn build(variant: &Variant, package: &Package, dir: &Path) -> Result<()> {
     // One cargo target directory per opt-level and feature set: switching settings in a shared
     // one would rebuild every time, and concurrent variant builds would race for its artifact.
-    let mut key = format!("opt-{}", variant.opt_level);
+    let mut key = format!("{}-opt-{}", package.row, variant.opt_level);
     for feature in variant.features {
         key.push('-');
         key.push_str(feature);
@@ -62,13 +61,14 @@ pub fn build(variant: &Variant, dir: &Path) -> Result<()> {
         WASM_PACKAGE,
         "--target",
         TARGET,
+        "--no-default-features",
         "--target-dir",
     ]);
     cmd.arg(&cargo_target)
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", variant.opt_level);
-    if !variant.features.is_empty() {
-        cmd.arg("--features").arg(variant.features.join(","));
-    }
+    let mut features = vec![package.feature];
+    features.extend(variant.features);
+    cmd.arg("--features").arg(features.join(","));
     util::run(&mut cmd)?;
     let wasm_in = cargo_target
         .join(TARGET)
@@ -83,20 +83,10 @@ pub fn build(variant: &Variant, dir: &Path) -> Result<()> {
         std::fs::remove_dir_all(&pkg).with_context(|| format!("clearing {}", rel(&pkg)))?;
     }
     std::fs::create_dir_all(&pkg).with_context(|| format!("creating {}", rel(&pkg)))?;
-    // The same options as `cargo xtask build` (see build.rs), names aside.
-    Bindgen::new()
-        .input_path(&wasm_in)
-        .out_name(OUT_NAME)
-        .web(true)
-        .context("selecting wasm-bindgen's `web` target")?
-        .typescript(false)
-        .remove_name_section(!variant.keep_names)
-        .remove_producers_section(true)
-        .generate(&pkg)
-        .map_err(|e| anyhow::anyhow!("wasm-bindgen failed on {}: {e:#}", rel(&wasm_in)))?;
+    build::bindgen(package, &wasm_in, &pkg, variant.keep_names)?;
 
     if let Some(args) = variant.wasm_opt {
-        let wasm = wasm_path(dir);
+        let wasm = wasm_path(dir, package);
         let mut opt = wasm_opt_cmd()?;
         opt.args(args)
             // Rust enables these by default for wasm32-unknown-unknown; wasm-opt must keep them.
@@ -113,14 +103,14 @@ pub fn build(variant: &Variant, dir: &Path) -> Result<()> {
             .arg(&wasm);
         util::run(&mut opt)?;
     }
-    copy_lib(dir)
+    copy_lib(dir, package)
 }
 
 /// Copies the shim (`lib/*.js`) into `dir/lib`, so it imports `dir/pkg`.
-pub fn copy_lib(dir: &Path) -> Result<()> {
+pub fn copy_lib(dir: &Path, package: &Package) -> Result<()> {
     let lib = dir.join("lib");
     std::fs::create_dir_all(&lib).with_context(|| format!("creating {}", rel(&lib)))?;
-    for file in util::files_with_suffix(&root().join("lib"), ".js")? {
+    for file in util::files_with_suffix(&package.dir().join("lib"), ".js")? {
         let to = lib.join(file.file_name().context("lib file name")?);
         std::fs::copy(&file, &to)
             .with_context(|| format!("copying {} to {}", rel(&file), rel(&to)))?;

@@ -1,6 +1,7 @@
-//! `cargo xtask vectors`: conformance vectors replayed through `bin/research-nudge.js`.
+//! `cargo xtask vectors`: each package's conformance vectors (`packages/<row>/vectors/`) replayed
+//! through its CLI (`packages/<row>/bin/<command>.js replay`).
 //!
-//! Layout in `vectors/`:
+//! Layout in a package's `vectors/`:
 //! - `NAME.jsonl` + `NAME.expected.jsonl` (+ optional `NAME.config.json`): the
 //!   replay must exit 0 and print, line for line, JSON values equal to the
 //!   expected file's (blank lines are ignored on both sides).
@@ -30,6 +31,7 @@
 
 use crate::build;
 use crate::node;
+use crate::packages::{self, Package};
 use crate::util::{self, rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -79,17 +81,25 @@ struct Runtime {
     zstd: bool,
 }
 
-/// `cargo xtask vectors`.
+/// `cargo xtask vectors [--package ROW]...`.
 pub fn run(args: &[String]) -> Result<()> {
-    if let Some(arg) = args.first() {
-        bail!("`cargo xtask vectors` takes no arguments (got `{arg}`)");
+    let (chosen, rest) = packages::selected(args)?;
+    if let Some(arg) = rest.first() {
+        bail!("`cargo xtask vectors` takes only --package ROW (got `{arg}`)");
     }
-    let dir = root().join("vectors");
-    if !dir.is_dir() {
-        println!("vectors: no vectors/ directory yet; nothing to run");
-        return Ok(());
+    for package in chosen {
+        let dir = package.dir().join("vectors");
+        if dir.is_dir() {
+            run_package(package, &dir)?;
+        } else {
+            println!("vectors: {} has no vectors/", package.npm);
+        }
     }
-    let mut vectors = discover(&dir)?;
+    Ok(())
+}
+
+fn run_package(package: &Package, dir: &Path) -> Result<()> {
+    let mut vectors = discover(dir)?;
     let sessions = dir.join("sessions");
     if sessions.is_dir() {
         vectors.extend(discover_sessions(&sessions)?);
@@ -98,7 +108,10 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("vectors: no vectors in vectors/ yet; nothing to run");
         return Ok(());
     }
-    let cli = root().join("bin").join("research-nudge.js");
+    let cli = package
+        .dir()
+        .join("bin")
+        .join(format!("{}.js", package.bins[0]));
     if !cli.is_file() {
         bail!(
             "{} vector(s) in vectors/ but {} does not exist",
@@ -107,7 +120,7 @@ pub fn run(args: &[String]) -> Result<()> {
         );
     }
 
-    build::ensure_built()?;
+    build::ensure_built(package)?;
     let node24 = node::ensure_node()?.join("node");
 
     let mut runtimes = vec![(node24, format!("node v{}", node::NODE_VERSION))];
@@ -138,7 +151,7 @@ pub fn run(args: &[String]) -> Result<()> {
             vectors.len()
         );
         for vector in &vectors {
-            match check(runtime, vector) {
+            match check(runtime, &cli, vector) {
                 Ok(()) => {
                     passed += 1;
                     println!("  ok    {} ({label})", vector.label());
@@ -150,7 +163,7 @@ pub fn run(args: &[String]) -> Result<()> {
             }
         }
     }
-    println!("vectors: {passed} passed, {failed} failed");
+    println!("vectors: {}: {passed} passed, {failed} failed", package.npm);
     if failed > 0 {
         bail!("{failed} vector run(s) failed");
     }
@@ -316,11 +329,9 @@ fn system_node() -> Result<Option<(PathBuf, String)>> {
 }
 
 /// Replays one vector on a runtime and compares with its expectation.
-fn check(runtime: &Runtime, vector: &Vector) -> Result<()> {
+fn check(runtime: &Runtime, cli: &Path, vector: &Vector) -> Result<()> {
     let mut cmd = Command::new(&runtime.node);
-    cmd.current_dir(root())
-        .arg(rel(&root().join("bin").join("research-nudge.js")))
-        .arg("replay");
+    cmd.current_dir(root()).arg(rel(cli)).arg("replay");
     if let Some(config) = &vector.config {
         cmd.arg("--config").arg(rel(config));
     }

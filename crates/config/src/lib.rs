@@ -1,237 +1,63 @@
-//! The Cordis row config of research-nudge.
+//! The Cordis config toolkit of the DSH plugin family, and every row's config.
 //!
-//! This crate owns the JSON shape of the plugin's row config (`id: research-nudge` in a profile's
-//! `cordis.patch.yml`): the serde types ([`RowConfig`]), every default ([`RowConfig::default`] is the
-//! one source of truth for them), whole-row replacement (DSH replaces a row's config as a whole, so
-//! each omitted key takes its default and a missing or `null` config means all defaults), a
-//! hand-written validation that collects every problem with a precise, path-naming message
-//! ([`validate`], [`Issue`], [`describe`]), the conversion into the policy's
-//! [`Settings`], and the JSON Schema of the row ([`json_schema`]).
+//! DSH mounts each plugin from a row of a profile's `cordis.patch.yml` and replaces the row's
+//! `config` whole, so every omitted key takes its default and a missing or `null` config means all
+//! defaults. The toolkit ([`validate_fields`], [`Rule`], [`Issue`], [`describe`],
+//! [`did_you_mean`], [`schema_of`]) turns a row's JSON into its serde type while collecting every
+//! problem with a message that names the path, the rule and the value, and suggests the closest
+//! key for an unknown one. Each row lives in its own module ([`research_nudge`], …) with its serde
+//! type (the one source of truth for its defaults), its rules and its JSON Schema; [`ROWS`] lists
+//! them for the generated patch files and the patch-file schema ([`patch_file_schema`]).
 //!
-//! It must not know anything of WASM, JavaScript or DSH internals: it only knows the row's JSON
-//! shape. The one concession to its JavaScript caller is documented on [`validate`]: values that
-//! JSON cannot carry (`NaN`, `Infinity`, `undefined`, functions, bigints) arrive as the sentinel
-//! object `{"\u0000js": "<text>"}`, are rejected like any other wrong value and are shown as their
-//! bare text in messages.
+//! It must not know anything of WASM, JavaScript or DSH internals: it only knows the rows' JSON
+//! shapes. The one concession to JavaScript callers is documented on [`validate_fields`]: values
+//! that JSON cannot carry (`NaN`, `Infinity`, `undefined`, functions, bigints) arrive as the
+//! sentinel object `{"\u0000js": "<text>"}`, are rejected like any other wrong value and are shown
+//! as their bare text in messages.
 
 mod patch_schema;
-pub use patch_schema::{EDITOR_CUSTOM_TAG, JS_EXPR_KEY, PACKAGE_NAME, ROW_ID, patch_file_schema};
+pub mod research_nudge;
+pub use patch_schema::{EDITOR_CUSTOM_TAG, JS_EXPR_KEY, patch_file_schema};
 
-use policy::names::{EmptyPattern, Pattern};
-use policy::{MINUTE, Millis, Settings, Weights};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// Prefix of the one-line summary [`describe`] builds from validation issues.
-pub const MESSAGE_PREFIX: &str = "research-nudge: invalid config: ";
+/// One row of the family: what the generated patch files and the patch-file schema need.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    /// The row id (`- id: …`).
+    pub id: &'static str,
+    /// The npm package the row mounts (`name: …`).
+    pub package: &'static str,
+    /// The row config with every default, as JSON.
+    pub defaults: fn() -> Value,
+    /// The row config's JSON Schema.
+    pub schema: fn() -> Value,
+}
 
-/// The built-in reminder body (`reminder`'s default).
-pub const DEFAULT_REMINDER: &str = "[Research Nudge]
+/// Every row of the family, in mount order.
+pub const ROWS: &[Row] = &[Row {
+    id: research_nudge::ROW_ID,
+    package: research_nudge::PACKAGE_NAME,
+    defaults: || defaults_of::<research_nudge::RowConfig>(),
+    schema: research_nudge::json_schema,
+}];
 
-Pause and reflect before continuing:
+/// The row whose id is `id`.
+pub fn row(id: &str) -> Option<&'static Row> {
+    ROWS.iter().find(|r| r.id == id)
+}
 
-1. What problem am I trying to solve right now? Restate it precisely.
-2. What approach am I currently taking, and how many attempts has it taken without success?
-3. Am I fully confident this approach will work? If I am guessing at an API, an error message, a library's behavior, or platform details I have not verified, I am not fully confident.
-4. If I am not fully confident: external research is cheaper than more local trial-and-error. Search the official documentation, GitHub issues, existing libraries, or the exact error message before trying again.
-
-Do not search merely to satisfy this reminder. If the task is self-contained and external research would not help, continue normally. If you are deliberately making progress from local evidence and do not want another reminder for a while, use the research_nudge_snooze tool.";
-
-/// Smallest `debtThreshold` and `maxToolCallsWithoutResearch`.
-pub const THRESHOLD_MIN: u32 = 1;
-/// Largest `debtThreshold`, `maxToolCallsWithoutResearch` and debt weight.
-pub const COUNT_MAX: u32 = 1_000_000;
-/// Smallest debt weight (`ordinaryToolDebt`, `mutationDebt`, …).
-pub const WEIGHT_MIN: u32 = 0;
-/// Smallest `maxMinutesWithoutResearch` and `cooldownMinutes`.
-pub const MINUTES_MIN: u32 = 0;
-/// Largest `maxMinutesWithoutResearch` and `cooldownMinutes` (one year).
-pub const MINUTES_MAX: u32 = 525_600;
-/// Smallest `maxAgentSnoozeMinutes`.
-pub const SNOOZE_MIN: u32 = 1;
-/// Largest `maxAgentSnoozeMinutes` (one week).
-pub const SNOOZE_MAX: u32 = 10_080;
-
-/// JSON Schema `pattern` of a tool-name pattern: at least one ASCII letter or digit, the same rule
-/// as [`Pattern::new`].
-const TOOL_PATTERN_REGEX: &str = "[A-Za-z0-9]";
-/// JSON Schema `pattern` of the reminder: at least one non-whitespace character.
-const REMINDER_REGEX: &str = "\\S";
+fn defaults_of<T: Default + Serialize>() -> Value {
+    serde_json::to_value(T::default()).unwrap_or(Value::Null)
+}
 
 /// Longest rendering of an offending value in a message, in characters (before the `…`).
 const VALUE_PREVIEW_CHARS: usize = 60;
 /// The key of the object the JS shim sends in place of a value JSON cannot carry.
 const JS_SENTINEL_KEY: &str = "\u{0}js";
-
-/// The config of the `research-nudge` Cordis row; DSH replaces it whole, so omitted keys default.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-#[schemars(title = "research-nudge row config")]
-pub struct RowConfig {
-    /// Register the lifecycle listener and the snooze tool; `false` turns the plugin off.
-    pub enabled: bool,
-    /// Debt score that makes a reminder eligible.
-    #[schemars(range(min = THRESHOLD_MIN, max = COUNT_MAX))]
-    pub debt_threshold: u32,
-    /// Call-count fallback threshold: counted tool calls without recognized research.
-    #[schemars(range(min = THRESHOLD_MIN, max = COUNT_MAX))]
-    pub max_tool_calls_without_research: u32,
-    /// Elapsed-time fallback threshold: minutes without recognized research (fractions allowed).
-    #[schemars(range(min = MINUTES_MIN, max = MINUTES_MAX))]
-    pub max_minutes_without_research: f64,
-    /// Minimum time between two reminders to one agent, in minutes (fractions allowed).
-    #[schemars(range(min = MINUTES_MIN, max = MINUTES_MAX))]
-    pub cooldown_minutes: f64,
-    /// Debt weight for other local tools.
-    #[schemars(range(min = WEIGHT_MIN, max = COUNT_MAX))]
-    pub ordinary_tool_debt: u32,
-    /// Debt weight for write/edit/delete-style tools.
-    #[schemars(range(min = WEIGHT_MIN, max = COUNT_MAX))]
-    pub mutation_debt: u32,
-    /// Debt weight for shell/build/test-style tools.
-    #[schemars(range(min = WEIGHT_MIN, max = COUNT_MAX))]
-    pub execution_debt: u32,
-    /// Extra debt weight for a failed result.
-    #[schemars(range(min = WEIGHT_MIN, max = COUNT_MAX))]
-    pub failure_debt: u32,
-    /// Extra debt weight for a failure equivalent to a recent one.
-    #[schemars(range(min = WEIGHT_MIN, max = COUNT_MAX))]
-    pub repeated_failure_debt: u32,
-    /// Upper bound for one agent-requested snooze of reminders, in minutes.
-    #[schemars(range(min = SNOOZE_MIN, max = SNOOZE_MAX))]
-    pub max_agent_snooze_minutes: u32,
-    /// Tool-name patterns whose successful call is external research and resets the agent's state.
-    #[schemars(inner(regex(pattern = TOOL_PATTERN_REGEX)))]
-    pub research_tools: Vec<String>,
-    /// Tool-name patterns classed as write/edit/delete-style mutations.
-    #[schemars(inner(regex(pattern = TOOL_PATTERN_REGEX)))]
-    pub mutation_tools: Vec<String>,
-    /// Tool-name patterns classed as shell/build/test-style executions.
-    #[schemars(inner(regex(pattern = TOOL_PATTERN_REGEX)))]
-    pub execution_tools: Vec<String>,
-    /// Model-visible reminder body; the current signals are appended after a blank line.
-    #[schemars(regex(pattern = REMINDER_REGEX))]
-    pub reminder: String,
-    /// Log resets and queued reminders to stderr.
-    pub debug: bool,
-}
-
-impl Default for RowConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            debt_threshold: 20,
-            max_tool_calls_without_research: 15,
-            max_minutes_without_research: 15.0,
-            cooldown_minutes: 10.0,
-            ordinary_tool_debt: 1,
-            mutation_debt: 2,
-            execution_debt: 1,
-            failure_debt: 4,
-            repeated_failure_debt: 6,
-            max_agent_snooze_minutes: 60,
-            research_tools: strings(&[
-                "web_search",
-                "websearch",
-                "web_fetch",
-                "webfetch",
-                "search_web",
-                "browser_search",
-                "github_search",
-                "search_github",
-                "fetch_url",
-                "http_get",
-                "docs_search",
-                "documentation_search",
-            ]),
-            mutation_tools: strings(&[
-                "write",
-                "edit",
-                "replace",
-                "patch",
-                "create_file",
-                "delete_file",
-                "apply_patch",
-                "delete",
-                "remove",
-                "rename",
-                "move",
-                "mkdir",
-                "rmdir",
-                "create_directory",
-            ]),
-            execution_tools: strings(&[
-                "bash",
-                "sh",
-                "zsh",
-                "shell",
-                "terminal",
-                "exec",
-                "execute",
-                "run_command",
-                "run",
-                "test",
-                "tests",
-                "pytest",
-                "compile",
-                "build",
-                "make",
-                "cargo",
-                "npm",
-                "pnpm",
-                "yarn",
-                "node",
-                "python",
-            ]),
-            reminder: DEFAULT_REMINDER.to_owned(),
-            debug: false,
-        }
-    }
-}
-
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|&s| s.to_owned()).collect()
-}
-
-impl RowConfig {
-    /// The policy settings this config describes. Minutes become milliseconds (rounded to the
-    /// nearest millisecond). Patterns are parsed; a config that passed [`validate`] has only valid
-    /// ones, and an invalid one (possible only in a hand-built config) is skipped, never a panic.
-    pub fn settings(&self) -> Settings {
-        Settings {
-            debt_threshold: self.debt_threshold,
-            max_tool_calls_without_research: self.max_tool_calls_without_research,
-            max_time_without_research: minutes_to_millis(self.max_minutes_without_research),
-            cooldown: minutes_to_millis(self.cooldown_minutes),
-            weights: Weights {
-                ordinary: self.ordinary_tool_debt,
-                mutation: self.mutation_debt,
-                execution: self.execution_debt,
-                failure: self.failure_debt,
-                repeated_failure: self.repeated_failure_debt,
-            },
-            max_snooze_minutes: self.max_agent_snooze_minutes,
-            research_tools: patterns(&self.research_tools),
-            mutation_tools: patterns(&self.mutation_tools),
-            execution_tools: patterns(&self.execution_tools),
-            reminder: self.reminder.clone(),
-        }
-    }
-}
-
-/// Minutes to milliseconds, rounded; `as` saturates (and maps NaN to 0), so this cannot panic.
-fn minutes_to_millis(minutes: f64) -> Millis {
-    (minutes * MINUTE as f64).round() as Millis
-}
-
-fn patterns(sources: &[String]) -> Vec<Pattern> {
-    sources
-        .iter()
-        .filter_map(|s| Pattern::new(s).ok())
-        .collect()
-}
 
 /// One step of the path to an offending value: an object key or an array index.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -260,65 +86,49 @@ impl fmt::Display for Issue {
     }
 }
 
-/// One line for all issues: [`MESSAGE_PREFIX`] followed by the messages joined by `"; "`.
-pub fn describe(issues: &[Issue]) -> String {
+/// One line for all issues: `prefix` (e.g. `research-nudge: invalid config: `) followed by the
+/// messages joined by `"; "`.
+pub fn describe(prefix: &str, issues: &[Issue]) -> String {
     let messages: Vec<&str> = issues.iter().map(|i| i.message.as_str()).collect();
-    format!("{MESSAGE_PREFIX}{}", messages.join("; "))
+    format!("{prefix}{}", messages.join("; "))
 }
 
-/// What a key's value must be. The bounds are the `*_MIN`/`*_MAX` consts, shared with the schema.
+/// What a key's value must be; rows keep their bounds in consts shared with their schema.
 #[derive(Clone, Copy)]
-enum Rule {
+pub enum Rule {
     /// `true` or `false`.
     Flag,
     /// An integer in `min..=max` (an integral float such as `20.0` or `1e3` counts).
-    Integer { min: u32, max: u32 },
+    Integer {
+        /// Smallest allowed value.
+        min: u32,
+        /// Largest allowed value.
+        max: u32,
+    },
     /// A finite number in `min..=max`, fractions allowed.
-    Number { min: u32, max: u32 },
-    /// A list of strings, each a valid [`Pattern`].
-    Patterns,
+    Number {
+        /// Smallest allowed value.
+        min: u32,
+        /// Largest allowed value.
+        max: u32,
+    },
+    /// A list of strings, each accepted by `check` (whose error names the rule).
+    List {
+        /// What the list holds, in messages: "must be a list of {of}".
+        of: &'static str,
+        /// The rule of one item.
+        check: fn(&str) -> Result<(), String>,
+    },
     /// A string with a non-whitespace character.
     Text,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
 }
 
-/// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [(&str, Rule); 16] = [
-    ("enabled", Rule::Flag),
-    ("debtThreshold", COUNT),
-    ("maxToolCallsWithoutResearch", COUNT),
-    ("maxMinutesWithoutResearch", MINUTES),
-    ("cooldownMinutes", MINUTES),
-    ("ordinaryToolDebt", WEIGHT),
-    ("mutationDebt", WEIGHT),
-    ("executionDebt", WEIGHT),
-    ("failureDebt", WEIGHT),
-    ("repeatedFailureDebt", WEIGHT),
-    ("maxAgentSnoozeMinutes", SNOOZE),
-    ("researchTools", Rule::Patterns),
-    ("mutationTools", Rule::Patterns),
-    ("executionTools", Rule::Patterns),
-    ("reminder", Rule::Text),
-    ("debug", Rule::Flag),
-];
+/// A key of a row config with its rule.
+pub type Field = (&'static str, Rule);
 
-const COUNT: Rule = Rule::Integer {
-    min: THRESHOLD_MIN,
-    max: COUNT_MAX,
-};
-const WEIGHT: Rule = Rule::Integer {
-    min: WEIGHT_MIN,
-    max: COUNT_MAX,
-};
-const SNOOZE: Rule = Rule::Integer {
-    min: SNOOZE_MIN,
-    max: SNOOZE_MAX,
-};
-const MINUTES: Rule = Rule::Number {
-    min: MINUTES_MIN,
-    max: MINUTES_MAX,
-};
-
-/// Validates a row config and builds it, or reports every problem found.
+/// Validates a row config against its fields and builds it, or reports every problem found.
 ///
 /// `null` (a missing config) means all defaults, and so does the JS shim's `undefined` sentinel
 /// in place of the whole config; any other non-object is an error. Each omitted key takes its
@@ -329,11 +139,14 @@ const MINUTES: Rule = Rule::Number {
 /// Values JSON cannot carry arrive from the JS shim as `{"\u0000js": "<text>"}` (e.g. `NaN`,
 /// `Infinity`, `undefined`, `function`, `bigint 12`); they are invalid for every key and appear in
 /// messages as their bare text.
-pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
+pub fn validate_fields<T: Default + DeserializeOwned>(
+    fields: &[Field],
+    value: &Value,
+) -> Result<T, Vec<Issue>> {
     let object = match value {
-        Value::Null => return Ok(RowConfig::default()),
+        Value::Null => return Ok(T::default()),
         Value::Object(object) if js_sentinel(object) == Some("undefined") => {
-            return Ok(RowConfig::default());
+            return Ok(T::default());
         }
         Value::Object(object) if js_sentinel(object).is_none() => object,
         other => {
@@ -347,13 +160,13 @@ pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
     let mut issues = Vec::new();
     let mut normalized = Map::new();
     for (key, value) in object {
-        match FIELDS.iter().find(|(name, _)| name == key) {
+        match fields.iter().find(|(name, _)| name == key) {
             Some(&(_, rule)) => {
                 if let Some(value) = check(rule, key, value, &mut issues) {
                     normalized.insert(key.clone(), value);
                 }
             }
-            None => issues.push(unknown_key(key, value)),
+            None => issues.push(unknown_key(fields, key, value)),
         }
     }
     if !issues.is_empty() {
@@ -388,16 +201,16 @@ fn check(rule: Rule, key: &str, value: &Value, issues: &mut Vec<Issue>) -> Optio
             Some(_) => return Some(value.clone()),
             None => format!("must be a number >= {min}"),
         },
-        Rule::Patterns => match value {
+        Rule::List { of, check } => match value {
             Value::Array(items) => {
                 let before = issues.len();
                 for (index, item) in items.iter().enumerate() {
                     let mut path = path.clone();
                     path.push(PathSegment::Index(index));
                     let problem = match item {
-                        Value::String(text) => match Pattern::new(text) {
-                            Ok(_) => continue,
-                            Err(error @ EmptyPattern) => error.to_string(),
+                        Value::String(text) => match check(text) {
+                            Ok(()) => continue,
+                            Err(problem) => problem,
                         },
                         _ => "must be a string".to_owned(),
                     };
@@ -405,11 +218,15 @@ fn check(rule: Rule, key: &str, value: &Value, issues: &mut Vec<Issue>) -> Optio
                 }
                 return (issues.len() == before).then(|| value.clone());
             }
-            _ => "must be a list of tool-name patterns".to_owned(),
+            _ => format!("must be a list of {of}"),
         },
         Rule::Text => match value {
             Value::String(text) if !text.trim().is_empty() => return Some(value.clone()),
             _ => "must be a string with some text".to_owned(),
+        },
+        Rule::OneOf(choices) => match value {
+            Value::String(text) if choices.contains(&text.as_str()) => return Some(value.clone()),
+            _ => format!("must be one of {}", choices.join(", ")),
         },
     };
     issues.push(issue(path, format!("{problem} (got {})", render(value))));
@@ -433,8 +250,9 @@ fn integer(value: &Value) -> Option<i128> {
     (x.is_finite() && x.fract() == 0.0).then_some(x as i128)
 }
 
-fn unknown_key(key: &str, value: &Value) -> Issue {
-    let suggestion = match closest_key(key) {
+fn unknown_key(fields: &[Field], key: &str, value: &Value) -> Issue {
+    let known = fields.iter().map(|&(name, _)| name);
+    let suggestion = match did_you_mean(key, known) {
         Some(known) => format!("; did you mean {known}?"),
         None => String::new(),
     };
@@ -444,13 +262,14 @@ fn unknown_key(key: &str, value: &Value) -> Issue {
     )
 }
 
-/// The known key closest to `key`: the same key up to case, `_` and `-`, or within a Levenshtein
-/// distance of 2 (a quarter of the known key's length for long keys) of such a folded spelling.
-fn closest_key(key: &str) -> Option<&'static str> {
+/// The known name closest to `key`: the same name up to case, `_` and `-`, or within a
+/// Levenshtein distance of 2 (a quarter of the known name's length for long names) of such a
+/// folded spelling. Row configs and tool arguments use it for their "did you mean" hints.
+pub fn did_you_mean<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let folded = fold(key);
-    FIELDS
-        .iter()
-        .filter_map(|&(known, _)| {
+    known
+        .into_iter()
+        .filter_map(|known| {
             let known_folded = fold(known);
             let limit = (known_folded.len() / 4).max(2);
             let distance = levenshtein(&folded, &known_folded, limit)?;
@@ -522,7 +341,7 @@ fn js_sentinel(object: &Map<String, Value>) -> Option<&str> {
 
 /// Compact JSON for a message, with JS sentinels as their bare text, cut after
 /// [`VALUE_PREVIEW_CHARS`] characters with a trailing `…`.
-fn render(value: &Value) -> String {
+pub fn render(value: &Value) -> String {
     let mut out = String::new();
     write_value(value, &mut out);
     match out.char_indices().nth(VALUE_PREVIEW_CHARS) {
@@ -596,14 +415,11 @@ fn write_string(text: &str, out: &mut String) {
     }
 }
 
-/// The JSON Schema (draft-07) of the row config: types, bounds, defaults, descriptions,
-/// `additionalProperties: false`.
-pub fn json_schema() -> Value {
+/// The JSON Schema (draft-07) of a row config type: types, bounds, defaults, descriptions,
+/// `additionalProperties: false` (from `deny_unknown_fields`).
+pub fn schema_of<T: schemars::JsonSchema>() -> Value {
     schemars::generate::SchemaSettings::draft07()
         .into_generator()
-        .into_root_schema_for::<RowConfig>()
+        .into_root_schema_for::<T>()
         .to_value()
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,6 +1,6 @@
 //! JSON Schema for a whole `cordis.patch.yml` layer, for editors and `cargo xtask check-patch`: a
-//! list of patch entries in which the research-nudge row's `config` is checked against the
-//! row-config schema and every other row is left open.
+//! list of patch entries in which the `config` of each of the family's rows ([`crate::ROWS`]) is
+//! checked against that row's schema and every other row is left open.
 //!
 //! # `!!js` values
 //!
@@ -26,13 +26,9 @@
 //! (`debtThreshold: "20"`), which the tag cannot be told apart from. Values of other rows, and
 //! fields DSH never evaluates (`id`, `name`, `insert`, …), keep their plain rules.
 
-use crate::json_schema;
+use crate::ROWS;
 use serde_json::{Map, Value, json};
 
-/// The bundle row's id.
-pub const ROW_ID: &str = "research-nudge";
-/// The npm package the row mounts.
-pub const PACKAGE_NAME: &str = "dsh-research-nudge";
 /// The key of the object DSH's YAML loader builds for a `!!js` scalar.
 pub const JS_EXPR_KEY: &str = "__jsExpr";
 /// The `yaml.customTags` entry that makes yaml-language-server validate `!!js` like DSH (the full
@@ -41,7 +37,6 @@ pub const EDITOR_CUSTOM_TAG: &str = "tag:yaml.org,2002:js scalar:object";
 
 const DRAFT_07: &str = "http://json-schema.org/draft-07/schema#";
 const JS_EXPR_REF: &str = "#/definitions/jsExpr";
-const CONFIG_REF: &str = "#/definitions/researchNudgeConfig";
 
 /// The patch-file schema (draft-07, like the row schema it embeds).
 pub fn patch_file_schema() -> Value {
@@ -100,52 +95,84 @@ pub fn patch_file_schema() -> Value {
         patch_properties.insert(key.to_owned(), json!({}));
     }
 
-    // A row or patch with `id: research-nudge` gets its config checked.
-    let our_config = json!({
-        "if": { "properties": { "id": { "const": ROW_ID } }, "required": ["id"] },
-        "then": { "properties": { "config": { "$ref": CONFIG_REF } } },
-    });
+    // A row or patch with one of our ids gets its config checked against that row's schema.
+    let mut definitions = Map::new();
+    let mut our_configs = Vec::new();
+    for row in ROWS {
+        let name = format!("{}Config", camel(row.id));
+        our_configs.push(json!({
+            "if": { "properties": { "id": { "const": row.id } }, "required": ["id"] },
+            "then": { "properties": { "config": { "$ref": format!("#/definitions/{name}") } } },
+        }));
+        definitions.insert(name, patch_form_of_row_config((row.schema)()));
+    }
+    let row_rules = our_configs.clone();
+    let mut patch_rules = our_configs;
     // DSH skips a non-insert patch without an id (with a warning).
-    let id_or_insert = json!({
+    patch_rules.push(json!({
         "if": { "not": { "required": ["insert"] } },
         "then": { "required": ["id"] },
-    });
+    }));
 
     let editors =
         format!("set yaml-language-server's `yaml.customTags` to [\"{EDITOR_CUSTOM_TAG}\"]");
+    definitions.insert(
+        "jsExpr".to_owned(),
+        json!({
+            "title": "!!js expression",
+            "description": format!("A `!!js` scalar, which DSH parses to this object and evaluates at mount. Editors: {editors}."),
+            "type": "object",
+            "required": [JS_EXPR_KEY],
+            "properties": { JS_EXPR_KEY: { "type": "string" } },
+            "additionalProperties": false,
+        }),
+    );
+    definitions.insert(
+        "row".to_owned(),
+        json!({
+            "title": "row",
+            "type": "object",
+            "description": "A row to insert.",
+            "required": ["id", "name"],
+            "properties": row_properties,
+            "allOf": row_rules,
+        }),
+    );
+    definitions.insert(
+        "patch".to_owned(),
+        json!({
+            "title": "patch entry",
+            "type": "object",
+            "description": "`insert` rows, or patch the row named by `id` (each key replaces the row's key whole).",
+            "properties": patch_properties,
+            "allOf": patch_rules,
+        }),
+    );
     json!({
         "$schema": DRAFT_07,
         "title": "cordis.patch.yml",
         "description": format!("A DeepSeek Harness patch layer: a list of patch entries applied in order. For `!!js` values, {editors}."),
         "type": "array",
         "items": { "$ref": "#/definitions/patch" },
-        "definitions": {
-            "jsExpr": {
-                "title": "!!js expression",
-                "description": format!("A `!!js` scalar, which DSH parses to this object and evaluates at mount. Editors: {editors}."),
-                "type": "object",
-                "required": [JS_EXPR_KEY],
-                "properties": { JS_EXPR_KEY: { "type": "string" } },
-                "additionalProperties": false,
-            },
-            "researchNudgeConfig": patch_form_of_row_config(json_schema()),
-            "row": {
-                "title": "row",
-                "type": "object",
-                "description": "A row to insert.",
-                "required": ["id", "name"],
-                "properties": row_properties,
-                "allOf": [our_config],
-            },
-            "patch": {
-                "title": "patch entry",
-                "type": "object",
-                "description": "`insert` rows, or patch the row named by `id` (each key replaces the row's key whole).",
-                "properties": patch_properties,
-                "allOf": [our_config, id_or_insert],
-            },
-        },
+        "definitions": definitions,
     })
+}
+
+/// `research-nudge` → `researchNudge`: a row's definition name in the schema.
+fn camel(id: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in id.chars() {
+        if c == '-' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The row-config schema as it appears in a patch file: `null` (all defaults) is allowed, and the
@@ -216,35 +243,49 @@ mod tests {
         let tools = config_field(&schema, "researchTools");
         assert_eq!(tools["else"]["items"]["then"]["$ref"], JS_EXPR_REF);
         for kind in ["row", "patch"] {
-            let rule = &schema["definitions"][kind]["allOf"][0];
-            assert_eq!(rule["if"]["properties"]["id"]["const"], ROW_ID);
-            assert_eq!(rule["then"]["properties"]["config"]["$ref"], CONFIG_REF);
+            for (rule, row) in schema["definitions"][kind]["allOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(ROWS)
+            {
+                assert_eq!(rule["if"]["properties"]["id"]["const"], row.id);
+                let reference = format!("#/definitions/{}Config", camel(row.id));
+                assert_eq!(
+                    rule["then"]["properties"]["config"]["$ref"],
+                    reference.as_str()
+                );
+            }
         }
+        assert_eq!(camel("pain-point-check"), "painPointCheck");
     }
 
     #[test]
     fn every_row_config_key_is_in_the_patch_form() {
-        let row = json_schema();
         let schema = patch_file_schema();
-        let plain = row["properties"].as_object().expect("row properties");
-        let patch = schema["definitions"]["researchNudgeConfig"]["else"]["properties"]
-            .as_object()
-            .expect("patch-form properties");
-        let plain_keys: Vec<&String> = plain.keys().collect();
-        let patch_keys: Vec<&String> = patch.keys().collect();
-        assert_eq!(plain_keys, patch_keys);
-        for (key, field) in plain {
-            let mut expected = field.clone();
-            for annotation in ["title", "description", "default"] {
-                expected
-                    .as_object_mut()
-                    .expect("field schema")
-                    .remove(annotation);
+        for row in ROWS {
+            let plain = (row.schema)();
+            let plain = plain["properties"].as_object().expect("row properties");
+            let name = format!("{}Config", camel(row.id));
+            let patch = schema["definitions"][&name]["else"]["properties"]
+                .as_object()
+                .expect("patch-form properties");
+            let plain_keys: Vec<&String> = plain.keys().collect();
+            let patch_keys: Vec<&String> = patch.keys().collect();
+            assert_eq!(plain_keys, patch_keys, "{}", row.id);
+            for (key, field) in plain {
+                let mut expected = field.clone();
+                for annotation in ["title", "description", "default"] {
+                    expected
+                        .as_object_mut()
+                        .expect("field schema")
+                        .remove(annotation);
+                }
+                if let Some(items) = expected.get_mut("items") {
+                    *items = with_js(items.take());
+                }
+                assert_eq!(patch[key]["else"], expected, "{key}");
             }
-            if let Some(items) = expected.get_mut("items") {
-                *items = with_js(items.take());
-            }
-            assert_eq!(patch[key]["else"], expected, "{key}");
         }
     }
 

@@ -7,7 +7,7 @@
 //! - an invalid row has at least one issue, every issue has a message, and `describe` starts with
 //!   the documented prefix.
 
-use research_nudge_config as config;
+use dsh_config::research_nudge as config;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -123,7 +123,10 @@ fn check(input: &Value) -> Result<(), TestCaseError> {
         Err(issues) => {
             prop_assert!(!issues.is_empty());
             prop_assert!(issues.iter().all(|issue| !issue.message.is_empty()));
-            prop_assert!(config::describe(&issues).starts_with(config::MESSAGE_PREFIX));
+            prop_assert!(
+                dsh_config::describe(config::MESSAGE_PREFIX, &issues)
+                    .starts_with(config::MESSAGE_PREFIX)
+            );
         }
     }
     Ok(())

@@ -89,7 +89,7 @@
 //! whole or as a window.
 //!
 //! ```
-//! use research_nudge_fingerprint::{fingerprint, normalize, Failure};
+//! use dsh_fingerprint::{fingerprint, normalize, Failure};
 //!
 //! assert_eq!(normalize("TypeError at line 123"), "typeerror at line #");
 //! let fp = |text, exit_code| {
@@ -231,7 +231,7 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
 /// first for bounded cost.
 ///
 /// ```
-/// use research_nudge_fingerprint::normalize;
+/// use dsh_fingerprint::normalize;
 ///
 /// assert_eq!(
 ///     normalize("  Error at /tmp/build-77/src/App.py:12:5 (0x7ffe1234)\n"),

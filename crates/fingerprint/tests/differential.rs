@@ -4,8 +4,8 @@
 
 mod reference;
 
+use dsh_fingerprint::{Failure, WINDOW_BYTES, fingerprint, normalize};
 use proptest::prelude::*;
-use research_nudge_fingerprint::{Failure, WINDOW_BYTES, fingerprint, normalize};
 
 fn piece() -> impl Strategy<Value = String> {
     prop_oneof![

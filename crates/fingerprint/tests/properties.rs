@@ -9,7 +9,7 @@
 //! - the normalized form has single interior spaces only, no other whitespace, no ASCII
 //!   capitals and no digit except the `0` of `0x#`.
 
-use research_nudge_fingerprint::{Failure, WINDOW_BYTES, fingerprint, normalize};
+use dsh_fingerprint::{Failure, WINDOW_BYTES, fingerprint, normalize};
 
 use proptest::prelude::*;
 

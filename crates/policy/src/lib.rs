@@ -9,8 +9,6 @@
 //! It is pure: time is injected as monotonic milliseconds ([`Millis`]), and it knows nothing of
 //! WASM, JavaScript, DSH or config files. Counters saturate at `u32::MAX` instead of overflowing.
 
-pub mod names;
-
 use fingerprint::{Failure, Fingerprint};
 use names::Pattern;
 use std::collections::HashMap;

@@ -11,7 +11,7 @@
 
 use research_nudge_policy as policy;
 
-use policy::names::Pattern;
+use names::Pattern;
 use policy::{
     AgentState, MINUTE, Millis, Observation, Policy, SNOOZE_TOOL_NAME, Settings, ToolCall,
     ToolClass, Weights,

@@ -135,7 +135,7 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
 /// first for bounded cost.
 ///
 /// ```
-/// use research_nudge_fingerprint::normalize;
+/// use dsh_fingerprint::normalize;
 ///
 /// assert_eq!(
 ///     normalize("  Error at /tmp/build-77/src/App.py:12:5 (0x7ffe1234)\n"),

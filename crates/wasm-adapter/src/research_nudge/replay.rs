@@ -2,14 +2,14 @@
 //! exactly the policy the plugin runs.
 //!
 //! The first non-blank line decides the format of the whole input. A DSH session log (its first
-//! line is the `{"type":"session",…}` header) goes to [`crate::session_log`]; anything else is the
+//! line is the `{"type":"session",…}` header) goes to [`crate::research_nudge::session_log`]; anything else is the
 //! replay event format, one JSON state line out per event line:
 //!
 //! Input line: `at_ms` (integer ms, non-decreasing per agent), `agent` (default `"default"`), then
 //! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `args`) or `"user_prompt": true`.
 
-use crate::session_log::{self, SessionLog};
-use crate::{Plugin, snooze};
+use crate::research_nudge::session_log::{self, SessionLog};
+use crate::research_nudge::{Plugin, snooze};
 use policy::{AgentState, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;

@@ -1,4 +1,7 @@
-//! Tool-name tokenization and token-boundary pattern matching.
+//! Tool-name tokenization and token-boundary pattern matching, shared by the family's guards
+//! (research-nudge classifies tools with it, pain-point-check matches its allowlist with it).
+//!
+//! It knows tool names only: nothing of WASM, JS, DSH, config files or any plugin's policy.
 //!
 //! Names are split into lowercase ASCII-alphanumeric tokens: at every character that is not an ASCII
 //! letter or digit, between a lowercase letter or digit and the uppercase letter after it

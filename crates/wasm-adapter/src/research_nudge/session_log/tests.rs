@@ -1,5 +1,5 @@
 use super::*;
-use crate::replay::Replay;
+use crate::research_nudge::replay::Replay;
 
 const CREATED: Millis = 1_767_225_600_000;
 

@@ -1,4 +1,10 @@
 use super::*;
+use crate::{Issue, PathSegment, describe};
+use names::EmptyPattern;
+
+fn closest_key(key: &str) -> Option<&'static str> {
+    crate::did_you_mean(key, FIELDS.iter().map(|&(name, _)| name))
+}
 use serde_json::json;
 
 fn key(k: &str) -> PathSegment {
@@ -8,7 +14,10 @@ fn key(k: &str) -> PathSegment {
 fn valid(value: Value) -> RowConfig {
     match validate(&value) {
         Ok(config) => config,
-        Err(issues) => panic!("{value} should be valid, got {}", describe(&issues)),
+        Err(issues) => panic!(
+            "{value} should be valid, got {}",
+            describe(MESSAGE_PREFIX, &issues)
+        ),
     }
 }
 
@@ -160,7 +169,7 @@ fn settings_convert_units_and_parse_patterns() {
     assert_eq!(s.max_time_without_research, 30_000);
     assert_eq!(s.cooldown, 1, "0.75 ms rounds to the nearest ms");
     assert_eq!(s.research_tools.len(), 1);
-    assert!(s.research_tools[0].matches(&policy::names::tokens("mcp__x__web_search")));
+    assert!(s.research_tools[0].matches(&names::tokens("mcp__x__web_search")));
     assert_eq!(s.max_snooze_minutes, 7);
     assert_eq!(s.weights.failure, 0);
 }
@@ -464,7 +473,7 @@ fn every_issue_is_reported_in_key_order() {
     assert_eq!(found[1].path, [key("researchTools"), PathSegment::Index(1)]);
     assert_eq!(found[4].path, [key("zzz")]);
     assert_eq!(
-        describe(&found),
+        describe(MESSAGE_PREFIX, &found),
         "research-nudge: invalid config: enabled must be true or false (got \"yes\"); \
          researchTools[1] must be a string (got 5); \
          researchTools[2] must contain at least one letter or digit (got \"-\"); \
@@ -479,10 +488,10 @@ fn every_issue_is_reported_in_key_order() {
 fn describe_prefixes_a_single_issue() {
     let found = issues(json!({"debtThreshold": 0}));
     assert_eq!(
-        describe(&found),
+        describe(MESSAGE_PREFIX, &found),
         "research-nudge: invalid config: debtThreshold must be an integer >= 1 (got 0)"
     );
-    assert!(describe(&found).starts_with(MESSAGE_PREFIX));
+    assert!(describe(MESSAGE_PREFIX, &found).starts_with(MESSAGE_PREFIX));
 }
 
 #[test]
@@ -596,7 +605,7 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
                 assert_eq!(property["minimum"], min, "{name}");
                 assert_eq!(property["maximum"], max, "{name}");
             }
-            Rule::Patterns => {
+            Rule::List { .. } => {
                 assert_eq!(property["type"], "array", "{name}");
                 assert_eq!(property["items"]["type"], "string", "{name}");
                 assert_eq!(property["items"]["pattern"], TOOL_PATTERN_REGEX, "{name}");
@@ -605,6 +614,7 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
                 assert_eq!(property["type"], "string", "{name}");
                 assert_eq!(property["pattern"], REMINDER_REGEX, "{name}");
             }
+            Rule::OneOf(choices) => assert_eq!(property["enum"], json!(choices), "{name}"),
         }
     }
     assert_eq!(properties["debtThreshold"]["minimum"], 1);

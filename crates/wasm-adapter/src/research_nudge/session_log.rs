@@ -27,8 +27,8 @@
 //! Times are the events' `time` (Unix epoch milliseconds); one that steps back counts as no time
 //! passing, as the plugin's monotonic clock would.
 
-use crate::replay::observe_call;
-use crate::{PLUGIN_NAME, Plugin};
+use crate::research_nudge::replay::observe_call;
+use crate::research_nudge::{PLUGIN_NAME, Plugin};
 use policy::{AgentState, Hold, MINUTE, Millis, Observation, Signals, ToolClass, Triggers};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;

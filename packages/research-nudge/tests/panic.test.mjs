@@ -1,7 +1,7 @@
 // A Rust panic inside WebAssembly must never reach DSH as an exception from the plugin's listener.
 //
 // The shipped build has no way to panic on purpose, so this suite loads the fault-injection build:
-// the same crates plus the `fault-injection` cargo feature of research-nudge-wasm, whose only
+// the same crates plus the `fault-injection` cargo feature of dsh-wasm-adapter, whose only
 // addition is that observing a tool named FAULT_TOOL panics inside `AgentTracker::observe`. With
 // `panic = "abort"` the panic is a WebAssembly trap (`RuntimeError: unreachable`) thrown out of
 // the core. `cargo xtask build-fault` builds it into the gitignored target/pkg-fault/ (its own
@@ -13,14 +13,14 @@ import { fileURLToPath } from 'node:url'
 import { PROBE, accept, captureErrors, createContext, execOf, ok, post } from './support/harness.mjs'
 
 const FAULT_TOOL = '__research_nudge_fault_injection_panic__'
-const root = fileURLToPath(new URL('..', import.meta.url))
+const root = fileURLToPath(new URL('../../..', import.meta.url))
 
 // Up to date in well under a second when nothing changed; a cold build takes about a minute.
 const build = spawnSync(process.env.CARGO ?? 'cargo', ['xtask', 'build-fault'], { cwd: root, encoding: 'utf8' })
 if (build.status !== 0) {
   throw new Error(`cargo xtask build-fault failed (${build.status ?? build.error}):\n${build.stdout}\n${build.stderr}`)
 }
-const FaultPlugin = await import(new URL('../target/pkg-fault/lib/index.js', import.meta.url))
+const FaultPlugin = await import(new URL('../../../target/pkg-fault/lib/index.js', import.meta.url))
 
 async function mountFault(config) {
   const { ctx } = createContext()

@@ -1,0 +1,101 @@
+//! The npm packages of the family: where each lives and what its build is called.
+//!
+//! Row ids, package names and defaults come from `crates/config` ([`config::rows`]); this table
+//! adds only what the build needs: the folder under `packages/`, the wasm-adapter feature that
+//! selects the plugin, the wasm-bindgen out name and the CLI commands the package ships.
+
+use crate::util::root;
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+/// One npm package of the family.
+#[derive(Debug)]
+pub struct Package {
+    /// The row id DSH mounts it under, also its folder under `packages/`.
+    pub row: &'static str,
+    /// The npm package name.
+    pub npm: &'static str,
+    /// The `crates/wasm-adapter` feature that compiles in only this plugin.
+    pub feature: &'static str,
+    /// wasm-bindgen's out name: `pkg/<out>.js` + `pkg/<out>_bg.wasm`.
+    pub out_name: &'static str,
+    /// The `bin` commands of its package.json, each `bin/<command>.js`.
+    pub bins: &'static [&'static str],
+}
+
+/// Every package, in the order they are built, packed and mounted.
+pub const ALL: &[Package] = &[Package {
+    row: "research-nudge",
+    npm: "dsh-research-nudge",
+    feature: "research-nudge",
+    out_name: "research_nudge",
+    bins: &["research-nudge"],
+}];
+
+impl Package {
+    /// `packages/<row>/`.
+    pub fn dir(&self) -> PathBuf {
+        root().join("packages").join(self.row)
+    }
+
+    /// The build output folder, `packages/<row>/pkg/` (gitignored).
+    pub fn pkg_dir(&self) -> PathBuf {
+        self.dir().join("pkg")
+    }
+
+    /// The generated ES module glue.
+    pub fn glue_js(&self) -> PathBuf {
+        self.pkg_dir().join(format!("{}.js", self.out_name))
+    }
+
+    /// The generated (post-bindgen) WebAssembly module.
+    pub fn glue_wasm(&self) -> PathBuf {
+        self.pkg_dir().join(format!("{}_bg.wasm", self.out_name))
+    }
+
+    /// The package's `tests/` folder of `node --test` suites.
+    pub fn tests_dir(&self) -> PathBuf {
+        self.dir().join("tests")
+    }
+}
+
+/// The package whose row id is `row`.
+pub fn by_row(row: &str) -> Result<&'static Package> {
+    match ALL.iter().find(|p| p.row == row) {
+        Some(p) => Ok(p),
+        None => bail!(
+            "no package `{row}` (the packages are: {})",
+            ALL.iter().map(|p| p.row).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// Packages named on a command line (`--package ROW`, repeatable), or all of them.
+pub fn selected(args: &[String]) -> Result<(Vec<&'static Package>, Vec<String>)> {
+    let mut chosen = Vec::new();
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--package" || arg == "-p" {
+            let Some(row) = it.next() else {
+                bail!("{arg} needs a package (one of: {})", rows().join(", "));
+            };
+            chosen.push(by_row(row)?);
+        } else {
+            rest.push(arg.clone());
+        }
+    }
+    if chosen.is_empty() {
+        chosen = ALL.iter().collect();
+    }
+    Ok((chosen, rest))
+}
+
+fn rows() -> Vec<&'static str> {
+    ALL.iter().map(|p| p.row).collect()
+}
+
+/// dsh-research-nudge, whose fault-injection build, bench and wasm study are its own.
+pub fn research_nudge() -> &'static Package {
+    &ALL[0]
+}

@@ -1,0 +1,651 @@
+//! Validated runtime settings and the tool-name patterns of the investigation allowlist.
+//!
+//! [`SettingsInput`] is what a row config says, field by field; [`Settings::new`] checks it once
+//! and reports every problem as a typed [`SettingsError`] (the config crate turns them into
+//! field/rule/value messages). A [`Settings`] value is always valid, so the gate never re-checks.
+
+use policy::names;
+use std::fmt;
+
+/// Smallest allowed `failureThreshold` / `repeatThreshold`.
+pub const THRESHOLD_MIN: u32 = 1;
+/// Largest allowed `failureThreshold` / `repeatThreshold` (catches unit mistakes such as `2000`).
+pub const THRESHOLD_MAX: u32 = 100;
+/// Smallest allowed `maxDenials`: the escape valve can be tightened, never switched off.
+pub const MAX_DENIALS_MIN: u32 = 1;
+/// Largest allowed `maxDenials`.
+pub const MAX_DENIALS_MAX: u32 = 1000;
+
+/// Default `failureThreshold` (documented).
+pub const DEFAULT_FAILURE_THRESHOLD: u32 = 2;
+/// Default `repeatThreshold` (documented).
+pub const DEFAULT_REPEAT_THRESHOLD: u32 = 2;
+/// Default `maxDenials`: refusals in one pending episode before the gate opens by itself.
+pub const DEFAULT_MAX_DENIALS: u32 = 8;
+
+/// The eight names the original README documents as the investigation set.
+pub const DOCUMENTED_ALLOWLIST: [&str; 8] = [
+    "read",
+    "read_image",
+    "glob",
+    "grep",
+    "web_search",
+    "ask_user_question",
+    "skill",
+    "todo_write",
+];
+
+/// The default allowlist: the documented eight, plus three DSH tools an agent needs to
+/// investigate or to report while the gate is pending: `job_output` and `job_list` (reading a
+/// background job's output and listing jobs, `dsh-tool-jobs`) and `report` (a subagent's only
+/// channel back to its parent, `dsh-tool-subagent-report`).
+pub const DEFAULT_ALLOWLIST: [&str; 11] = [
+    "read",
+    "read_image",
+    "glob",
+    "grep",
+    "web_search",
+    "ask_user_question",
+    "skill",
+    "todo_write",
+    "job_output",
+    "job_list",
+    "report",
+];
+
+/// Which language the model-facing texts use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LanguageChoice {
+    /// Chinese when the agent's last user prompt contains a Han or kana character, else English.
+    #[default]
+    Auto,
+    /// Always Chinese.
+    Zh,
+    /// Always English.
+    En,
+}
+
+impl LanguageChoice {
+    /// All choices, in the order of their config spelling.
+    pub const ALL: [LanguageChoice; 3] = [Self::Auto, Self::Zh, Self::En];
+
+    /// The config spelling: `auto`, `zh` or `en`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Zh => "zh",
+            Self::En => "en",
+        }
+    }
+
+    /// The choice a config spelling names (exact, lowercase), if any.
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|choice| choice.key() == key)
+    }
+}
+
+/// A settings field, named by its config key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// `failureThreshold`.
+    FailureThreshold,
+    /// `repeatThreshold`.
+    RepeatThreshold,
+    /// `maxDenials`.
+    MaxDenials,
+    /// `allowlist`.
+    Allowlist,
+    /// `extraAllowlist`.
+    ExtraAllowlist,
+}
+
+impl Field {
+    /// The row-config key of this field.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::FailureThreshold => "failureThreshold",
+            Self::RepeatThreshold => "repeatThreshold",
+            Self::MaxDenials => "maxDenials",
+            Self::Allowlist => "allowlist",
+            Self::ExtraAllowlist => "extraAllowlist",
+        }
+    }
+}
+
+/// Why a tool-name pattern is rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatternProblem {
+    /// No ASCII letter or digit: the pattern is empty, separators only, or wildcards only. A bare
+    /// `*` would allow every tool and so switch the gate off; `enabled: false` says that plainly.
+    NoLetterOrDigit,
+    /// A character that cannot occur in a tool name: whitespace, a control character or a
+    /// non-ASCII character.
+    InvalidCharacter(char),
+    /// The same pattern (up to case and separators) appears earlier in the same list.
+    Duplicate {
+        /// Index of the earlier entry.
+        first_index: usize,
+    },
+}
+
+impl fmt::Display for PatternProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoLetterOrDigit => f.write_str(
+                "must contain at least one letter or digit (a bare `*` would allow every tool; \
+                 use enabled: false to turn the gate off)",
+            ),
+            Self::InvalidCharacter(c) => write!(
+                f,
+                "must be a tool name or a `*` pattern of ASCII letters, digits and separators \
+                 (found {c:?})"
+            ),
+            Self::Duplicate { first_index } => {
+                write!(f, "repeats entry [{first_index}] of the same list")
+            }
+        }
+    }
+}
+
+/// One problem in a [`SettingsInput`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SettingsError {
+    /// An integer field outside its bounds.
+    OutOfRange {
+        /// The field.
+        field: Field,
+        /// The value given.
+        value: u32,
+        /// Smallest allowed value.
+        min: u32,
+        /// Largest allowed value.
+        max: u32,
+    },
+    /// A list entry that is not a valid tool-name pattern.
+    InvalidPattern {
+        /// `Allowlist` or `ExtraAllowlist`.
+        field: Field,
+        /// Index in that list.
+        index: usize,
+        /// The entry as given.
+        pattern: String,
+        /// What is wrong with it.
+        problem: PatternProblem,
+    },
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OutOfRange {
+                field,
+                value,
+                min,
+                max,
+            } => write!(
+                f,
+                "{} must be an integer from {min} to {max} (got {value})",
+                field.key()
+            ),
+            Self::InvalidPattern {
+                field,
+                index,
+                pattern,
+                problem,
+            } => write!(f, "{}[{index}] {problem} (got {pattern:?})", field.key()),
+        }
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// A tool-name pattern: an exact name, or a name with `*` wildcards, matched against the whole
+/// name (anchored at both ends).
+///
+/// Names and the literal parts of patterns are compared in their canonical spelling
+/// ([`policy::names::normalize`]: lowercase tokens joined by `_`), so case and separator variants
+/// of one name are the same name (`WebSearch`, `web-search` and `web_search`). A separator at the
+/// edge of a literal part is kept as `_`, so `mcp__docs__*` matches `mcp__docs__search` but not
+/// `mcp__docsearch`. `*` stands for any run of characters, including none. There is no substring
+/// match: `read` does not allow `read_secrets` or `thread`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolPattern {
+    source: String,
+    /// Canonical literal parts between the `*`s; one part means an exact name.
+    parts: Vec<String>,
+}
+
+impl ToolPattern {
+    /// Parses a pattern.
+    pub fn new(source: &str) -> Result<Self, PatternProblem> {
+        if let Some(c) = source
+            .chars()
+            .find(|c| !c.is_ascii() || c.is_ascii_whitespace() || c.is_ascii_control())
+        {
+            return Err(PatternProblem::InvalidCharacter(c));
+        }
+        if !source.chars().any(|c| c.is_ascii_alphanumeric()) {
+            return Err(PatternProblem::NoLetterOrDigit);
+        }
+        let raw: Vec<&str> = source.split('*').collect();
+        let parts = if raw.len() == 1 {
+            vec![names::normalize(source)]
+        } else {
+            raw.iter().map(|part| canonical_part(part)).collect()
+        };
+        Ok(Self {
+            source: source.to_owned(),
+            parts,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the pattern matches a tool name.
+    pub fn matches(&self, name: &str) -> bool {
+        self.matches_canonical(&names::normalize(name))
+    }
+
+    /// Whether the pattern matches a name already in canonical spelling.
+    fn matches_canonical(&self, name: &str) -> bool {
+        let (first, rest) = match self.parts.split_first() {
+            Some(split) => split,
+            None => return false,
+        };
+        let Some((last, middle)) = rest.split_last() else {
+            return name == first;
+        };
+        let Some(mut remaining) = name.strip_prefix(first.as_str()) else {
+            return false;
+        };
+        for part in middle {
+            match remaining.find(part.as_str()) {
+                Some(at) => remaining = &remaining[at + part.len()..],
+                None => return false,
+            }
+        }
+        remaining.ends_with(last.as_str())
+    }
+}
+
+/// The canonical spelling of a literal part next to a `*`: its tokens joined by `_`, with a `_`
+/// kept for a separator at either edge.
+fn canonical_part(part: &str) -> String {
+    if part.is_empty() {
+        return String::new();
+    }
+    let core = names::normalize(part);
+    if core.is_empty() {
+        return "_".to_owned();
+    }
+    let edge = |c: Option<char>| c.is_some_and(|c| !c.is_ascii_alphanumeric());
+    let lead = if edge(part.chars().next()) { "_" } else { "" };
+    let trail = if edge(part.chars().last()) { "_" } else { "" };
+    format!("{lead}{core}{trail}")
+}
+
+/// What a row config says, before validation. `Default` is the documented defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsInput {
+    /// `enabled`: `false` turns the gate off (every call allowed, nothing counted).
+    pub enabled: bool,
+    /// `failureThreshold`: failed experiments that arm the gate (inclusive).
+    pub failure_threshold: u32,
+    /// `repeatThreshold`: consecutive identical calls that arm the gate (inclusive).
+    pub repeat_threshold: u32,
+    /// `allowlist`: tools still callable while the gate is pending; replaces the defaults.
+    pub allowlist: Vec<String>,
+    /// `extraAllowlist`: added to `allowlist`, so the defaults need not be retyped.
+    pub extra_allowlist: Vec<String>,
+    /// `language`: the language of the check block, denials and notices.
+    pub language: LanguageChoice,
+    /// `maxDenials`: refusals in one pending episode after which the gate opens by itself.
+    pub max_denials: u32,
+}
+
+impl Default for SettingsInput {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            failure_threshold: DEFAULT_FAILURE_THRESHOLD,
+            repeat_threshold: DEFAULT_REPEAT_THRESHOLD,
+            allowlist: DEFAULT_ALLOWLIST.iter().map(|&s| s.to_owned()).collect(),
+            extra_allowlist: Vec::new(),
+            language: LanguageChoice::Auto,
+            max_denials: DEFAULT_MAX_DENIALS,
+        }
+    }
+}
+
+/// Validated settings. Built by [`Settings::new`] (or `Default`); read through getters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    enabled: bool,
+    failure_threshold: u32,
+    repeat_threshold: u32,
+    max_denials: u32,
+    language: LanguageChoice,
+    /// `allowlist`, then the `extraAllowlist` entries it does not already hold.
+    allowlist: Vec<ToolPattern>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            failure_threshold: DEFAULT_FAILURE_THRESHOLD,
+            repeat_threshold: DEFAULT_REPEAT_THRESHOLD,
+            max_denials: DEFAULT_MAX_DENIALS,
+            language: LanguageChoice::Auto,
+            allowlist: DEFAULT_ALLOWLIST
+                .iter()
+                .filter_map(|s| ToolPattern::new(s).ok())
+                .collect(),
+        }
+    }
+}
+
+impl Settings {
+    /// Validates an input, reporting every problem in field order (thresholds, `maxDenials`,
+    /// `allowlist`, `extraAllowlist`; list entries in index order).
+    ///
+    /// An empty `allowlist` is valid: while pending, every tool is refused and only the answer
+    /// (or a user message, or the escape valve) opens the gate. An `extraAllowlist` entry that is
+    /// already in `allowlist` is merged silently; a repeat inside one list is an error.
+    pub fn new(input: &SettingsInput) -> Result<Self, Vec<SettingsError>> {
+        let mut errors = Vec::new();
+        let bounded = [
+            (
+                Field::FailureThreshold,
+                input.failure_threshold,
+                THRESHOLD_MIN,
+                THRESHOLD_MAX,
+            ),
+            (
+                Field::RepeatThreshold,
+                input.repeat_threshold,
+                THRESHOLD_MIN,
+                THRESHOLD_MAX,
+            ),
+            (
+                Field::MaxDenials,
+                input.max_denials,
+                MAX_DENIALS_MIN,
+                MAX_DENIALS_MAX,
+            ),
+        ];
+        for (field, value, min, max) in bounded {
+            if !(min..=max).contains(&value) {
+                errors.push(SettingsError::OutOfRange {
+                    field,
+                    value,
+                    min,
+                    max,
+                });
+            }
+        }
+        let mut allowlist = parse_list(Field::Allowlist, &input.allowlist, &mut errors);
+        for pattern in parse_list(Field::ExtraAllowlist, &input.extra_allowlist, &mut errors) {
+            if !allowlist.iter().any(|p| p.parts == pattern.parts) {
+                allowlist.push(pattern);
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Self {
+            enabled: input.enabled,
+            failure_threshold: input.failure_threshold,
+            repeat_threshold: input.repeat_threshold,
+            max_denials: input.max_denials,
+            language: input.language,
+            allowlist,
+        })
+    }
+
+    /// Whether the gate is on.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Failed experiments that arm the gate (inclusive), in `THRESHOLD_MIN..=THRESHOLD_MAX`.
+    pub fn failure_threshold(&self) -> u32 {
+        self.failure_threshold
+    }
+
+    /// Consecutive identical calls that arm the gate (inclusive), in
+    /// `THRESHOLD_MIN..=THRESHOLD_MAX`. `1` arms on every counted call ("strict mode").
+    pub fn repeat_threshold(&self) -> u32 {
+        self.repeat_threshold
+    }
+
+    /// Refusals in one pending episode after which the gate opens by itself, in
+    /// `MAX_DENIALS_MIN..=MAX_DENIALS_MAX`.
+    pub fn max_denials(&self) -> u32 {
+        self.max_denials
+    }
+
+    /// The language choice for model-facing texts.
+    pub fn language(&self) -> LanguageChoice {
+        self.language
+    }
+
+    /// The merged allowlist: `allowlist`, then the new `extraAllowlist` entries.
+    pub fn allowlist(&self) -> &[ToolPattern] {
+        &self.allowlist
+    }
+
+    /// Whether a tool may run while the gate is pending (and is transparent to counting).
+    pub fn is_allowlisted(&self, name: &str) -> bool {
+        let canonical = names::normalize(name);
+        self.allowlist
+            .iter()
+            .any(|p| p.matches_canonical(&canonical))
+    }
+}
+
+fn parse_list(
+    field: Field,
+    sources: &[String],
+    errors: &mut Vec<SettingsError>,
+) -> Vec<ToolPattern> {
+    let mut parsed: Vec<(usize, ToolPattern)> = Vec::new();
+    for (index, source) in sources.iter().enumerate() {
+        let problem = match ToolPattern::new(source) {
+            Ok(pattern) => match parsed.iter().find(|(_, p)| p.parts == pattern.parts) {
+                Some(&(first_index, _)) => PatternProblem::Duplicate { first_index },
+                None => {
+                    parsed.push((index, pattern));
+                    continue;
+                }
+            },
+            Err(problem) => problem,
+        };
+        errors.push(SettingsError::InvalidPattern {
+            field,
+            index,
+            pattern: source.clone(),
+            problem,
+        });
+    }
+    parsed.into_iter().map(|(_, p)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(source: &str) -> ToolPattern {
+        ToolPattern::new(source).unwrap()
+    }
+
+    fn input() -> SettingsInput {
+        SettingsInput::default()
+    }
+
+    #[test]
+    fn defaults_match_the_documented_values() {
+        let s = Settings::default();
+        assert_eq!(Settings::new(&input()).unwrap(), s);
+        assert!(s.enabled());
+        assert_eq!(s.failure_threshold(), 2);
+        assert_eq!(s.repeat_threshold(), 2);
+        assert_eq!(s.max_denials(), 8);
+        assert_eq!(s.language(), LanguageChoice::Auto);
+        let sources: Vec<&str> = s.allowlist().iter().map(ToolPattern::source).collect();
+        assert_eq!(sources, DEFAULT_ALLOWLIST);
+        assert_eq!(&DEFAULT_ALLOWLIST[..8], DOCUMENTED_ALLOWLIST);
+        for name in DEFAULT_ALLOWLIST {
+            assert!(s.is_allowlisted(name), "{name}");
+        }
+        for name in [
+            "bash",
+            "pwsh",
+            "edit",
+            "write",
+            "run_code",
+            "web_fetch",
+            "job_kill",
+        ] {
+            assert!(!s.is_allowlisted(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn exact_patterns_match_whole_names_in_canonical_spelling() {
+        assert!(pattern("web_search").matches("WebSearch"));
+        assert!(pattern("web_search").matches("web-search"));
+        assert!(pattern("WebSearch").matches("web_search"));
+        assert!(!pattern("read").matches("read_secrets"));
+        assert!(!pattern("read").matches("thread"));
+        assert!(!pattern("read").matches("mcp__fs__read"));
+        assert!(!pattern("report").matches("report_and_deploy"));
+    }
+
+    #[test]
+    fn wildcards_are_anchored_and_keep_edge_separators() {
+        let docs = pattern("mcp__docs__*");
+        assert!(docs.matches("mcp__docs__search"));
+        assert!(docs.matches("mcp__docs__fetch_page"));
+        assert!(!docs.matches("mcp__docsearch"));
+        assert!(!docs.matches("mcp__github__search"));
+        assert!(!docs.matches("x_mcp__docs__search"));
+        let suffix = pattern("*_search");
+        assert!(suffix.matches("web_search"));
+        assert!(suffix.matches("mcp__brave__brave_web_search"));
+        assert!(!suffix.matches("research"));
+        assert!(!suffix.matches("search_web"));
+        let middle = pattern("mcp__*__read*");
+        assert!(middle.matches("mcp__fs__read_file"));
+        assert!(middle.matches("mcp__fs__read"));
+        assert!(!middle.matches("mcp__fs__write_file"));
+        assert!(pattern("get*").matches("get_goal"));
+        assert!(!pattern("get*").matches("forget"));
+        // `*` may stand for nothing.
+        assert!(pattern("job_*list").matches("job_list"));
+    }
+
+    #[test]
+    fn rejects_patterns_that_cannot_name_a_tool() {
+        for bad in ["", "*", "**", "__", "*_*", "-"] {
+            assert_eq!(
+                ToolPattern::new(bad),
+                Err(PatternProblem::NoLetterOrDigit),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            ToolPattern::new("web search"),
+            Err(PatternProblem::InvalidCharacter(' '))
+        );
+        assert_eq!(
+            ToolPattern::new("lecture_é"),
+            Err(PatternProblem::InvalidCharacter('é'))
+        );
+    }
+
+    #[test]
+    fn reports_every_problem_with_field_index_and_value() {
+        let bad = SettingsInput {
+            failure_threshold: 0,
+            repeat_threshold: 101,
+            max_denials: 0,
+            allowlist: vec!["read".into(), "*".into(), "Read".into()],
+            extra_allowlist: vec!["mcp x".into()],
+            ..input()
+        };
+        let errors = Settings::new(&bad).unwrap_err();
+        let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            messages,
+            [
+                "failureThreshold must be an integer from 1 to 100 (got 0)",
+                "repeatThreshold must be an integer from 1 to 100 (got 101)",
+                "maxDenials must be an integer from 1 to 1000 (got 0)",
+                "allowlist[1] must contain at least one letter or digit (a bare `*` would allow \
+                 every tool; use enabled: false to turn the gate off) (got \"*\")",
+                "allowlist[2] repeats entry [0] of the same list (got \"Read\")",
+                "extraAllowlist[0] must be a tool name or a `*` pattern of ASCII letters, digits \
+                 and separators (found ' ') (got \"mcp x\")",
+            ]
+        );
+        assert_eq!(
+            errors[0],
+            SettingsError::OutOfRange {
+                field: Field::FailureThreshold,
+                value: 0,
+                min: 1,
+                max: 100
+            }
+        );
+    }
+
+    #[test]
+    fn bounds_are_inclusive() {
+        for (f, r, d) in [(1, 1, 1), (100, 100, 1000)] {
+            let s = Settings::new(&SettingsInput {
+                failure_threshold: f,
+                repeat_threshold: r,
+                max_denials: d,
+                ..input()
+            })
+            .unwrap();
+            assert_eq!(
+                (s.failure_threshold(), s.repeat_threshold(), s.max_denials()),
+                (f, r, d)
+            );
+        }
+    }
+
+    #[test]
+    fn extra_allowlist_merges_without_retyping_defaults() {
+        let s = Settings::new(&SettingsInput {
+            extra_allowlist: vec!["mcp__docs__*".into(), "read".into(), "bash".into()],
+            ..input()
+        })
+        .unwrap();
+        assert_eq!(s.allowlist().len(), DEFAULT_ALLOWLIST.len() + 2);
+        assert!(s.is_allowlisted("read"));
+        assert!(s.is_allowlisted("mcp__docs__search"));
+        assert!(s.is_allowlisted("bash"));
+        // A replaced allowlist drops the defaults; an empty one allows nothing.
+        let empty = Settings::new(&SettingsInput {
+            allowlist: Vec::new(),
+            ..input()
+        })
+        .unwrap();
+        assert!(!empty.is_allowlisted("read"));
+    }
+
+    #[test]
+    fn language_keys_round_trip() {
+        for choice in LanguageChoice::ALL {
+            assert_eq!(LanguageChoice::from_key(choice.key()), Some(choice));
+        }
+        assert_eq!(LanguageChoice::from_key("ZH"), None);
+        assert_eq!(LanguageChoice::from_key("fr"), None);
+    }
+}

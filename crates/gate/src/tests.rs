@@ -1,0 +1,787 @@
+use super::*;
+
+fn args(json: &str) -> ArgsHash {
+    canonical_args_hash_str(json)
+}
+
+fn defaults() -> Settings {
+    Settings::default()
+}
+
+fn with(input: SettingsInput) -> Settings {
+    Settings::new(&input).unwrap()
+}
+
+/// `probe {"x":1}`: the scripted experiment of most tests.
+const PROBE: &str = "probe";
+const X1: &str = r#"{"x":1}"#;
+
+const ZH_ANSWER: &str = "卡点=测试在 CI 上超时 排除=不是缓存问题 性价比=先本地复现超时";
+const EN_ANSWER: &str = "blocker=the CI test times out\nruled_out=the cache is not the cause\nbest_path=reproduce the timeout locally";
+
+fn fail(gate: &mut AgentGate, s: &Settings, name: &str, json: &str) -> Observation {
+    gate.on_result(s, name, args(json), Outcome::error())
+}
+
+fn succeed(gate: &mut AgentGate, s: &Settings, name: &str, json: &str) -> Observation {
+    gate.on_result(s, name, args(json), Outcome::success())
+}
+
+/// A gate armed by two failed `probe` calls, check block not yet shown.
+fn armed(s: &Settings) -> AgentGate {
+    let mut gate = AgentGate::new();
+    assert_eq!(
+        fail(&mut gate, s, PROBE, r#"{"x":0}"#),
+        Observation::Counted
+    );
+    assert!(matches!(
+        fail(&mut gate, s, PROBE, X1),
+        Observation::Armed(_)
+    ));
+    gate
+}
+
+fn is_denied(decision: &Decision, kind: DenyKind) -> bool {
+    matches!(decision, Decision::Deny { kind: k, .. } if *k == kind)
+}
+
+fn reason(decision: Decision) -> String {
+    match decision {
+        Decision::Deny { reason, .. } => reason,
+        Decision::Allow => panic!("expected a denial"),
+    }
+}
+
+#[test]
+fn failures_arm_at_the_threshold_inclusive() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    assert_eq!(
+        fail(&mut gate, &s, "edit", r#"{"path":"a"}"#),
+        Observation::Counted
+    );
+    assert_eq!(gate.status(), Status::Idle);
+    assert_eq!(gate.failures(), 1);
+    assert_eq!(
+        fail(&mut gate, &s, "bash", r#"{"cmd":"make"}"#),
+        Observation::Armed(Trigger {
+            failures: Some(2),
+            repeats: None
+        })
+    );
+    assert_eq!(gate.status(), Status::Pending);
+}
+
+#[test]
+fn failures_accumulate_across_successes() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    fail(&mut gate, &s, "edit", "{}");
+    assert_eq!(
+        succeed(&mut gate, &s, "write", r#"{"p":1}"#),
+        Observation::Counted
+    );
+    assert!(matches!(
+        fail(&mut gate, &s, "bash", "{}"),
+        Observation::Armed(_)
+    ));
+}
+
+#[test]
+fn non_zero_exits_kills_and_timeouts_are_failures() {
+    for outcome in [
+        Outcome::exited(1),
+        Outcome::exited(-1),
+        Outcome::killed(),
+        Outcome::timed_out(),
+        Outcome::error(),
+    ] {
+        assert!(outcome.failed(), "{outcome:?}");
+        let s = defaults();
+        let mut gate = AgentGate::new();
+        gate.on_result(&s, "bash", args(r#"{"c":"a"}"#), outcome);
+        assert_eq!(
+            gate.on_result(&s, "bash", args(r#"{"c":"b"}"#), outcome),
+            Observation::Armed(Trigger {
+                failures: Some(2),
+                repeats: None
+            }),
+            "{outcome:?}"
+        );
+    }
+    assert!(!Outcome::exited(0).failed());
+    assert!(!Outcome::success().failed());
+}
+
+#[test]
+fn identical_calls_arm_regardless_of_key_order() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    assert_eq!(
+        succeed(&mut gate, &s, PROBE, r#"{"a":1,"b":2}"#),
+        Observation::Counted
+    );
+    assert_eq!(gate.run_length(), 1);
+    assert_eq!(
+        succeed(&mut gate, &s, PROBE, r#"{"b":2,"a":1}"#),
+        Observation::Armed(Trigger {
+            failures: None,
+            repeats: Some(2)
+        })
+    );
+}
+
+#[test]
+fn only_consecutive_identical_calls_form_a_run() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    for json in [X1, r#"{"x":2}"#, X1] {
+        assert_eq!(succeed(&mut gate, &s, PROBE, json), Observation::Counted);
+    }
+    assert_eq!(gate.run_length(), 1);
+    // Same arguments, another tool: not identical.
+    assert_eq!(succeed(&mut gate, &s, "probe2", X1), Observation::Counted);
+    assert_eq!(gate.status(), Status::Idle);
+}
+
+#[test]
+fn identical_failures_report_both_thresholds() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    fail(&mut gate, &s, "bash", X1);
+    assert_eq!(
+        fail(&mut gate, &s, "bash", X1),
+        Observation::Armed(Trigger {
+            failures: Some(2),
+            repeats: Some(2)
+        })
+    );
+}
+
+#[test]
+fn investigation_calls_neither_count_nor_break_a_run() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    succeed(&mut gate, &s, PROBE, X1);
+    assert_eq!(
+        fail(&mut gate, &s, "read", r#"{"path":"missing"}"#),
+        Observation::Transparent
+    );
+    assert_eq!(
+        succeed(&mut gate, &s, "grep", r#"{"q":"x"}"#),
+        Observation::Transparent
+    );
+    assert_eq!(gate.failures(), 0);
+    assert_eq!(gate.run_length(), 1);
+    assert!(matches!(
+        succeed(&mut gate, &s, PROBE, X1),
+        Observation::Armed(_)
+    ));
+}
+
+#[test]
+fn strict_repeat_threshold_arms_on_every_counted_call() {
+    let s = with(SettingsInput {
+        repeat_threshold: 1,
+        ..SettingsInput::default()
+    });
+    let mut gate = AgentGate::new();
+    assert_eq!(
+        succeed(&mut gate, &s, "read", "{}"),
+        Observation::Transparent
+    );
+    assert_eq!(
+        succeed(&mut gate, &s, "edit", "{}"),
+        Observation::Armed(Trigger {
+            failures: None,
+            repeats: Some(1)
+        })
+    );
+}
+
+#[test]
+fn pending_denies_with_a_self_contained_reason_before_the_check_is_shown() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    let decision = gate.pre_execute(&s, "bash", args("{}"));
+    assert!(is_denied(&decision, DenyKind::Pending));
+    assert_eq!(
+        reason(decision),
+        "[pain-point-check] `bash` refused: pain-point check pending. Missing: blocker, \
+         ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, \
+         ask_user_question, skill, todo_write, job_output, job_list, report. Answer all three in \
+         visible reply text: blocker=… ruled_out=… best_path=…"
+    );
+    assert_eq!(gate.denials(), 1);
+}
+
+#[test]
+fn pending_allows_investigation_tools_and_the_code_mode_transport() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    for name in DEFAULT_ALLOWLIST.iter().copied().chain([CODE_MODE_TOOL]) {
+        assert_eq!(
+            gate.pre_execute(&s, name, args("{}")),
+            Decision::Allow,
+            "{name}"
+        );
+    }
+    // Tool names compare in canonical spelling.
+    assert_eq!(
+        gate.pre_execute(&s, "WebSearch", args("{}")),
+        Decision::Allow
+    );
+    for name in ["bash", "edit", "write", "web_fetch", "subagent", "job_kill"] {
+        assert!(
+            is_denied(&gate.pre_execute(&s, name, args("{}")), DenyKind::Pending),
+            "{name}"
+        );
+    }
+    assert_eq!(gate.denials(), 6);
+    assert_eq!(
+        gate.on_result(&s, CODE_MODE_TOOL, args("{}"), Outcome::error()),
+        Observation::Ignored(IgnoreReason::WhilePending)
+    );
+}
+
+#[test]
+fn code_mode_results_are_transparent() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    succeed(&mut gate, &s, PROBE, X1);
+    assert_eq!(
+        gate.on_result(
+            &s,
+            CODE_MODE_TOOL,
+            args(r#"{"code":"x"}"#),
+            Outcome::error()
+        ),
+        Observation::Transparent
+    );
+    assert_eq!(gate.failures(), 0);
+    assert!(matches!(
+        succeed(&mut gate, &s, PROBE, X1),
+        Observation::Armed(_)
+    ));
+}
+
+#[test]
+fn extra_allowlist_patterns_work_while_pending() {
+    let s = with(SettingsInput {
+        extra_allowlist: vec!["mcp__docs__*".into()],
+        ..SettingsInput::default()
+    });
+    let mut gate = armed(&s);
+    assert_eq!(
+        gate.pre_execute(&s, "mcp__docs__search", args("{}")),
+        Decision::Allow
+    );
+    assert!(is_denied(
+        &gate.pre_execute(&s, "mcp__github__search", args("{}")),
+        DenyKind::Pending
+    ));
+}
+
+#[test]
+fn the_check_block_is_shown_once_per_arming() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    let notice = gate.pre_step(&s).unwrap();
+    assert_eq!(notice.kind, NoticeKind::Check);
+    assert_eq!(
+        notice.summary,
+        "pain-point gate: 2 failed experiments on this problem"
+    );
+    assert_eq!(
+        notice.text,
+        "[pain-point-check] Pain-point check: 2 failed experiments on this problem. Until you \
+         answer, only investigation tools run.
+1. Is this blocker still the most critical one to solve?
+2. What did the last negative result actually rule out?
+3. Which path is the most cost-effective (not necessarily the cheapest)?
+If you cannot say what the last negative result ruled out, you have no falsifiable hypothesis \
+yet: instead of another shot, write one with the check that would refute it, as hypothesis=…
+Answer all three in one visible reply (not only in reasoning, not quoted or in a code block):
+blocker=… ruled_out=… best_path=…
+(Chinese markers work too: 卡点=… 排除=… 性价比=…)
+Still allowed meanwhile: read, read_image, glob, grep, web_search, ask_user_question, skill, \
+todo_write, job_output, job_list, report."
+    );
+    assert_eq!(gate.pre_step(&s), None);
+    assert_eq!(gate.pre_step(&s), None);
+    assert_eq!(gate.status(), Status::Pending);
+}
+
+#[test]
+fn chinese_texts_follow_a_chinese_user_prompt_under_auto() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    gate.on_user_prompt("修复这个 bug in src/main.rs");
+    assert_eq!(gate.language(&s), Language::Zh);
+    fail(&mut gate, &s, PROBE, "{}");
+    succeed(&mut gate, &s, "read", "{}");
+    fail(&mut gate, &s, PROBE, "{}");
+    let notice = gate.pre_step(&s).unwrap();
+    assert_eq!(
+        notice.summary,
+        "卡点检查：2 次失败的尝试，最近 2 次完全相同"
+    );
+    assert!(notice.text.starts_with(
+        "[pain-point-check] 卡点检查：2 次失败的尝试，最近 2 次完全相同。在你回答之前，只有调查类工具可用。\n"
+    ));
+    assert!(notice.text.contains("\n卡点=… 排除=… 性价比=…\n"));
+    assert!(notice.text.contains("1. 这个卡点仍然是当前最关键的吗？\n"));
+    assert_eq!(
+        reason(gate.pre_execute(&s, "bash", args("{}"))),
+        "[pain-point-check] 已拒绝 `bash`：卡点检查待回答。仍缺：卡点、排除、性价比。仍可用：read、\
+         read_image、glob、grep、web_search、ask_user_question、skill、todo_write、job_output、\
+         job_list、report。请在可见回复正文中一次答全：卡点=… 排除=… 性价比=…"
+    );
+    // An English prompt switches back; an explicit choice wins over the prompt.
+    gate.on_user_prompt("fix the build");
+    assert_eq!(gate.language(&s), Language::En);
+    let zh = with(SettingsInput {
+        language: LanguageChoice::Zh,
+        ..SettingsInput::default()
+    });
+    assert_eq!(gate.language(&zh), Language::Zh);
+    gate.on_user_prompt("日本語のテキスト");
+    let en = with(SettingsInput {
+        language: LanguageChoice::En,
+        ..SettingsInput::default()
+    });
+    assert_eq!(gate.language(&en), Language::En);
+    assert_eq!(gate.language(&s), Language::Zh);
+}
+
+#[test]
+fn auto_language_looks_for_han_or_kana_only() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    assert_eq!(gate.language(&s), Language::En);
+    for (prompt, lang) in [
+        ("한국어 텍스트", Language::En),
+        ("ｆｕｌｌ－ｗｉｄｔｈ ＡＳＣＩＩ", Language::En),
+        ("fix src/main.rs，谢谢", Language::Zh),
+        ("カタカナ", Language::Zh),
+    ] {
+        gate.on_user_prompt(prompt);
+        assert_eq!(gate.language(&s), lang, "{prompt}");
+    }
+}
+
+#[test]
+fn a_full_answer_lifts_and_zeroes_the_counters() {
+    for answer in [ZH_ANSWER, EN_ANSWER] {
+        let s = defaults();
+        let mut gate = armed(&s);
+        let _ = gate.pre_step(&s);
+        assert_eq!(gate.on_assistant_text(&s, answer), LiftOutcome::Lifted);
+        assert_eq!(gate.status(), Status::Probation);
+        assert_eq!((gate.failures(), gate.run_length()), (0, 0));
+        assert_eq!(gate.pre_execute(&s, "edit", args("{}")), Decision::Allow);
+        // One failure after the lift does not re-arm.
+        assert_eq!(fail(&mut gate, &s, "edit", "{}"), Observation::Counted);
+    }
+}
+
+#[test]
+fn a_partial_answer_keeps_the_gate_and_names_what_is_missing() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    let outcome = gate.on_assistant_text(&s, "卡点=测试在 CI 上超时\n排除=不是缓存问题");
+    let missing = MarkerSet::EMPTY.with(Marker::BestPath);
+    assert_eq!(outcome, LiftOutcome::Partial { missing });
+    assert_eq!(gate.missing(), Some(missing));
+    let text = reason(gate.pre_execute(&s, "bash", args("{}")));
+    assert!(text.contains("Missing: best_path."), "{text}");
+    // The next reply must carry all three again.
+    assert_eq!(
+        gate.on_assistant_text(&s, "性价比=先本地复现"),
+        LiftOutcome::Partial {
+            missing: MarkerSet::EMPTY
+                .with(Marker::Blocker)
+                .with(Marker::RuledOut)
+        }
+    );
+    assert_eq!(gate.status(), Status::Pending);
+}
+
+#[test]
+fn quoted_or_placeholder_answers_do_not_lift() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    for reply in [
+        "卡点=… 排除=… 性价比=…",
+        "> 卡点=测试超时 排除=缓存 性价比=本地复现",
+        "```\n卡点=测试超时 排除=缓存 性价比=本地复现\n```",
+        "blocker=TBD ruled_out=... best_path=<...>",
+    ] {
+        assert_eq!(
+            gate.on_assistant_text(&s, reply),
+            LiftOutcome::Partial {
+                missing: MarkerSet::ALL
+            },
+            "{reply}"
+        );
+    }
+}
+
+#[test]
+fn replies_outside_a_pending_gate_change_nothing() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    fail(&mut gate, &s, PROBE, "{}");
+    assert_eq!(
+        gate.on_assistant_text(&s, ZH_ANSWER),
+        LiftOutcome::NotPending
+    );
+    assert_eq!(gate.failures(), 1);
+}
+
+#[test]
+fn a_user_prompt_resets_the_agent() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    assert!(gate.on_user_prompt("try again"));
+    assert_eq!(gate.status(), Status::Idle);
+    assert_eq!((gate.failures(), gate.run_length()), (0, 0));
+    assert_eq!(gate.pre_execute(&s, PROBE, args(X1)), Decision::Allow);
+    assert_eq!(fail(&mut gate, &s, PROBE, X1), Observation::Counted);
+    assert!(!gate.on_user_prompt("and again"));
+    assert_eq!(gate, {
+        let mut fresh = AgentGate::new();
+        fresh.on_user_prompt("");
+        fresh
+    });
+}
+
+#[test]
+fn own_denials_never_count() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    let _ = gate.pre_step(&s);
+    for _ in 0..5 {
+        let decision = gate.pre_execute(&s, "bash", args("{}"));
+        assert!(is_denied(&decision, DenyKind::Pending));
+        assert_eq!(
+            gate.on_result(&s, "bash", args("{}"), Outcome::error()),
+            Observation::Ignored(IgnoreReason::WhilePending)
+        );
+    }
+    assert_eq!(gate.on_assistant_text(&s, ZH_ANSWER), LiftOutcome::Lifted);
+    assert_eq!(fail(&mut gate, &s, "edit", "{}"), Observation::Counted);
+    assert_eq!(gate.failures(), 1);
+    assert_eq!(gate.status(), Status::Probation);
+}
+
+#[test]
+fn the_same_direction_shot_is_denied_once() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    assert_eq!(gate.on_assistant_text(&s, EN_ANSWER), LiftOutcome::Lifted);
+    let decision = gate.pre_execute(&s, PROBE, args(X1));
+    assert_eq!(
+        decision,
+        Decision::Deny {
+            kind: DenyKind::SameShot,
+            reason: "[pain-point-check] `probe` refused once: it is the exact call that armed \
+                     the check, and no other call has succeeded since. Change something along \
+                     your best_path first; an identical call after this one runs."
+                .to_owned()
+        }
+    );
+    assert_eq!(
+        gate.on_result(&s, PROBE, args(X1), Outcome::error()),
+        Observation::Ignored(IgnoreReason::OwnDenial)
+    );
+    assert_eq!(gate.failures(), 0);
+    // Other arguments were never the arming call.
+    assert_eq!(
+        gate.pre_execute(&s, PROBE, args(r#"{"x":0}"#)),
+        Decision::Allow
+    );
+    assert_eq!(gate.pre_execute(&s, PROBE, args(X1)), Decision::Allow);
+    assert_eq!(gate.status(), Status::Idle);
+    assert_eq!(fail(&mut gate, &s, PROBE, X1), Observation::Counted);
+}
+
+#[test]
+fn only_a_successful_different_call_counts_as_a_change() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    assert_eq!(gate.on_assistant_text(&s, ZH_ANSWER), LiftOutcome::Lifted);
+    // Investigation and a failed different call change nothing.
+    assert_eq!(
+        succeed(&mut gate, &s, "read", "{}"),
+        Observation::Transparent
+    );
+    assert_eq!(fail(&mut gate, &s, "edit", "{}"), Observation::Counted);
+    assert_eq!(gate.status(), Status::Probation);
+    // A successful different call does.
+    assert_eq!(
+        succeed(&mut gate, &s, "edit", r#"{"fix":true}"#),
+        Observation::Counted
+    );
+    assert_eq!(gate.status(), Status::Idle);
+    assert_eq!(gate.pre_execute(&s, PROBE, args(X1)), Decision::Allow);
+}
+
+#[test]
+fn the_gate_can_arm_again_after_a_lift() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    assert_eq!(gate.on_assistant_text(&s, ZH_ANSWER), LiftOutcome::Lifted);
+    fail(&mut gate, &s, "edit", "{}");
+    assert!(matches!(
+        fail(&mut gate, &s, "bash", "{}"),
+        Observation::Armed(_)
+    ));
+    assert_eq!(gate.status(), Status::Pending);
+    assert!(gate.pre_step(&s).is_some());
+}
+
+#[test]
+fn the_escape_valve_opens_after_max_denials() {
+    let s = with(SettingsInput {
+        max_denials: 2,
+        ..SettingsInput::default()
+    });
+    let mut gate = armed(&s);
+    assert_eq!(gate.pre_step(&s).map(|n| n.kind), Some(NoticeKind::Check));
+    let _ = gate.pre_execute(&s, "bash", args("{}"));
+    assert_eq!(gate.pre_step(&s), None);
+    let _ = gate.pre_execute(&s, "bash", args("{}"));
+    let notice = gate.pre_step(&s).unwrap();
+    assert_eq!(notice.kind, NoticeKind::Escape { denials: 2 });
+    assert_eq!(
+        notice.text,
+        "[pain-point-check] Gate opened without an answer after 2 refused calls; counters reset. \
+         Before your next shot, answer anyway: blocker=… ruled_out=… best_path=…"
+    );
+    assert_eq!(notice.summary, "pain-point gate opened after 2 refusals");
+    assert_eq!(gate.status(), Status::Idle);
+    assert_eq!((gate.failures(), gate.run_length()), (0, 0));
+    // No same-direction guard after an escape.
+    assert_eq!(gate.pre_execute(&s, PROBE, args(X1)), Decision::Allow);
+    assert_eq!(gate.pre_step(&s), None);
+}
+
+#[test]
+fn the_check_block_is_shown_before_any_escape() {
+    let s = with(SettingsInput {
+        max_denials: 1,
+        ..SettingsInput::default()
+    });
+    let mut gate = armed(&s);
+    for _ in 0..3 {
+        let _ = gate.pre_execute(&s, "bash", args("{}"));
+    }
+    assert_eq!(gate.pre_step(&s).map(|n| n.kind), Some(NoticeKind::Check));
+    assert_eq!(
+        gate.pre_step(&s).map(|n| n.kind),
+        Some(NoticeKind::Escape { denials: 3 })
+    );
+}
+
+#[test]
+fn a_human_answer_resets_even_while_pending() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    assert_eq!(
+        gate.pre_execute(&s, ASK_USER_TOOL, args("{}")),
+        Decision::Allow
+    );
+    assert_eq!(
+        succeed(&mut gate, &s, ASK_USER_TOOL, "{}"),
+        Observation::HumanAnswered
+    );
+    assert_eq!(gate.status(), Status::Idle);
+    // A failed question is just a transparent investigation call.
+    assert_eq!(
+        fail(&mut gate, &s, ASK_USER_TOOL, "{}"),
+        Observation::Transparent
+    );
+}
+
+#[test]
+fn cancelled_calls_are_not_experiments() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    for _ in 0..3 {
+        assert_eq!(
+            gate.on_result(&s, PROBE, args(X1), Outcome::cancelled()),
+            Observation::Ignored(IgnoreReason::Cancelled)
+        );
+    }
+    assert_eq!(gate, AgentGate::new());
+}
+
+#[test]
+fn a_disabled_gate_allows_and_counts_nothing() {
+    let s = with(SettingsInput {
+        enabled: false,
+        ..SettingsInput::default()
+    });
+    let mut gate = AgentGate::new();
+    for _ in 0..5 {
+        assert_eq!(
+            fail(&mut gate, &s, PROBE, X1),
+            Observation::Ignored(IgnoreReason::Disabled)
+        );
+        assert_eq!(gate.pre_execute(&s, PROBE, args(X1)), Decision::Allow);
+    }
+    assert_eq!(gate.pre_step(&s), None);
+    assert_eq!(
+        gate.on_assistant_text(&s, ZH_ANSWER),
+        LiftOutcome::NotPending
+    );
+    assert_eq!(gate, AgentGate::new());
+}
+
+#[test]
+fn long_tool_names_are_cut_in_denials() {
+    let s = defaults();
+    let mut gate = armed(&s);
+    let name = "n".repeat(200);
+    let text = reason(gate.pre_execute(&s, &name, args("{}")));
+    assert!(
+        text.contains(&format!("`{}…`", "n".repeat(NAME_LIMIT))),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_shown_allowlist_is_capped() {
+    let extra: Vec<String> = (0..5).map(|i| format!("tool{i}")).collect();
+    let s = with(SettingsInput {
+        extra_allowlist: extra,
+        ..SettingsInput::default()
+    });
+    let mut gate = armed(&s);
+    let text = reason(gate.pre_execute(&s, "bash", args("{}")));
+    assert!(
+        text.contains("report, tool0 +4. Answer all three"),
+        "{text}"
+    );
+    let none = with(SettingsInput {
+        allowlist: Vec::new(),
+        ..SettingsInput::default()
+    });
+    let mut gate = armed(&none);
+    let text = reason(gate.pre_execute(&none, "read", args("{}")));
+    assert!(
+        text.contains("Still allowed: none (answer first). Answer all three"),
+        "{text}"
+    );
+}
+
+#[test]
+fn handle_reports_a_replay_timeline() {
+    let s = with(SettingsInput {
+        max_denials: 1,
+        ..SettingsInput::default()
+    });
+    let mut gate = AgentGate::new();
+    let x1 = args(X1);
+    let inputs = [
+        Input::UserPrompt { text: "fix it" },
+        Input::Step,
+        Input::ToolCall {
+            name: PROBE,
+            args: x1,
+        },
+        Input::ToolResult {
+            name: PROBE,
+            args: x1,
+            outcome: Outcome::exited(1),
+        },
+        Input::ToolCall {
+            name: PROBE,
+            args: x1,
+        },
+        Input::ToolResult {
+            name: PROBE,
+            args: x1,
+            outcome: Outcome::exited(1),
+        },
+        Input::Step,
+        Input::AssistantText {
+            text: "blocker=the build",
+        },
+        Input::ToolCall {
+            name: PROBE,
+            args: x1,
+        },
+        Input::ToolResult {
+            name: PROBE,
+            args: x1,
+            outcome: Outcome::error(),
+        },
+        Input::Step,
+        Input::ToolCall {
+            name: PROBE,
+            args: x1,
+        },
+        Input::ToolResult {
+            name: PROBE,
+            args: x1,
+            outcome: Outcome::exited(1),
+        },
+        Input::ToolCall {
+            name: PROBE,
+            args: x1,
+        },
+        Input::ToolResult {
+            name: PROBE,
+            args: x1,
+            outcome: Outcome::exited(1),
+        },
+        Input::Step,
+        Input::AssistantText { text: EN_ANSWER },
+        Input::ToolCall {
+            name: PROBE,
+            args: x1,
+        },
+        Input::ToolResult {
+            name: PROBE,
+            args: x1,
+            outcome: Outcome::error(),
+        },
+        Input::UserPrompt { text: "stop" },
+    ];
+    let timeline: Vec<TimelineEntry> = inputs
+        .iter()
+        .filter_map(|&input| gate.handle(&s, input).timeline_entry())
+        .collect();
+    let both = Trigger {
+        failures: Some(2),
+        repeats: Some(2),
+    };
+    assert_eq!(
+        timeline,
+        [
+            TimelineEntry::Armed(both),
+            TimelineEntry::CheckShown,
+            TimelineEntry::Partial(
+                MarkerSet::EMPTY
+                    .with(Marker::RuledOut)
+                    .with(Marker::BestPath)
+            ),
+            TimelineEntry::Denied,
+            TimelineEntry::Escaped { denials: 1 },
+            TimelineEntry::Armed(both),
+            TimelineEntry::CheckShown,
+            TimelineEntry::Lifted,
+            TimelineEntry::SameShotDenied,
+            TimelineEntry::Reset(ResetCause::UserPrompt),
+        ]
+    );
+}
+
+#[test]
+fn agent_state_is_small_and_copy() {
+    fn assert_copy<T: Copy>() {}
+    assert_copy::<AgentGate>();
+    assert!(std::mem::size_of::<AgentGate>() <= 64);
+}

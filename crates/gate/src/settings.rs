@@ -4,7 +4,6 @@
 //! and reports every problem as a typed [`SettingsError`] (the config crate turns them into
 //! field/rule/value messages). A [`Settings`] value is always valid, so the gate never re-checks.
 
-use policy::names;
 use std::fmt;
 
 /// Smallest allowed `failureThreshold` / `repeatThreshold`.
@@ -135,14 +134,19 @@ impl fmt::Display for PatternProblem {
                 "must contain at least one letter or digit (a bare `*` would allow every tool; \
                  use enabled: false to turn the gate off)",
             ),
-            Self::InvalidCharacter(c) => write!(
-                f,
-                "must be a tool name or a `*` pattern of ASCII letters, digits and separators \
-                 (found {c:?})"
-            ),
+            Self::InvalidCharacter(c) => names::AnchoredPatternError::InvalidCharacter(*c).fmt(f),
             Self::Duplicate { first_index } => {
                 write!(f, "repeats entry [{first_index}] of the same list")
             }
+        }
+    }
+}
+
+impl From<names::AnchoredPatternError> for PatternProblem {
+    fn from(error: names::AnchoredPatternError) -> Self {
+        match error {
+            names::AnchoredPatternError::NoLetterOrDigit => Self::NoLetterOrDigit,
+            names::AnchoredPatternError::InvalidCharacter(c) => Self::InvalidCharacter(c),
         }
     }
 }
@@ -199,93 +203,9 @@ impl fmt::Display for SettingsError {
 
 impl std::error::Error for SettingsError {}
 
-/// A tool-name pattern: an exact name, or a name with `*` wildcards, matched against the whole
-/// name (anchored at both ends).
-///
-/// Names and the literal parts of patterns are compared in their canonical spelling
-/// ([`policy::names::normalize`]: lowercase tokens joined by `_`), so case and separator variants
-/// of one name are the same name (`WebSearch`, `web-search` and `web_search`). A separator at the
-/// edge of a literal part is kept as `_`, so `mcp__docs__*` matches `mcp__docs__search` but not
-/// `mcp__docsearch`. `*` stands for any run of characters, including none. There is no substring
-/// match: `read` does not allow `read_secrets` or `thread`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolPattern {
-    source: String,
-    /// Canonical literal parts between the `*`s; one part means an exact name.
-    parts: Vec<String>,
-}
-
-impl ToolPattern {
-    /// Parses a pattern.
-    pub fn new(source: &str) -> Result<Self, PatternProblem> {
-        if let Some(c) = source
-            .chars()
-            .find(|c| !c.is_ascii() || c.is_ascii_whitespace() || c.is_ascii_control())
-        {
-            return Err(PatternProblem::InvalidCharacter(c));
-        }
-        if !source.chars().any(|c| c.is_ascii_alphanumeric()) {
-            return Err(PatternProblem::NoLetterOrDigit);
-        }
-        let raw: Vec<&str> = source.split('*').collect();
-        let parts = if raw.len() == 1 {
-            vec![names::normalize(source)]
-        } else {
-            raw.iter().map(|part| canonical_part(part)).collect()
-        };
-        Ok(Self {
-            source: source.to_owned(),
-            parts,
-        })
-    }
-
-    /// The pattern as written.
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
-    /// Whether the pattern matches a tool name.
-    pub fn matches(&self, name: &str) -> bool {
-        self.matches_canonical(&names::normalize(name))
-    }
-
-    /// Whether the pattern matches a name already in canonical spelling.
-    fn matches_canonical(&self, name: &str) -> bool {
-        let (first, rest) = match self.parts.split_first() {
-            Some(split) => split,
-            None => return false,
-        };
-        let Some((last, middle)) = rest.split_last() else {
-            return name == first;
-        };
-        let Some(mut remaining) = name.strip_prefix(first.as_str()) else {
-            return false;
-        };
-        for part in middle {
-            match remaining.find(part.as_str()) {
-                Some(at) => remaining = &remaining[at + part.len()..],
-                None => return false,
-            }
-        }
-        remaining.ends_with(last.as_str())
-    }
-}
-
-/// The canonical spelling of a literal part next to a `*`: its tokens joined by `_`, with a `_`
-/// kept for a separator at either edge.
-fn canonical_part(part: &str) -> String {
-    if part.is_empty() {
-        return String::new();
-    }
-    let core = names::normalize(part);
-    if core.is_empty() {
-        return "_".to_owned();
-    }
-    let edge = |c: Option<char>| c.is_some_and(|c| !c.is_ascii_alphanumeric());
-    let lead = if edge(part.chars().next()) { "_" } else { "" };
-    let trail = if edge(part.chars().last()) { "_" } else { "" };
-    format!("{lead}{core}{trail}")
-}
+/// A tool-name pattern of the allowlists: an exact name, or a name with `*` wildcards, matched
+/// against the whole name (see [`names::AnchoredPattern`]).
+pub type ToolPattern = names::AnchoredPattern;
 
 /// What a row config says, before validation. `Default` is the documented defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -389,7 +309,7 @@ impl Settings {
         }
         let mut allowlist = parse_list(Field::Allowlist, &input.allowlist, &mut errors);
         for pattern in parse_list(Field::ExtraAllowlist, &input.extra_allowlist, &mut errors) {
-            if !allowlist.iter().any(|p| p.parts == pattern.parts) {
+            if !allowlist.iter().any(|p| p.same_as(&pattern)) {
                 allowlist.push(pattern);
             }
         }
@@ -455,14 +375,14 @@ fn parse_list(
     let mut parsed: Vec<(usize, ToolPattern)> = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         let problem = match ToolPattern::new(source) {
-            Ok(pattern) => match parsed.iter().find(|(_, p)| p.parts == pattern.parts) {
+            Ok(pattern) => match parsed.iter().find(|(_, p)| p.same_as(&pattern)) {
                 Some(&(first_index, _)) => PatternProblem::Duplicate { first_index },
                 None => {
                     parsed.push((index, pattern));
                     continue;
                 }
             },
-            Err(problem) => problem,
+            Err(problem) => problem.into(),
         };
         errors.push(SettingsError::InvalidPattern {
             field,
@@ -477,10 +397,6 @@ fn parse_list(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pattern(source: &str) -> ToolPattern {
-        ToolPattern::new(source).unwrap()
-    }
 
     fn input() -> SettingsInput {
         SettingsInput::default()
@@ -512,59 +428,6 @@ mod tests {
         ] {
             assert!(!s.is_allowlisted(name), "{name}");
         }
-    }
-
-    #[test]
-    fn exact_patterns_match_whole_names_in_canonical_spelling() {
-        assert!(pattern("web_search").matches("WebSearch"));
-        assert!(pattern("web_search").matches("web-search"));
-        assert!(pattern("WebSearch").matches("web_search"));
-        assert!(!pattern("read").matches("read_secrets"));
-        assert!(!pattern("read").matches("thread"));
-        assert!(!pattern("read").matches("mcp__fs__read"));
-        assert!(!pattern("report").matches("report_and_deploy"));
-    }
-
-    #[test]
-    fn wildcards_are_anchored_and_keep_edge_separators() {
-        let docs = pattern("mcp__docs__*");
-        assert!(docs.matches("mcp__docs__search"));
-        assert!(docs.matches("mcp__docs__fetch_page"));
-        assert!(!docs.matches("mcp__docsearch"));
-        assert!(!docs.matches("mcp__github__search"));
-        assert!(!docs.matches("x_mcp__docs__search"));
-        let suffix = pattern("*_search");
-        assert!(suffix.matches("web_search"));
-        assert!(suffix.matches("mcp__brave__brave_web_search"));
-        assert!(!suffix.matches("research"));
-        assert!(!suffix.matches("search_web"));
-        let middle = pattern("mcp__*__read*");
-        assert!(middle.matches("mcp__fs__read_file"));
-        assert!(middle.matches("mcp__fs__read"));
-        assert!(!middle.matches("mcp__fs__write_file"));
-        assert!(pattern("get*").matches("get_goal"));
-        assert!(!pattern("get*").matches("forget"));
-        // `*` may stand for nothing.
-        assert!(pattern("job_*list").matches("job_list"));
-    }
-
-    #[test]
-    fn rejects_patterns_that_cannot_name_a_tool() {
-        for bad in ["", "*", "**", "__", "*_*", "-"] {
-            assert_eq!(
-                ToolPattern::new(bad),
-                Err(PatternProblem::NoLetterOrDigit),
-                "{bad:?}"
-            );
-        }
-        assert_eq!(
-            ToolPattern::new("web search"),
-            Err(PatternProblem::InvalidCharacter(' '))
-        );
-        assert_eq!(
-            ToolPattern::new("lecture_é"),
-            Err(PatternProblem::InvalidCharacter('é'))
-        );
     }
 
     #[test]

@@ -110,6 +110,122 @@ pub fn any_matches(patterns: &[Pattern], name_tokens: &[String]) -> bool {
     patterns.iter().any(|p| p.matches(name_tokens))
 }
 
+/// Why an [`AnchoredPattern`] is rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnchoredPatternError {
+    /// No ASCII letter or digit: empty, separators only, or wildcards only.
+    NoLetterOrDigit,
+    /// A character that cannot occur in a tool name: whitespace, a control character or a
+    /// non-ASCII character.
+    InvalidCharacter(char),
+}
+
+impl fmt::Display for AnchoredPatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoLetterOrDigit => f.write_str("must contain at least one letter or digit"),
+            Self::InvalidCharacter(c) => write!(
+                f,
+                "must be a tool name or a `*` pattern of ASCII letters, digits and separators \
+                 (found {c:?})"
+            ),
+        }
+    }
+}
+
+/// A whole-name pattern: an exact name, or a name with `*` wildcards, matched against the whole
+/// name (anchored at both ends). pain-point-check's allowlists use it.
+///
+/// Names and the literal parts of patterns are compared in their canonical spelling
+/// ([`names::normalize`]: lowercase tokens joined by `_`), so case and separator variants
+/// of one name are the same name (`WebSearch`, `web-search` and `web_search`). A separator at the
+/// edge of a literal part is kept as `_`, so `mcp__docs__*` matches `mcp__docs__search` but not
+/// `mcp__docsearch`. `*` stands for any run of characters, including none. There is no substring
+/// match: `read` does not allow `read_secrets` or `thread`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnchoredPattern {
+    source: String,
+    /// Canonical literal parts between the `*`s; one part means an exact name.
+    parts: Vec<String>,
+}
+
+impl AnchoredPattern {
+    /// Parses a pattern.
+    pub fn new(source: &str) -> Result<Self, AnchoredPatternError> {
+        if let Some(c) = source
+            .chars()
+            .find(|c| !c.is_ascii() || c.is_ascii_whitespace() || c.is_ascii_control())
+        {
+            return Err(AnchoredPatternError::InvalidCharacter(c));
+        }
+        if !source.chars().any(|c| c.is_ascii_alphanumeric()) {
+            return Err(AnchoredPatternError::NoLetterOrDigit);
+        }
+        let raw: Vec<&str> = source.split('*').collect();
+        let parts = if raw.len() == 1 {
+            vec![normalize(source)]
+        } else {
+            raw.iter().map(|part| canonical_part(part)).collect()
+        };
+        Ok(Self {
+            source: source.to_owned(),
+            parts,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether two patterns are the same up to case and separators (`web_search`, `WebSearch`).
+    pub fn same_as(&self, other: &Self) -> bool {
+        self.parts == other.parts
+    }
+
+    /// Whether the pattern matches a tool name.
+    pub fn matches(&self, name: &str) -> bool {
+        self.matches_canonical(&normalize(name))
+    }
+
+    /// Whether the pattern matches a name already in canonical spelling.
+    pub fn matches_canonical(&self, name: &str) -> bool {
+        let (first, rest) = match self.parts.split_first() {
+            Some(split) => split,
+            None => return false,
+        };
+        let Some((last, middle)) = rest.split_last() else {
+            return name == first;
+        };
+        let Some(mut remaining) = name.strip_prefix(first.as_str()) else {
+            return false;
+        };
+        for part in middle {
+            match remaining.find(part.as_str()) {
+                Some(at) => remaining = &remaining[at + part.len()..],
+                None => return false,
+            }
+        }
+        remaining.ends_with(last.as_str())
+    }
+}
+
+/// The canonical spelling of a literal part next to a `*`: its tokens joined by `_`, with a `_`
+/// kept for a separator at either edge.
+fn canonical_part(part: &str) -> String {
+    if part.is_empty() {
+        return String::new();
+    }
+    let core = normalize(part);
+    if core.is_empty() {
+        return "_".to_owned();
+    }
+    let edge = |c: Option<char>| c.is_some_and(|c| !c.is_ascii_alphanumeric());
+    let lead = if edge(part.chars().next()) { "_" } else { "" };
+    let trail = if edge(part.chars().last()) { "_" } else { "" };
+    format!("{lead}{core}{trail}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,5 +293,62 @@ mod tests {
             assert_eq!(Pattern::new(bad), Err(EmptyPattern), "{bad:?}");
         }
         assert_eq!(Pattern::new("Web-Search").unwrap().source(), "Web-Search");
+    }
+
+    fn anchored(source: &str) -> AnchoredPattern {
+        AnchoredPattern::new(source).expect("valid pattern")
+    }
+
+    #[test]
+    fn exact_patterns_match_whole_names_in_canonical_spelling() {
+        assert!(anchored("web_search").matches("WebSearch"));
+        assert!(anchored("web_search").matches("web-search"));
+        assert!(anchored("WebSearch").matches("web_search"));
+        assert!(!anchored("read").matches("read_secrets"));
+        assert!(!anchored("read").matches("thread"));
+        assert!(!anchored("read").matches("mcp__fs__read"));
+        assert!(!anchored("report").matches("report_and_deploy"));
+    }
+
+    #[test]
+    fn wildcards_are_anchored_and_keep_edge_separators() {
+        let docs = anchored("mcp__docs__*");
+        assert!(docs.matches("mcp__docs__search"));
+        assert!(docs.matches("mcp__docs__fetch_page"));
+        assert!(!docs.matches("mcp__docsearch"));
+        assert!(!docs.matches("mcp__github__search"));
+        assert!(!docs.matches("x_mcp__docs__search"));
+        let suffix = anchored("*_search");
+        assert!(suffix.matches("web_search"));
+        assert!(suffix.matches("mcp__brave__brave_web_search"));
+        assert!(!suffix.matches("research"));
+        assert!(!suffix.matches("search_web"));
+        let middle = anchored("mcp__*__read*");
+        assert!(middle.matches("mcp__fs__read_file"));
+        assert!(middle.matches("mcp__fs__read"));
+        assert!(!middle.matches("mcp__fs__write_file"));
+        assert!(anchored("get*").matches("get_goal"));
+        assert!(!anchored("get*").matches("forget"));
+        // `*` may stand for nothing.
+        assert!(anchored("job_*list").matches("job_list"));
+    }
+
+    #[test]
+    fn rejects_patterns_that_cannot_name_a_tool() {
+        for bad in ["", "*", "**", "__", "*_*", "-"] {
+            assert_eq!(
+                AnchoredPattern::new(bad),
+                Err(AnchoredPatternError::NoLetterOrDigit),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            AnchoredPattern::new("web search"),
+            Err(AnchoredPatternError::InvalidCharacter(' '))
+        );
+        assert_eq!(
+            AnchoredPattern::new("lecture_é"),
+            Err(AnchoredPatternError::InvalidCharacter('é'))
+        );
     }
 }

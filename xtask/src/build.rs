@@ -29,8 +29,23 @@ pub fn build_all() -> Result<()> {
     packages::ALL.iter().try_for_each(build)
 }
 
-/// Builds `pkg/` unless it is newer than every input (crates, manifests, lockfile, xtask).
+/// Copies `packages/shim-common/*.js` into the package's `lib/common/` (always: it is cheap and
+/// must never be stale).
+pub fn copy_common(lib_dir: &Path) -> Result<()> {
+    let to = lib_dir.join("common");
+    std::fs::create_dir_all(&to).with_context(|| format!("creating {}", rel(&to)))?;
+    for file in util::files_with_suffix(&packages::shim_common_dir(), ".js")? {
+        let target = to.join(file.file_name().context("shared module name")?);
+        std::fs::copy(&file, &target)
+            .with_context(|| format!("copying {} to {}", rel(&file), rel(&target)))?;
+    }
+    Ok(())
+}
+
+/// Builds `pkg/` unless it is newer than every input (crates, manifests, lockfile, xtask), and
+/// refreshes `lib/common/`.
 pub fn ensure_built(package: &Package) -> Result<()> {
+    copy_common(&package.dir().join("lib"))?;
     let root = root();
     let outputs = [package.glue_js(), package.glue_wasm()]
         .iter()
@@ -71,6 +86,7 @@ pub fn ensure_built(package: &Package) -> Result<()> {
 /// sizes.
 pub fn build(package: &Package) -> Result<()> {
     ensure_wasm_target()?;
+    copy_common(&package.dir().join("lib"))?;
 
     let started = Instant::now();
     util::run(&mut cargo_cmd([

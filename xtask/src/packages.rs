@@ -24,13 +24,22 @@ pub struct Package {
 }
 
 /// Every package, in the order they are built, packed and mounted.
-pub const ALL: &[Package] = &[Package {
-    row: "research-nudge",
-    npm: "dsh-research-nudge",
-    feature: "research-nudge",
-    out_name: "research_nudge",
-    bins: &["research-nudge"],
-}];
+pub const ALL: &[Package] = &[
+    Package {
+        row: "research-nudge",
+        npm: "dsh-research-nudge",
+        feature: "research-nudge",
+        out_name: "research_nudge",
+        bins: &["research-nudge"],
+    },
+    Package {
+        row: "pain-point-check",
+        npm: "dsh-pain-point-check",
+        feature: "pain-point-check",
+        out_name: "pain_point_check",
+        bins: &["pain-point-check"],
+    },
+];
 
 impl Package {
     /// `packages/<row>/`.
@@ -57,6 +66,11 @@ impl Package {
     pub fn tests_dir(&self) -> PathBuf {
         self.dir().join("tests")
     }
+}
+
+/// `packages/shim-common/`: the JS modules every shim shares, copied into each package.
+pub fn shim_common_dir() -> PathBuf {
+    root().join("packages").join("shim-common")
 }
 
 /// The package whose row id is `row`.

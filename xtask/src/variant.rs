@@ -115,7 +115,7 @@ pub fn copy_lib(dir: &Path, package: &Package) -> Result<()> {
         std::fs::copy(&file, &to)
             .with_context(|| format!("copying {} to {}", rel(&file), rel(&to)))?;
     }
-    Ok(())
+    build::copy_common(&lib)
 }
 
 /// The binaryen release whose `wasm-opt` the size study measures.

@@ -15,6 +15,7 @@
 //! sentinel object `{"\u0000js": "<text>"}`, are rejected like any other wrong value and are shown
 //! as their bare text in messages.
 
+pub mod pain_point_check;
 mod patch_schema;
 pub mod research_nudge;
 pub use patch_schema::{EDITOR_CUSTOM_TAG, JS_EXPR_KEY, patch_file_schema};
@@ -38,12 +39,20 @@ pub struct Row {
 }
 
 /// Every row of the family, in mount order.
-pub const ROWS: &[Row] = &[Row {
-    id: research_nudge::ROW_ID,
-    package: research_nudge::PACKAGE_NAME,
-    defaults: || defaults_of::<research_nudge::RowConfig>(),
-    schema: research_nudge::json_schema,
-}];
+pub const ROWS: &[Row] = &[
+    Row {
+        id: research_nudge::ROW_ID,
+        package: research_nudge::PACKAGE_NAME,
+        defaults: || defaults_of::<research_nudge::RowConfig>(),
+        schema: research_nudge::json_schema,
+    },
+    Row {
+        id: pain_point_check::ROW_ID,
+        package: pain_point_check::PACKAGE_NAME,
+        defaults: || defaults_of::<pain_point_check::RowConfig>(),
+        schema: pain_point_check::json_schema,
+    },
+];
 
 /// The row whose id is `id`.
 pub fn row(id: &str) -> Option<&'static Row> {
@@ -306,7 +315,8 @@ fn levenshtein(a: &[char], b: &[char], limit: usize) -> Option<usize> {
     (distance <= limit).then_some(distance)
 }
 
-fn issue(path: Vec<PathSegment>, rest: String) -> Issue {
+/// An issue at `path` whose message is the rendered path, a space and `rest`.
+pub(crate) fn issue(path: Vec<PathSegment>, rest: String) -> Issue {
     let message = format!("{} {rest}", render_path(&path));
     Issue { path, message }
 }

@@ -9,3 +9,6 @@
 
 #[cfg(feature = "research-nudge")]
 pub mod research_nudge;
+
+#[cfg(feature = "pain-point-check")]
+pub mod pain_point_check;

@@ -1,12 +1,9 @@
 #!/usr/bin/env node
 // research-nudge replay: feeds recorded tool events or a DSH session log through the same Rust
-// core the plugin runs. This file only does I/O (reading, decompressing, printing); the formats
-// and the output live in Rust.
-import { createReadStream, readFileSync } from 'node:fs'
-import { createInterface } from 'node:readline'
-import { Readable } from 'node:stream'
-import * as zlib from 'node:zlib'
-import { Replay, encodeConfig } from '../lib/core.js'
+// core the plugin runs. This file only names the engine; the I/O is the family's shared replay
+// CLI, and the formats and the output live in Rust.
+import { Replay } from '../lib/core.js'
+import { runReplayCli } from '../lib/common/replay-cli.js'
 
 const USAGE = `usage: research-nudge replay [--config FILE] [EVENTS.jsonl | -] [--json]
 
@@ -15,131 +12,4 @@ const USAGE = `usage: research-nudge replay [--config FILE] [EVENTS.jsonl | -] [
   ($DSH_HOME/sessions/…/session.jsonl.zstd, .jsonl or .jsonl.gz; prints a timeline, or JSON
   lines with --json). --config takes a JSON object holding the row's config.`
 
-const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd])
-const GZIP_MAGIC = Buffer.from([0x1f, 0x8b])
-
-function fail(message) {
-  process.stderr.write(`research-nudge: ${message}\n`)
-  process.exit(2)
-}
-
-function parseArgs(argv) {
-  const [command, ...rest] = argv
-  if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`${USAGE}\n`)
-    process.exit(0)
-  }
-  if (command !== 'replay') fail(command === undefined ? `missing command\n${USAGE}` : `unknown command "${command}"\n${USAGE}`)
-  let config
-  let input = '-'
-  let inputSeen = false
-  let json = false
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]
-    if (arg === '--config') {
-      if (rest[i + 1] === undefined) fail('--config needs a file')
-      config = rest[++i]
-    } else if (arg.startsWith('--config=')) {
-      config = arg.slice('--config='.length)
-    } else if (arg === '--json') {
-      json = true
-    } else if (arg.startsWith('-') && arg !== '-') {
-      fail(`unknown option "${arg}"\n${USAGE}`)
-    } else if (inputSeen) {
-      fail(`only one events file may be given (got "${input}" and "${arg}")`)
-    } else {
-      input = arg
-      inputSeen = true
-    }
-  }
-  return { config, input, json }
-}
-
-function readConfigFile(file) {
-  let text
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    fail(`cannot read --config ${file}: ${error.message}`)
-  }
-  try {
-    return encodeConfig(JSON.parse(text))
-  } catch (error) {
-    fail(`--config ${file} is not valid JSON: ${error.message}`)
-  }
-}
-
-/** The input as a byte stream, decompressed when it starts with the Zstandard (DSH's default
- * session log encoding) or gzip magic. */
-async function openInput(input) {
-  const raw = input === '-' ? process.stdin : createReadStream(input)
-  const chunks = raw[Symbol.asyncIterator]()
-  let first
-  try {
-    first = await chunks.next()
-  } catch (error) {
-    fail(`cannot read ${input}: ${error.message}`)
-  }
-  const head = first.done ? Buffer.alloc(0) : Buffer.from(first.value)
-  const bytes = Readable.from((async function* () {
-    if (head.length > 0) yield head
-    for (;;) {
-      const next = await chunks.next()
-      if (next.done) return
-      yield next.value
-    }
-  })(), { objectMode: false })
-  const name = input === '-' ? 'standard input' : input
-  let decoder
-  if (head.subarray(0, 4).equals(ZSTD_MAGIC)) {
-    if (typeof zlib.createZstdDecompress !== 'function') {
-      fail(`${name} is Zstandard-compressed (DSH's default session log encoding), and Node ${process.version} cannot decompress it: run this on Node 22.15 or newer, or decompress first (zstd -dc FILE | research-nudge replay -)`)
-    }
-    decoder = zlib.createZstdDecompress()
-  } else if (head.subarray(0, 2).equals(GZIP_MAGIC)) {
-    decoder = zlib.createGunzip()
-  }
-  if (decoder === undefined) return { stream: bytes, name, decompressing: false }
-  bytes.on('error', (error) => decoder.destroy(error))
-  return { stream: bytes.pipe(decoder), name, decompressing: true }
-}
-
-// A reader that stops early (`| head`) is not an error.
-process.stdout.on('error', (error) => {
-  if (error.code === 'EPIPE') process.exit(0)
-  throw error
-})
-
-const { config, input, json } = parseArgs(process.argv.slice(2))
-let replay
-try {
-  replay = new Replay(config === undefined ? 'null' : readConfigFile(config))
-} catch (error) {
-  process.stderr.write(`${error.message}\n`)
-  process.exit(2)
-}
-replay.json = json
-
-const { stream, name, decompressing } = await openInput(input)
-const out = []
-try {
-  for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
-    let result
-    try {
-      result = replay.feed(line)
-    } catch (error) {
-      process.stdout.write(out.join(''))
-      fail(error.message)
-    }
-    if (result !== undefined) out.push(`${result}\n`)
-    if (out.length >= 256) process.stdout.write(out.splice(0).join(''))
-  }
-} catch (error) {
-  process.stdout.write(out.join(''))
-  fail(decompressing
-    ? `cannot decompress ${name} (${error.message}); the lines above were read before it`
-    : `cannot read ${input}: ${error.message}`)
-}
-process.stdout.write(out.join(''))
-const summary = replay.finish()
-if (summary !== undefined) process.stdout.write(`${summary}\n`)
+await runReplayCli({ command: 'research-nudge', usage: USAGE, createReplay: (config) => new Replay(config) })

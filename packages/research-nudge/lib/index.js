@@ -3,85 +3,19 @@
 // WebAssembly) and folds the core's reminder into the downstream decision. Every rule, default,
 // threshold and message lives in Rust; nothing here decides behaviour.
 import { AgentTracker, Outcome, Plugin, encodeConfig, failureWindow, validateConfig } from './core.js'
+import { standardSchema } from './common/config.js'
+import { createReporter, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
 export const name = 'research-nudge'
 export const inject = ['tools']
 
-function readConfig(value) {
-  try {
-    return JSON.parse(validateConfig(encodeConfig(value)))
-  } catch (error) {
-    return { issues: [{ message: `config could not be read (${error?.message ?? error})`, path: [] }] }
-  }
-}
-
 /** Standard Schema v1: DSH runs `validate` before `apply` and prints the issues. */
-export const Config = Object.freeze({
-  '~standard': Object.freeze({
-    version: 1,
-    vendor: 'research-nudge',
-    validate: readConfig,
-  }),
-})
-
-const REPORT_INTERVAL_MS = 60_000
-
-/** Logs event problems at most once a minute, counting what it held back, so a broken event
- * source cannot flood stderr. */
-function createReporter(now) {
-  let lastAt = -Infinity
-  let held = 0
-  return (what, error) => {
-    const at = now()
-    if (at - lastAt < REPORT_INTERVAL_MS) {
-      held += 1
-      return
-    }
-    const more = held > 0 ? ` (${held} more since the last report)` : ''
-    console.error(`[research-nudge] ${what}${more}:`, error)
-    lastAt = at
-    held = 0
-  }
-}
-
-function deepFreeze(value) {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const child of Object.values(value)) deepFreeze(child)
-  }
-  return value
-}
-
-/** A user message shaped as DSH's `createUserMessage` makes it: frozen, with a fresh id. */
-function noticeMessage(text, summary) {
-  return deepFreeze({
-    content: [{ type: 'text', text }],
-    source: { kind: 'plugin', plugin: name, form: 'notice', summary },
-    role: 'user',
-    // Web Crypto's randomUUID (the same v4 generator as node:crypto's): loading node:crypto at
-    // import time took ~5 ms of the plugin's cold start; the global loads it on the first reminder.
-    id: globalThis.crypto.randomUUID(),
-  })
-}
-
-function isAgent(agent) {
-  return agent !== null && (typeof agent === 'object' || typeof agent === 'function')
-}
+export const Config = standardSchema(name, validateConfig)
 
 /** DSH's execution tokens are fresh symbols; anything else simply cannot arm a snooze. */
 function canKeyWeakMap(token) {
   if (typeof token === 'symbol') return Symbol.keyFor(token) === undefined
   return token !== null && (typeof token === 'object' || typeof token === 'function')
-}
-
-function textOf(blocks) {
-  if (typeof blocks === 'string') return blocks
-  if (!Array.isArray(blocks)) return ''
-  let text = ''
-  for (const block of blocks) {
-    if (block?.type === 'text' && typeof block.text === 'string') text += (text ? '\n' : '') + block.text
-  }
-  return text
 }
 
 /** Head and tail of a failure text, so a 10 MiB error never crosses into WebAssembly whole. */
@@ -93,18 +27,13 @@ function windows(text, size) {
 // Bytes the Rust fingerprint reads from each end; slicing as many UTF-16 units always covers them.
 const WINDOW = failureWindow()
 
-function exitCodeOf(result) {
-  const code = result.value?.exitCode
-  return Number.isInteger(code) ? code : undefined
-}
-
 export function apply(ctx, config) {
   // DSH has already validated `config`; direct callers get the same fail-loud check.
   const plugin = new Plugin(encodeConfig(config))
   if (!plugin.enabled) return
 
   const now = () => performance.now()
-  const report = createReporter(now)
+  const report = createReporter(name, now)
   const trackers = new WeakMap()
   const snoozes = new WeakMap()
   const trackerFor = (agent) => {
@@ -163,7 +92,7 @@ export function apply(ctx, config) {
     const outcome = tracker.observe(plugin, now(), toolName, ok, exitCode, head, tail, snoozeMinutes)
     if (debug) logDebug(tracker.debugLine(toolName))
     if (outcome !== Outcome.Nudge) return undefined
-    return noticeMessage(tracker.reminder(plugin), tracker.summary(plugin))
+    return noticeMessage(name, tracker.reminder(plugin), tracker.summary(plugin))
   }
 
   // Observe and enrich, never veto: delegate first so the count reflects the final outcome (a
@@ -186,7 +115,7 @@ export function apply(ctx, config) {
   ctx.on('agent/pre-step', (step, next) => {
     try {
       const agent = step?.agent
-      if (isAgent(agent) && Array.isArray(step.messages) && step.messages.some((m) => m?.source?.kind === 'user')) {
+      if (isAgent(agent) && Array.isArray(step.messages) && step.messages.some(isUserPrompt)) {
         const tracker = trackerFor(agent)
         tracker.userPrompt(plugin, now())
         if (debug) logDebug(tracker.debugLine(''))

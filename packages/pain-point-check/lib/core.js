@@ -1,0 +1,8 @@
+// Loads the Rust core synchronously, once, for the plugin module and the CLI alike.
+import { readFileSync } from 'node:fs'
+import { initSync } from '../pkg/pain_point_check.js'
+
+initSync({ module: readFileSync(new URL('../pkg/pain_point_check_bg.wasm', import.meta.url)) })
+
+export * from '../pkg/pain_point_check.js'
+export { encodeConfig } from './common/config.js'

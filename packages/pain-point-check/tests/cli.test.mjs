@@ -1,0 +1,38 @@
+// `pain-point-check replay`: the event format through the real CLI.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const CLI = fileURLToPath(new URL('../bin/pain-point-check.js', import.meta.url))
+
+function replay(lines, args = []) {
+  const out = spawnSync(process.execPath, [CLI, 'replay', ...args, '-'], { input: lines.join('\n'), encoding: 'utf8' })
+  return { ...out, json: out.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) }
+}
+
+test('replay shows where the gate arms, denies and lifts', () => {
+  const { status, json, stderr } = replay([
+    '{"tool":"bash","args":{"command":"make"},"result":{"exitCode":2}}',
+    '{"tool":"bash","args":{"command":"make -j1"},"result":{"exitCode":2}}',
+    '{"step":true}',
+    '{"tool":"edit","args":{"path":"x"}}',
+    '{"assistant":"blocker=the linker cannot find libfoo\\nruled_out=a missing header file\\nbest_path=print the search path"}',
+    '{"tool":"edit","args":{"path":"x"}}',
+  ])
+  assert.equal(status, 0, stderr)
+  assert.deepEqual(json.map((l) => l.timeline), [[], ['armed (2 failed calls)'], ['check shown'], ['denied'], ['lifted'], []])
+  assert.deepEqual(json.map((l) => l.gate), ['idle', 'pending', 'pending', 'pending', 'probation', 'idle'])
+})
+
+test('a malformed line exits 2 naming the line and the field', () => {
+  const { status, stderr } = replay(['{"tool":"bash"}', '{"tol":"bash"}'])
+  assert.equal(status, 2)
+  assert.match(stderr, /line 2: tol is not an event field; did you mean tool\?/)
+})
+
+test('--help prints the usage', () => {
+  const out = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' })
+  assert.equal(out.status, 0)
+  assert.match(out.stdout, /usage: pain-point-check replay/)
+})

@@ -1,0 +1,233 @@
+// pain-point-check on a real Cordis context, driven in DSH's order: counting, arming, the check
+// block, denials by guard, the answer that lifts, the same-direction shot, resets and the escape.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  ANSWER_EN, ANSWER_ZH, Plugin, allowed, call, captureErrors, denied, errored, execOf, exited, mount,
+  notices, ok, preStep, reply, userMessage,
+} from './support/harness.mjs'
+
+const fail = (n) => () => exited(n)
+
+/** Two failing `make` runs: the default failure threshold (2, inclusive). */
+async function arm(tools, agent) {
+  await call(tools, agent, 'bash', { command: 'make' }, fail(2))
+  await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2))
+}
+
+test('two failing bash runs arm the gate; the next step carries the check block once', async () => {
+  const { ctx, tools } = await mount({})
+  const agent = { id: 'a' }
+  await call(tools, agent, 'bash', { command: 'make' }, fail(2))
+  allowed(await call(tools, agent, 'edit', { path: 'x' }))
+  assert.equal(notices(await preStep(ctx, agent)).length, 0, 'one failure does not arm')
+  await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2))
+
+  const first = await preStep(ctx, agent)
+  const [notice] = notices(first)
+  assert.ok(notice, 'the check block rides the next step')
+  assert.ok(Object.isFrozen(notice) && Object.isFrozen(notice.content[0]))
+  assert.equal(notice.role, 'user')
+  assert.equal(notice.source.kind, 'plugin')
+  assert.equal(notice.source.form, 'notice')
+  assert.ok(notice.source.summary.length <= 120)
+  const text = notice.content[0].text
+  assert.match(text, /^\[pain-point-check\]/)
+  for (const marker of ['blocker=', 'ruled_out=', 'best_path=', '卡点=', '排除=', '性价比=']) {
+    assert.ok(text.includes(marker), `check block names ${marker}`)
+  }
+  assert.match(text, /falsifiable/)
+  assert.equal(notices(await preStep(ctx, agent)).length, 0, 'delivered once per arming')
+})
+
+test('while pending: non-investigative calls are denied with an actionable reason; investigation runs', async () => {
+  const { tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  let ran = false
+  const reason = denied(await call(tools, agent, 'edit', { path: 'src/x.rs' }, () => { ran = true; return ok() }))
+  assert.equal(ran, false, 'the denied tool never ran')
+  assert.match(reason, /^\[pain-point-check\]/)
+  assert.match(reason, /edit/)
+  assert.match(reason, /blocker=/)
+  assert.match(reason, /read/, 'names the tools that still work')
+  assert.ok(!reason.includes('src/x.rs'), 'never echoes the arguments')
+  for (const tool of ['read', 'grep', 'glob', 'web_search', 'job_output', 'report', 'todo_write']) {
+    allowed(await call(tools, agent, tool, { q: tool }))
+  }
+  denied(await call(tools, agent, 'bash', { command: 'ls' }))
+  denied(await call(tools, agent, 'mcp__github__create_issue'))
+})
+
+test('the veto holds even when an earlier pre-execute listener allows without delegating', async () => {
+  const { ctx, tools } = await mount({})
+  ctx.on('tools/pre-execute', () => ({ kind: 'allow' }), { prepend: true })
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  denied(await call(tools, agent, 'write', { path: 'y' }))
+})
+
+test('all three answers in one reply lift; the counters start from zero', async () => {
+  const { ctx, tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  await preStep(ctx, agent)
+  reply(ctx, agent, ANSWER_EN)
+  allowed(await call(tools, agent, 'edit', { path: 'x' }))
+  await call(tools, agent, 'bash', { command: 'make V=1' }, fail(2))
+  allowed(await call(tools, agent, 'edit', { path: 'x', line: 2 }), 'one failure after the lift does not re-arm')
+})
+
+test('a partial answer keeps the gate and the next denial names what is missing', async () => {
+  const { ctx, tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  reply(ctx, agent, 'blocker=the linker cannot find libfoo\nruled_out=a missing header file')
+  const reason = denied(await call(tools, agent, 'edit'))
+  assert.match(reason, /best_path/)
+  assert.doesNotMatch(reason, /missing[^.]*blocker/)
+})
+
+test('quoted, fenced and placeholder answers do not lift', async () => {
+  const { ctx, tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  for (const text of [
+    '> blocker=the linker cannot find libfoo\n> ruled_out=a missing header\n> best_path=verbose linking',
+    '```\nblocker=the linker cannot find libfoo\nruled_out=a missing header\nbest_path=verbose linking\n```',
+    'blocker=… ruled_out=… best_path=…',
+    'blocker=TBD\nruled_out=TBD\nbest_path=TBD',
+  ]) {
+    reply(ctx, agent, text)
+    denied(await call(tools, agent, 'edit'))
+  }
+  reply(ctx, agent, ANSWER_EN, { interrupted: true })
+  denied(await call(tools, agent, 'edit'), 'an interrupted reply does not count')
+})
+
+test('after a lift the exact arming call is denied once (same-direction shot), then runs', async () => {
+  const { ctx, tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  reply(ctx, agent, ANSWER_EN)
+  const reason = denied(await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2)))
+  assert.match(reason, /exact call that armed the check/)
+  allowed(await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2)))
+})
+
+test('a changed call after the lift ends the same-direction guard', async () => {
+  const { ctx, tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  reply(ctx, agent, ANSWER_EN)
+  allowed(await call(tools, agent, 'edit', { path: 'Makefile' }))
+  allowed(await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2)))
+})
+
+test('consecutive identical calls arm at repeatThreshold, key order aside', async () => {
+  const { tools } = await mount({ repeatThreshold: 3, failureThreshold: 100 })
+  const agent = { id: 'a' }
+  await call(tools, agent, 'bash', { command: 'ls', cwd: '/w' })
+  await call(tools, agent, 'read', { path: 'a' })
+  await call(tools, agent, 'bash', { cwd: '/w', command: 'ls' })
+  allowed(await call(tools, agent, 'bash', { command: 'ls', cwd: '/w' }))
+  denied(await call(tools, agent, 'edit'))
+})
+
+test('kills and timeouts are failures; cancellations and errors of allowlisted tools are not', async () => {
+  const { tools } = await mount({ failureThreshold: 2 })
+  const agent = { id: 'a' }
+  await call(tools, agent, 'bash', { n: 1 }, () => errored('aborted by user', 'ABORTED'))
+  await call(tools, agent, 'read', { n: 2 }, () => errored('no such file'))
+  await call(tools, agent, 'bash', { n: 3 }, () => exited(null, { signal: 'SIGKILL' }))
+  allowed(await call(tools, agent, 'edit', { n: 4 }))
+  await call(tools, agent, 'bash', { n: 5 }, () => exited(null, { timedOut: true }))
+  denied(await call(tools, agent, 'edit', { n: 6 }))
+})
+
+test('a user prompt resets a pending gate; other agents are never gated', async () => {
+  const { ctx, tools } = await mount({})
+  const a = { id: 'a' }
+  const b = { id: 'b' }
+  await arm(tools, a)
+  allowed(await call(tools, b, 'edit'))
+  denied(await call(tools, a, 'edit'))
+  const decision = await preStep(ctx, a, [userMessage('try a different approach')])
+  assert.equal(notices(decision).length, 0, 'a reset drops the undelivered check block')
+  allowed(await call(tools, a, 'edit'))
+})
+
+test('Chinese prompts get the Chinese check block and the Chinese markers lift', async () => {
+  const { ctx, tools } = await mount({})
+  const agent = { id: 'zh' }
+  await preStep(ctx, agent, [userMessage('修复这个链接错误')])
+  await arm(tools, agent)
+  const [notice] = notices(await preStep(ctx, agent))
+  assert.match(notice.content[0].text, /卡点/)
+  assert.match(notice.content[0].text, /这个卡点仍然是当前最关键的吗/)
+  reply(ctx, agent, ANSWER_ZH)
+  allowed(await call(tools, agent, 'edit'))
+})
+
+test('a stuck model escapes after maxDenials refusals, with a notice', async () => {
+  const { ctx, tools } = await mount({ maxDenials: 3 })
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  await preStep(ctx, agent)
+  for (let i = 0; i < 3; i++) denied(await call(tools, agent, 'edit', { i }))
+  const [notice] = notices(await preStep(ctx, agent))
+  assert.ok(notice, 'the escape is announced')
+  assert.match(notice.content[0].text, /3/)
+  allowed(await call(tools, agent, 'edit', { i: 9 }))
+})
+
+test('Code Mode: run_code passes, its sub-dispatches are judged by their own names', async () => {
+  const { tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  const parent = execOf('run_code', agent, { code: 'await tools.bash({command:"make"})' })
+  allowed(await tools.dispatch(parent, () => ok()))
+  denied(await call(tools, agent, 'bash', { command: 'make' }, fail(2), { parent }))
+  allowed(await call(tools, agent, 'read', { path: 'a' }, () => ok(), { parent }))
+})
+
+test('extraAllowlist adds anchored wildcard patterns to the defaults', async () => {
+  const { tools } = await mount({ extraAllowlist: ['mcp__docs__*'] })
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  allowed(await call(tools, agent, 'mcp__docs__search'))
+  allowed(await call(tools, agent, 'read'))
+  denied(await call(tools, agent, 'mcp__docsearch'))
+})
+
+test('enabled: false registers nothing', async () => {
+  const { tools } = await mount({ enabled: false })
+  assert.equal(tools.guards.length, 0)
+})
+
+test('agent/disposed frees the agent; unloading the plugin removes the guard', async () => {
+  const { ctx, tools, fiber } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  ctx.emit('agent/disposed', { agent })
+  allowed(await call(tools, agent, 'edit'), 'a new agent with the same id starts fresh')
+  await fiber.dispose()
+  assert.equal(tools.guards.length, 0)
+})
+
+test('hostile shapes never throw into DSH', async (t) => {
+  const errors = captureErrors(t)
+  const { ctx, tools } = await mount({})
+  allowed(await tools.dispatch({ name: 'bash' }, () => ok()))
+  allowed(await tools.dispatch({ name: 42, agent: { id: 'a' } }, () => ok()))
+  await ctx.parallel('tools/result', { name: 'bash', agent: { id: 'a' } }, null)
+  await ctx.parallel('tools/result', null, null)
+  ctx.emit('session/event', null, null)
+  ctx.emit('session/event', { id: 'a' }, { type: 'assistant/message' })
+  ctx.emit('agent/disposed', undefined)
+  const entered = await ctx.waterfall('agent/pre-step', null, async () => ({ kind: 'enter', messages: [] }))
+  assert.deepEqual(entered, { kind: 'enter', messages: [] })
+  const rejected = await preStep(ctx, { id: 'a' }, [], () => ({ kind: 'reject' }))
+  assert.deepEqual(rejected, { kind: 'reject' })
+  assert.ok(errors.length <= 2, 'reported at most once a minute per kind')
+})

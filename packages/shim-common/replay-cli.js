@@ -1,0 +1,143 @@
+// The I/O of every package's `replay` CLI: arguments, reading and decompressing the input,
+// printing. The formats and the output live in Rust (each package's Replay engine). Copied into
+// each package's lib/common/ by `cargo xtask build`.
+import { createReadStream, readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { Readable } from 'node:stream'
+import * as zlib from 'node:zlib'
+import { encodeConfig } from './config.js'
+
+const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd])
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b])
+
+/**
+ * Runs `<command> replay [--config FILE] [EVENTS.jsonl | -] [--json]`.
+ * `createReplay(configJson)` returns the package's Replay engine: `feed(line)` returns output
+ * text or undefined and throws `line N: …`; optional `json` setter and `finish()`.
+ */
+export async function runReplayCli({ command, usage, createReplay, argv = process.argv.slice(2) }) {
+  const fail = (message) => {
+    process.stderr.write(`${command}: ${message}\n`)
+    process.exit(2)
+  }
+  const { config, input, json } = parseArgs(argv, usage, fail)
+  let replay
+  try {
+    replay = createReplay(config === undefined ? 'null' : readConfigFile(config, fail))
+  } catch (error) {
+    process.stderr.write(`${error.message}\n`)
+    process.exit(2)
+  }
+  if (json) replay.json = true
+
+  // A reader that stops early (`| head`) is not an error.
+  process.stdout.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(0)
+    throw error
+  })
+
+  const { stream, name, decompressing } = await openInput(input, command, fail)
+  const out = []
+  try {
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+      let result
+      try {
+        result = replay.feed(line)
+      } catch (error) {
+        process.stdout.write(out.join(''))
+        fail(error.message)
+      }
+      if (result !== undefined) out.push(`${result}\n`)
+      if (out.length >= 256) process.stdout.write(out.splice(0).join(''))
+    }
+  } catch (error) {
+    process.stdout.write(out.join(''))
+    fail(decompressing
+      ? `cannot decompress ${name} (${error.message}); the lines above were read before it`
+      : `cannot read ${input}: ${error.message}`)
+  }
+  process.stdout.write(out.join(''))
+  const summary = typeof replay.finish === 'function' ? replay.finish() : undefined
+  if (summary !== undefined) process.stdout.write(`${summary}\n`)
+}
+
+function parseArgs(argv, usage, fail) {
+  const [verb, ...rest] = argv
+  if (verb === '--help' || verb === '-h' || verb === 'help') {
+    process.stdout.write(`${usage}\n`)
+    process.exit(0)
+  }
+  if (verb !== 'replay') fail(verb === undefined ? `missing command\n${usage}` : `unknown command "${verb}"\n${usage}`)
+  let config
+  let input = '-'
+  let inputSeen = false
+  let json = false
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]
+    if (arg === '--config') {
+      if (rest[i + 1] === undefined) fail('--config needs a file')
+      config = rest[++i]
+    } else if (arg.startsWith('--config=')) {
+      config = arg.slice('--config='.length)
+    } else if (arg === '--json') {
+      json = true
+    } else if (arg.startsWith('-') && arg !== '-') {
+      fail(`unknown option "${arg}"\n${usage}`)
+    } else if (inputSeen) {
+      fail(`only one events file may be given (got "${input}" and "${arg}")`)
+    } else {
+      input = arg
+      inputSeen = true
+    }
+  }
+  return { config, input, json }
+}
+
+function readConfigFile(file, fail) {
+  let text
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    fail(`cannot read --config ${file}: ${error.message}`)
+  }
+  try {
+    return encodeConfig(JSON.parse(text))
+  } catch (error) {
+    fail(`--config ${file} is not valid JSON: ${error.message}`)
+  }
+}
+
+/** The input as a byte stream, decompressed when it starts with the Zstandard (DSH's default
+ * session log encoding) or gzip magic. */
+async function openInput(input, command, fail) {
+  const raw = input === '-' ? process.stdin : createReadStream(input)
+  const chunks = raw[Symbol.asyncIterator]()
+  let first
+  try {
+    first = await chunks.next()
+  } catch (error) {
+    fail(`cannot read ${input}: ${error.message}`)
+  }
+  const head = first.done ? Buffer.alloc(0) : Buffer.from(first.value)
+  const bytes = Readable.from((async function* () {
+    if (head.length > 0) yield head
+    for (;;) {
+      const next = await chunks.next()
+      if (next.done) return
+      yield next.value
+    }
+  })(), { objectMode: false })
+  const name = input === '-' ? 'standard input' : input
+  let decoder
+  if (head.subarray(0, 4).equals(ZSTD_MAGIC)) {
+    if (typeof zlib.createZstdDecompress !== 'function') {
+      fail(`${name} is Zstandard-compressed (DSH's default session log encoding), and Node ${process.version} cannot decompress it: run this on Node 22.15 or newer, or decompress first (zstd -dc FILE | ${command} replay -)`)
+    }
+    decoder = zlib.createZstdDecompress()
+  } else if (head.subarray(0, 2).equals(GZIP_MAGIC)) {
+    decoder = zlib.createGunzip()
+  }
+  if (decoder === undefined) return { stream: bytes, name, decompressing: false }
+  bytes.on('error', (error) => decoder.destroy(error))
+  return { stream: bytes.pipe(decoder), name, decompressing: true }
+}

@@ -31,12 +31,14 @@ pub const SEARCH_URL: &str = "https://example.org/docs/typeerror";
 /// One scripted model turn.
 #[derive(Clone, Debug)]
 pub enum Reply {
-    /// Call one tool with these arguments.
+    /// Call one tool with these arguments, after some visible text when `text` is not empty.
     Tool {
         /// The tool name as offered in `tools`.
         name: String,
         /// The arguments object.
         args: Value,
+        /// Visible reply text streamed before the call (empty: none).
+        text: String,
     },
     /// Answer with text (ends the turn).
     Text(String),
@@ -48,6 +50,7 @@ impl Reply {
         Reply::Tool {
             name: name.to_owned(),
             args,
+            text: String::new(),
         }
     }
 }
@@ -305,8 +308,18 @@ fn sse(model: &str, step: usize, reply: &Reply) -> String {
     let usage = json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120});
     let mut out = String::new();
     match reply {
-        Reply::Tool { name, args } => {
+        Reply::Tool { name, args, text } => {
             let arguments = args.to_string();
+            if !text.is_empty() {
+                out += &chunk(
+                    json!({"role": "assistant", "content": ""}),
+                    Value::Null,
+                    None,
+                );
+                for piece in pieces(text, 3) {
+                    out += &chunk(json!({"content": piece}), Value::Null, None);
+                }
+            }
             out += &chunk(
                 json!({"role": "assistant", "content": null, "tool_calls": [{
                     "index": 0, "id": format!("call_{step}"), "type": "function",

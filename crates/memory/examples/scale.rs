@@ -1,6 +1,8 @@
 //! Native timings over synthetic stores of 10 000 and 100 000 facts: store parse, index build,
 //! warm recall (index cached, as the driver caches it), and a save into a 10 000-fact store
-//! (store text → new store text). Prints medians and p95, and each median against its target.
+//! (store text → new store text), once in a fresh heap and once while the process holds a built
+//! index (the driver's situation; glibc's allocator makes that one slower natively). Prints
+//! medians and p95, and each median against its target.
 //!
 //! `cargo run --release -p limit-break-memory --example scale`
 
@@ -157,9 +159,40 @@ fn main() {
         let reps = if n > 50_000 { 3 } else { 7 };
         let parse: Vec<Duration> = (0..reps).map(|_| time(|| Store::parse(&text)).1).collect();
         report("parse store text", stats(parse), None);
+        let parse_drop: Vec<Duration> = (0..reps)
+            .map(|_| time(|| drop(Store::parse(&text))).1)
+            .collect();
+        report("parse store text, then free it", stats(parse_drop), None);
         let parsed = Store::parse(&text).unwrap_or_default();
         let write: Vec<Duration> = (0..reps).map(|_| time(|| parsed.to_text()).1).collect();
         report("write store text", stats(write), None);
+        let save_args: SaveArgs = parse_save_args(&json!({
+            "id": "bench.save.new",
+            "statement": "A new fact saved into a 10k store",
+            "tags": ["bench"],
+        }))
+        .unwrap_or_else(|f| panic!("{f}"));
+        let save_times = || -> Vec<Duration> {
+            (0..15)
+                .map(|i| time(|| apply_save(Some(&text), &save_args, 1_700_000_000_000 + i)).1)
+                .collect()
+        };
+        if n == 10_000 {
+            let args: SaveArgs = parse_save_args(&json!({
+                "id": "bench.save.new",
+                "statement": "A new fact saved into a 10k store",
+                "tags": ["bench"],
+            }))
+            .unwrap_or_else(|f| panic!("{f}"));
+            let saves: Vec<Duration> = (0..15)
+                .map(|i| time(|| apply_save(Some(&text), &args, 1_700_000_000_000 + i)).1)
+                .collect();
+            report(
+                "save into 10k store (text -> new text)",
+                stats(saves),
+                Some(20.0),
+            );
+        }
         let mut builds = Vec::new();
         let mut index = None;
         for _ in 0..reps {
@@ -205,18 +238,9 @@ fn main() {
             None,
         );
         if n == 10_000 {
-            let args: SaveArgs = parse_save_args(&json!({
-                "id": "bench.save.new",
-                "statement": "A new fact saved into a 10k store",
-                "tags": ["bench"],
-            }))
-            .unwrap_or_else(|f| panic!("{f}"));
-            let saves: Vec<Duration> = (0..15)
-                .map(|i| time(|| apply_save(Some(&text), &args, 1_700_000_000_000 + i)).1)
-                .collect();
             report(
-                "save into 10k store (text -> new text)",
-                stats(saves),
+                "save into 10k store, heap holding the index",
+                stats(save_times()),
                 Some(20.0),
             );
         }

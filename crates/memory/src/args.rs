@@ -1,0 +1,371 @@
+//! Validation of tool arguments, once, into types ([`SaveArgs`], [`RecallArgs`]) that the rest of
+//! the crate trusts. Every message names the field, the rule and the value; an unknown key gets a
+//! did-you-mean.
+
+use crate::failure::{Code, Failure, clip_chars, show};
+use serde_json::{Map, Value};
+
+/// Longest id, in characters.
+pub const MAX_ID_CHARS: usize = 200;
+/// Longest `statement`, in characters.
+pub const MAX_STATEMENT_CHARS: usize = 4_000;
+/// Longest `details`, in characters.
+pub const MAX_DETAILS_CHARS: usize = 8_000;
+/// Longest `value`, `unit`, `source` or `topic`, in characters.
+pub const MAX_SHORT_CHARS: usize = 1_000;
+/// Most tags on one fact.
+pub const MAX_TAGS: usize = 32;
+/// Longest tag, in characters.
+pub const MAX_TAG_CHARS: usize = 64;
+/// Longest recall query, in characters.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+/// Results a recall returns when it is not given `limit`.
+pub const DEFAULT_LIMIT: usize = 5;
+/// Largest `limit`; a larger one is lowered to this, and the answer says so.
+pub const MAX_LIMIT: usize = 50;
+
+/// The validated arguments of `memory_save`. Strings are trimmed; absent optional strings are `""`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaveArgs {
+    /// Non-blank, at most [`MAX_ID_CHARS`], no control characters.
+    pub id: String,
+    /// Non-blank, at most [`MAX_STATEMENT_CHARS`].
+    pub statement: String,
+    /// A string, or a number or boolean as its JSON text.
+    pub value: String,
+    /// Unit of `value`.
+    pub unit: String,
+    /// Longer explanation.
+    pub details: String,
+    /// Where the fact came from.
+    pub source: String,
+    /// Trimmed, non-blank, de-duplicated ignoring case, first spelling kept.
+    pub tags: Vec<String>,
+    /// `None` when not given: the save derives it from the id.
+    pub topic: Option<String>,
+}
+
+/// The validated arguments of `memory_recall`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecallArgs {
+    /// `None` (absent, `null` or blank) lists facts instead of searching.
+    pub query: Option<String>,
+    /// How many results at most, 1..=[`MAX_LIMIT`]. `None` when not given.
+    pub limit: Option<usize>,
+    /// The `limit` the caller asked for when it was above [`MAX_LIMIT`] and was lowered.
+    pub limit_lowered_from: Option<u64>,
+    /// Only facts carrying every one of these tags (ignoring case) are considered.
+    pub tags: Vec<String>,
+}
+
+const SAVE_KEYS: &[&str] = &[
+    "id",
+    "statement",
+    "value",
+    "unit",
+    "details",
+    "tags",
+    "source",
+    "topic",
+];
+const RECALL_KEYS: &[&str] = &["query", "limit", "tags"];
+
+/// Words a model plausibly uses for a key, mapped to the key it meant.
+const ALIASES: &[(&str, &str)] = &[
+    ("text", "statement"),
+    ("content", "statement"),
+    ("fact", "statement"),
+    ("body", "statement"),
+    ("description", "details"),
+    ("detail", "details"),
+    ("note", "details"),
+    ("notes", "details"),
+    ("key", "id"),
+    ("name", "id"),
+    ("tag", "tags"),
+    ("labels", "tags"),
+    ("q", "query"),
+    ("search", "query"),
+    ("question", "query"),
+    ("k", "limit"),
+    ("top_k", "limit"),
+    ("topk", "limit"),
+    ("max", "limit"),
+    ("max_results", "limit"),
+    ("count", "limit"),
+    ("n", "limit"),
+    ("url", "source"),
+    ("category", "topic"),
+];
+
+/// Validates `memory_save` arguments.
+pub fn parse_save_args(args: &Value) -> Result<SaveArgs, Failure> {
+    let map = object(args, "memory_save")?;
+    unknown_keys(map, SAVE_KEYS)?;
+    let id = required_string(map, "id", MAX_ID_CHARS)?;
+    if let Some(c) = id.chars().find(|c| c.is_control()) {
+        return Err(invalid(format!(
+            "`id` must not contain control characters (found U+{:04X} in {})",
+            c as u32,
+            show(&Value::String(id.clone()))
+        )));
+    }
+    let statement = required_string(map, "statement", MAX_STATEMENT_CHARS)?;
+    let value = optional_scalar(map, "value", MAX_SHORT_CHARS)?;
+    let unit = optional_string(map, "unit", MAX_SHORT_CHARS)?.unwrap_or_default();
+    let details = optional_string(map, "details", MAX_DETAILS_CHARS)?.unwrap_or_default();
+    let source = optional_string(map, "source", MAX_SHORT_CHARS)?.unwrap_or_default();
+    let topic = optional_string(map, "topic", MAX_SHORT_CHARS)?.filter(|t| !t.is_empty());
+    let tags = tags(map)?;
+    Ok(SaveArgs {
+        id,
+        statement,
+        value,
+        unit,
+        details,
+        source,
+        tags,
+        topic,
+    })
+}
+
+/// Validates `memory_recall` arguments. `null` (no arguments) is accepted as `{}`.
+pub fn parse_recall_args(args: &Value) -> Result<RecallArgs, Failure> {
+    let empty = Map::new();
+    let map = match args {
+        Value::Null => &empty,
+        other => object(other, "memory_recall")?,
+    };
+    unknown_keys(map, RECALL_KEYS)?;
+    let query = optional_string(map, "query", MAX_QUERY_CHARS)?.filter(|q| !q.is_empty());
+    let (limit, limit_lowered_from) = match map.get("limit") {
+        None | Some(Value::Null) => (None, None),
+        Some(v) => {
+            let n = v.as_u64().or_else(|| {
+                // Accept 5.0 (and "5"), which models and JSON encoders produce.
+                v.as_f64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse::<f64>().ok()))
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+                    .map(|f| f as u64)
+            });
+            match n {
+                Some(0) | None => {
+                    return Err(invalid(format!(
+                        "`limit` must be a whole number from 1 to {MAX_LIMIT} (got {})",
+                        show(v)
+                    )));
+                }
+                Some(n) if n > MAX_LIMIT as u64 => (Some(MAX_LIMIT), Some(n)),
+                Some(n) => (Some(n as usize), None),
+            }
+        }
+    };
+    let tags = tags(map)?;
+    Ok(RecallArgs {
+        query,
+        limit,
+        limit_lowered_from,
+        tags,
+    })
+}
+
+/// The known key closest to `key`, if one is close enough to be a likely typo or synonym.
+pub fn did_you_mean(key: &str, known: &[&str]) -> Option<&'static str> {
+    let lower = key.trim().to_lowercase();
+    if let Some((_, to)) = ALIASES.iter().find(|(from, _)| *from == lower) {
+        return Some(to);
+    }
+    let mut best: Option<(&'static str, usize)> = None;
+    for k in SAVE_KEYS
+        .iter()
+        .chain(RECALL_KEYS)
+        .filter(|k| known.contains(k))
+    {
+        let d = distance(&lower, k);
+        let allowed = if k.len() <= 4 { 1 } else { 2 };
+        if d <= allowed && best.is_none_or(|(_, bd)| d < bd) {
+            best = Some((k, d));
+        }
+    }
+    best.map(|(k, _)| k)
+}
+
+/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), over chars.
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > 3 {
+        return 4;
+    }
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        d[i * w] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(w) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+fn invalid(message: String) -> Failure {
+    Failure::new(Code::Invalid, message)
+}
+
+fn object<'a>(args: &'a Value, tool: &str) -> Result<&'a Map<String, Value>, Failure> {
+    args.as_object().ok_or_else(|| {
+        invalid(format!(
+            "{tool} takes an object of named arguments (got {})",
+            show(args)
+        ))
+    })
+}
+
+fn unknown_keys(map: &Map<String, Value>, known: &[&str]) -> Result<(), Failure> {
+    for key in map.keys() {
+        if !known.contains(&key.as_str()) {
+            let hint = match did_you_mean(key, known) {
+                Some(k) => format!("; did you mean `{k}`?"),
+                None => String::new(),
+            };
+            return Err(invalid(format!(
+                "unknown argument `{}`{hint} The arguments are: {}.",
+                clip_chars(key, 40),
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_len(field: &str, text: &str, max: usize) -> Result<(), Failure> {
+    let n = text.chars().count();
+    if n > max {
+        return Err(Failure::new(
+            Code::TooLarge,
+            format!(
+                "`{field}` must be at most {max} characters (got {n}: {})",
+                clip_chars(text, 40)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn required_string(map: &Map<String, Value>, field: &str, max: usize) -> Result<String, Failure> {
+    match map.get(field) {
+        None | Some(Value::Null) => Err(invalid(format!(
+            "`{field}` is required (a non-empty string)"
+        ))),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(invalid(format!(
+            "`{field}` must not be blank (got {})",
+            show(&map[field])
+        ))),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            check_len(field, s, max)?;
+            Ok(s.to_owned())
+        }
+        Some(other) => Err(invalid(format!(
+            "`{field}` must be a string (got {})",
+            show(other)
+        ))),
+    }
+}
+
+fn optional_string(
+    map: &Map<String, Value>,
+    field: &str,
+    max: usize,
+) -> Result<Option<String>, Failure> {
+    match map.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            check_len(field, s, max)?;
+            Ok(Some(s.to_owned()))
+        }
+        Some(other) => Err(invalid(format!(
+            "`{field}` must be a string when given (got {})",
+            show(other)
+        ))),
+    }
+}
+
+/// `value` may be a string, a number or a boolean; it is stored as text.
+fn optional_scalar(map: &Map<String, Value>, field: &str, max: usize) -> Result<String, Failure> {
+    match map.get(field) {
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => Ok(v.to_string()),
+        Some(v @ (Value::Array(_) | Value::Object(_))) => Err(invalid(format!(
+            "`{field}` must be a string, number or boolean when given (got {})",
+            show(v)
+        ))),
+        _ => Ok(optional_string(map, field, max)?.unwrap_or_default()),
+    }
+}
+
+/// `tags`: an array of strings, or one string of comma-separated tags.
+fn tags(map: &Map<String, Value>) -> Result<Vec<String>, Failure> {
+    let raw: Vec<&str> = match map.get("tags") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(s)) => s.split(',').collect(),
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) => out.push(s.as_str()),
+                    other => {
+                        return Err(invalid(format!(
+                            "`tags[{i}]` must be a string (got {})",
+                            show(other)
+                        )));
+                    }
+                }
+            }
+            out
+        }
+        Some(other) => {
+            return Err(invalid(format!(
+                "`tags` must be an array of strings, e.g. [\"network\"] (got {})",
+                show(other)
+            )));
+        }
+    };
+    let mut tags: Vec<String> = Vec::new();
+    for (i, tag) in raw.iter().enumerate() {
+        let tag = tag.trim();
+        if tag.is_empty() {
+            continue;
+        }
+        check_len(&format!("tags[{i}]"), tag, MAX_TAG_CHARS)?;
+        if !tags.iter().any(|t| t.to_lowercase() == tag.to_lowercase()) {
+            tags.push(tag.to_owned());
+        }
+    }
+    if tags.len() > MAX_TAGS {
+        return Err(Failure::new(
+            Code::TooLarge,
+            format!(
+                "`tags` must hold at most {MAX_TAGS} tags (got {})",
+                tags.len()
+            ),
+        ));
+    }
+    Ok(tags)
+}

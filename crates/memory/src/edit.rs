@@ -1,0 +1,262 @@
+//! The writes: save (upsert), forget and import. Each takes the store text as the driver read it
+//! (`None` when the file does not exist) and returns the text to write, or a [`Failure`]; a corrupt
+//! store or one of another schema version is refused, never overwritten.
+
+use crate::args::SaveArgs;
+use crate::failure::{Code, Failure};
+use crate::store::{Fact, Store};
+use crate::time::{UnixMillis, iso8601};
+use serde_json::{Value, json};
+
+/// The result of a save: the new file text and what to answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Saved {
+    /// The complete new store text, to be written through a temp file and a rename.
+    pub text: String,
+    /// The saved fact's id.
+    pub id: String,
+    /// `true` if the id was new, `false` if an existing fact was overwritten.
+    pub created: bool,
+    /// Facts in the store after the save.
+    pub count: usize,
+    /// The timestamp stamped on the fact.
+    pub timestamp: String,
+}
+
+impl Saved {
+    /// The tool answer: `{ ok: true, id, created, updated, facts, timestamp }` (`created` and
+    /// `updated` are both present, exactly one of them `true`).
+    pub fn answer(&self) -> Value {
+        json!({
+            "ok": true,
+            "id": self.id,
+            "created": self.created,
+            "updated": !self.created,
+            "facts": self.count,
+            "timestamp": self.timestamp,
+        })
+    }
+}
+
+/// The topic a save uses when none is given: the id's first dotted segment, or `""` for an id
+/// without a dot.
+pub fn derive_topic(id: &str) -> String {
+    match id.split_once('.') {
+        Some((first, _)) => first.trim().to_owned(),
+        None => String::new(),
+    }
+}
+
+impl Store {
+    /// Writes or overwrites the fact `args.id`, stamped `timestamp`; returns `true` if it was new.
+    ///
+    /// Overwriting replaces the whole fact (fields not given become `""` / `[]`), keeps its
+    /// position in the file and keeps keys this crate does not know. A new id is appended.
+    pub fn upsert(&mut self, args: &SaveArgs, timestamp: &str) -> bool {
+        let topic = args.topic.clone().unwrap_or_else(|| derive_topic(&args.id));
+        let (i, created) = match self.position(&args.id) {
+            Some(i) => (i, false),
+            None => {
+                self.facts.push(Fact::default());
+                (self.facts.len() - 1, true)
+            }
+        };
+        let slot = &mut self.facts[i];
+        let extra = std::mem::take(&mut slot.extra);
+        *slot = Fact {
+            id: args.id.clone(),
+            topic,
+            statement: args.statement.clone(),
+            value: args.value.clone(),
+            unit: args.unit.clone(),
+            details: args.details.clone(),
+            source: args.source.clone(),
+            timestamp: timestamp.to_owned(),
+            tags: args.tags.clone(),
+            extra,
+        };
+        created
+    }
+}
+
+/// `memory_save`: applies `args` to the current store text (`None`: no file yet) at `now`.
+pub fn apply_save(
+    current: Option<&str>,
+    args: &SaveArgs,
+    now: UnixMillis,
+) -> Result<Saved, Failure> {
+    let mut store = Store::parse_for_write(current)?;
+    let timestamp = iso8601(now);
+    let created = store.upsert(args, &timestamp);
+    Ok(Saved {
+        text: store.to_text(),
+        id: args.id.clone(),
+        created,
+        count: store.facts.len(),
+        timestamp,
+    })
+}
+
+/// The result of a forget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forgotten {
+    /// The new store text.
+    pub text: String,
+    /// How many facts had the id (more than one only in a hand-edited store).
+    pub removed: usize,
+    /// Facts left.
+    pub count: usize,
+}
+
+/// Deletes every fact whose id is `id` (after trimming). `memory.not_found` if there is none.
+pub fn forget(current: Option<&str>, id: &str) -> Result<Forgotten, Failure> {
+    let mut store = Store::parse_for_write(current)?;
+    let id = id.trim();
+    let before = store.facts.len();
+    store.facts.retain(|f| f.id != id);
+    let removed = before - store.facts.len();
+    if removed == 0 {
+        return Err(Failure::new(
+            Code::NotFound,
+            format!(
+                "no fact has the id {}; nothing was deleted",
+                Value::from(id)
+            ),
+        ));
+    }
+    Ok(Forgotten {
+        text: store.to_text(),
+        removed,
+        count: store.facts.len(),
+    })
+}
+
+/// How an import treats an incoming fact whose id the store already has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportPolicy {
+    /// Replace only when the incoming timestamp is later (ISO-8601 strings compare in time order).
+    NewerWins,
+    /// Always replace.
+    Overwrite,
+    /// Never replace.
+    KeepExisting,
+}
+
+/// Why an incoming fact was not imported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The store already holds exactly this fact.
+    Identical,
+    /// The store's copy is as new or newer ([`ImportPolicy::NewerWins`]).
+    NotNewer,
+    /// The store already has the id ([`ImportPolicy::KeepExisting`]).
+    Exists,
+    /// The incoming fact has a blank id.
+    NoId,
+    /// The incoming file holds the id more than once; only the first copy counts.
+    Duplicate,
+}
+
+impl SkipReason {
+    /// A stable word for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Identical => "identical",
+            SkipReason::NotNewer => "not_newer",
+            SkipReason::Exists => "exists",
+            SkipReason::NoId => "no_id",
+            SkipReason::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// The result of an import.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Imported {
+    /// The new store text.
+    pub text: String,
+    /// Ids added.
+    pub created: Vec<String>,
+    /// Ids replaced.
+    pub updated: Vec<String>,
+    /// Incoming facts left out, with why (a blank id is reported as `""`).
+    pub skipped: Vec<(String, SkipReason)>,
+}
+
+impl Imported {
+    /// A report: `{ ok: true, created: [...], updated: [...], skipped: [{ id, reason }] }`.
+    pub fn answer(&self) -> Value {
+        json!({
+            "ok": true,
+            "created": self.created,
+            "updated": self.updated,
+            "skipped": self.skipped.iter()
+                .map(|(id, r)| json!({ "id": id, "reason": r.as_str() }))
+                .collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Merges the facts of `incoming` (another store's text) into `current`. Incoming facts keep
+/// their own timestamps and unknown keys; the current store's unknown top-level keys are kept and
+/// the incoming file's are ignored. An incoming store only needs to be readable, whatever its
+/// `schema_version`.
+pub fn import(
+    current: Option<&str>,
+    incoming: &str,
+    policy: ImportPolicy,
+) -> Result<Imported, Failure> {
+    let mut store = Store::parse_for_write(current)?;
+    let incoming = Store::parse(incoming).map_err(|f| {
+        Failure::new(
+            Code::Invalid,
+            format!("the file to import is not a store: {}", f.message),
+        )
+    })?;
+    let mut out = Imported {
+        text: String::new(),
+        created: Vec::new(),
+        updated: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    for mut fact in incoming.facts {
+        fact.id = fact.id.trim().to_owned();
+        if fact.id.is_empty() {
+            out.skipped.push((String::new(), SkipReason::NoId));
+            continue;
+        }
+        if !seen.insert(fact.id.clone()) {
+            out.skipped.push((fact.id, SkipReason::Duplicate));
+            continue;
+        }
+        match store.position(&fact.id) {
+            None => {
+                out.created.push(fact.id.clone());
+                store.facts.push(fact);
+            }
+            Some(i) => {
+                let old = &store.facts[i];
+                let skip = if *old == fact {
+                    Some(SkipReason::Identical)
+                } else {
+                    match policy {
+                        ImportPolicy::Overwrite => None,
+                        ImportPolicy::KeepExisting => Some(SkipReason::Exists),
+                        ImportPolicy::NewerWins if fact.timestamp > old.timestamp => None,
+                        ImportPolicy::NewerWins => Some(SkipReason::NotNewer),
+                    }
+                };
+                match skip {
+                    Some(reason) => out.skipped.push((fact.id, reason)),
+                    None => {
+                        out.updated.push(fact.id.clone());
+                        store.facts[i] = fact;
+                    }
+                }
+            }
+        }
+    }
+    out.text = store.to_text();
+    Ok(out)
+}

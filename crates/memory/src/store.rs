@@ -1,0 +1,439 @@
+//! The store file, `$DSH_HOME/memory/facts.json`: parsing, writing, and the pure edits a save,
+//! a forget or an import makes.
+//!
+//! The format is plain JSON, `{ "schema_version": 1, "facts": [ { id, topic, statement, value,
+//! unit, details, source, timestamp, tags } ] }`, written with two-space indentation and a final
+//! newline. Reading is lenient and writing is faithful:
+//!
+//! - keys this crate does not know are kept as they are, both at the top level and in each fact;
+//!   a rewrite puts `schema_version` and `facts` first, then the unknown top-level keys in their
+//!   order, and in each fact the nine known fields first, then its unknown keys in their order;
+//! - a missing known field reads as `""` (or `[]` for `tags`); a number or boolean in a string
+//!   field, or in `tags`, reads as its JSON text, and `null` as `""`: those are normalised on the
+//!   next write;
+//! - a missing `facts` reads as no facts; an empty (or whitespace-only) file reads as an empty
+//!   store, since there is nothing in it to lose; a leading UTF-8 byte-order mark is skipped;
+//! - anything else (not JSON, a top level that is not an object, a fact that is not an object, an
+//!   array or object where a string belongs) makes the store *corrupt*: readers report it, writers
+//!   refuse with `memory.corrupt` and the file is never overwritten;
+//! - a `schema_version` other than 1 can be read but not rewritten (`memory.unsupported_version`).
+
+use crate::failure::{Code, Failure};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The one schema version this crate writes.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// The nine fields every fact has, in the order they are written.
+pub const FACT_FIELDS: [&str; 9] = [
+    "id",
+    "topic",
+    "statement",
+    "value",
+    "unit",
+    "details",
+    "source",
+    "timestamp",
+    "tags",
+];
+
+/// One fact, as stored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fact {
+    /// The key a save overwrites by; by convention dotted (`network.wikipedia.sni`).
+    pub id: String,
+    /// A grouping word; a save without one takes the id's first dotted segment.
+    pub topic: String,
+    /// The fact itself, one sentence.
+    pub statement: String,
+    /// A value the statement is about (a number, a host), as text.
+    pub value: String,
+    /// The unit of `value`.
+    pub unit: String,
+    /// Longer explanation.
+    pub details: String,
+    /// Where the fact came from.
+    pub source: String,
+    /// When it was last saved, ISO-8601 UTC (any string is accepted when reading).
+    pub timestamp: String,
+    /// Free tags.
+    pub tags: Vec<String>,
+    /// Keys this crate does not know, kept as they are.
+    pub extra: Map<String, Value>,
+}
+
+/// A parsed store.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Store {
+    /// The file's `schema_version`, if it had one (`None` is written as 1).
+    pub schema_version: Option<Value>,
+    /// The facts, in file order.
+    pub facts: Vec<Fact>,
+    /// Top-level keys this crate does not know, kept as they are.
+    pub extra: Map<String, Value>,
+}
+
+impl Store {
+    /// An empty store (what a missing file means).
+    pub fn empty() -> Store {
+        Store::default()
+    }
+
+    /// Parses store text. `Err` is always `memory.corrupt`, with a message saying where and what.
+    pub fn parse(text: &str) -> Result<Store, Failure> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if text.trim().is_empty() {
+            return Ok(Store::empty());
+        }
+        serde_json::from_str::<Store>(text).map_err(|e| {
+            Failure::new(
+                Code::Corrupt,
+                format!(
+                    "the memory store is not readable: {e}. The file was left exactly as it is; \
+                     fix it by hand (or move it aside) and saves will work again."
+                ),
+            )
+        })
+    }
+
+    /// Parses the current store text as a writer sees it: `None` (no file) is an empty store.
+    /// Besides corruption, refuses a store whose `schema_version` is not 1.
+    pub fn parse_for_write(text: Option<&str>) -> Result<Store, Failure> {
+        let store = match text {
+            None => Store::empty(),
+            Some(text) => Store::parse(text)?,
+        };
+        store.check_writable()?;
+        Ok(store)
+    }
+
+    /// `Err(memory.unsupported_version)` unless this crate may rewrite the store.
+    pub fn check_writable(&self) -> Result<(), Failure> {
+        match &self.schema_version {
+            None => Ok(()),
+            Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => Ok(()),
+            Some(v) => Err(Failure::new(
+                Code::UnsupportedVersion,
+                format!(
+                    "the memory store has schema_version {v}; this plugin writes only version \
+                     {SCHEMA_VERSION}, so it will read the store but not rewrite it."
+                ),
+            )),
+        }
+    }
+
+    /// The store as file text: two-space indented JSON and a final newline.
+    pub fn to_text(&self) -> String {
+        let estimate = self.facts.len() * 512 + 64;
+        let mut buf = Vec::with_capacity(estimate);
+        if serde_json::to_writer_pretty(&mut buf, self).is_err() {
+            // Serialising strings and `Value`s into memory cannot fail; write a valid empty store
+            // rather than panic if it ever did.
+            buf = b"{\"schema_version\": 1, \"facts\": []}".to_vec();
+        }
+        buf.push(b'\n');
+        String::from_utf8(buf).unwrap_or_default()
+    }
+
+    /// The index of the first fact whose id is `id`.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.facts.iter().position(|f| f.id == id)
+    }
+}
+
+impl Fact {
+    /// The fact as a JSON object: the nine fields in order, then its unknown keys.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut map = Map::with_capacity(FACT_FIELDS.len() + self.extra.len());
+        for (key, text) in self.strings() {
+            map.insert(key.to_owned(), Value::String(text.to_owned()));
+        }
+        map.insert(
+            "tags".to_owned(),
+            Value::Array(self.tags.iter().cloned().map(Value::String).collect()),
+        );
+        for (k, v) in &self.extra {
+            if !map.contains_key(k) {
+                map.insert(k.clone(), v.clone());
+            }
+        }
+        map
+    }
+
+    /// The eight string fields with their names, in file order.
+    pub fn strings(&self) -> [(&'static str, &str); 8] {
+        [
+            ("id", &self.id),
+            ("topic", &self.topic),
+            ("statement", &self.statement),
+            ("value", &self.value),
+            ("unit", &self.unit),
+            ("details", &self.details),
+            ("source", &self.source),
+            ("timestamp", &self.timestamp),
+        ]
+    }
+}
+
+impl Serialize for Fact {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(FACT_FIELDS.len() + self.extra.len()))?;
+        for (key, text) in self.strings() {
+            map.serialize_entry(key, text)?;
+        }
+        map.serialize_entry("tags", &self.tags)?;
+        for (k, v) in &self.extra {
+            if !FACT_FIELDS.contains(&k.as_str()) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Store {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2 + self.extra.len()))?;
+        match &self.schema_version {
+            Some(v) => map.serialize_entry("schema_version", v)?,
+            None => map.serialize_entry("schema_version", &SCHEMA_VERSION)?,
+        }
+        map.serialize_entry("facts", &self.facts)?;
+        for (k, v) in &self.extra {
+            if k != "schema_version" && k != "facts" {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Store {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Store, D::Error> {
+        d.deserialize_map(StoreVisitor)
+    }
+}
+
+struct StoreVisitor;
+
+impl<'de> Visitor<'de> for StoreVisitor {
+    type Value = Store;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a store object { \"schema_version\": 1, \"facts\": [...] }")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Store, A::Error> {
+        let mut store = Store::empty();
+        let mut seen_facts = false;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "facts" => {
+                    if seen_facts {
+                        return Err(de::Error::custom("the key `facts` appears twice"));
+                    }
+                    seen_facts = true;
+                    store.facts = map.next_value_seed(FactsSeed)?;
+                }
+                "schema_version" => store.schema_version = Some(map.next_value()?),
+                _ => {
+                    let v: Value = map.next_value()?;
+                    store.extra.insert(key, v);
+                }
+            }
+        }
+        Ok(store)
+    }
+}
+
+struct FactsSeed;
+
+impl<'de> DeserializeSeed<'de> for FactsSeed {
+    type Value = Vec<Fact>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Fact>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FactsSeed {
+    type Value = Vec<Fact>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("`facts` to be an array of fact objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Fact>, A::Error> {
+        let mut facts = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+        while let Some(fact) = seq.next_element_seed(FactSeed(facts.len()))? {
+            facts.push(fact);
+        }
+        Ok(facts)
+    }
+}
+
+/// Deserialises fact number `.0` (0-based; messages say `facts[n]`).
+struct FactSeed(usize);
+
+impl<'de> DeserializeSeed<'de> for FactSeed {
+    type Value = Fact;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fact, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FactSeed {
+    type Value = Fact;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "facts[{}] to be a fact object", self.0)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fact, A::Error> {
+        let n = self.0;
+        let mut fact = Fact::default();
+        while let Some(key) = map.next_key::<FactKey>()? {
+            let slot = match key {
+                FactKey::Unknown(key) => {
+                    let value: Value = map.next_value()?;
+                    fact.extra.insert(key, value);
+                    continue;
+                }
+                FactKey::Tags => {
+                    let tags: Option<Vec<Lenient>> = map.next_value().map_err(|e| {
+                        de::Error::custom(format!(
+                            "facts[{n}].tags must be an array of strings: {e}"
+                        ))
+                    })?;
+                    fact.tags = tags.unwrap_or_default().into_iter().map(|t| t.0).collect();
+                    continue;
+                }
+                FactKey::Id => &mut fact.id,
+                FactKey::Topic => &mut fact.topic,
+                FactKey::Statement => &mut fact.statement,
+                FactKey::Value => &mut fact.value,
+                FactKey::Unit => &mut fact.unit,
+                FactKey::Details => &mut fact.details,
+                FactKey::Source => &mut fact.source,
+                FactKey::Timestamp => &mut fact.timestamp,
+            };
+            let name = key.name();
+            *slot = map
+                .next_value::<Lenient>()
+                .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?
+                .0;
+        }
+        Ok(fact)
+    }
+}
+
+/// A fact's key, read without allocating for the nine known ones.
+enum FactKey {
+    Id,
+    Topic,
+    Statement,
+    Value,
+    Unit,
+    Details,
+    Source,
+    Timestamp,
+    Tags,
+    Unknown(String),
+}
+
+impl FactKey {
+    fn name(&self) -> &str {
+        match self {
+            FactKey::Id => "id",
+            FactKey::Topic => "topic",
+            FactKey::Statement => "statement",
+            FactKey::Value => "value",
+            FactKey::Unit => "unit",
+            FactKey::Details => "details",
+            FactKey::Source => "source",
+            FactKey::Timestamp => "timestamp",
+            FactKey::Tags => "tags",
+            FactKey::Unknown(k) => k,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FactKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FactKey, D::Error> {
+        d.deserialize_identifier(FactKeyVisitor)
+    }
+}
+
+struct FactKeyVisitor;
+
+impl Visitor<'_> for FactKeyVisitor {
+    type Value = FactKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<FactKey, E> {
+        Ok(match v {
+            "id" => FactKey::Id,
+            "topic" => FactKey::Topic,
+            "statement" => FactKey::Statement,
+            "value" => FactKey::Value,
+            "unit" => FactKey::Unit,
+            "details" => FactKey::Details,
+            "source" => FactKey::Source,
+            "timestamp" => FactKey::Timestamp,
+            "tags" => FactKey::Tags,
+            other => FactKey::Unknown(other.to_owned()),
+        })
+    }
+}
+
+/// A string read leniently: numbers and booleans as their JSON text, `null` as `""`; arrays and
+/// objects are errors.
+struct Lenient(String);
+
+impl<'de> Deserialize<'de> for Lenient {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lenient, D::Error> {
+        d.deserialize_any(LenientVisitor)
+    }
+}
+
+struct LenientVisitor;
+
+impl<'de> Visitor<'de> for LenientVisitor {
+    type Value = Lenient;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Lenient, E> {
+        Ok(Lenient(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Lenient, E> {
+        Ok(Lenient(v))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Lenient, E> {
+        Ok(Lenient(v.to_string()))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Lenient, E> {
+        Ok(Lenient(v.to_string()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Lenient, E> {
+        Ok(Lenient(v.to_string()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Lenient, E> {
+        Ok(Lenient(Value::from(v).to_string()))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Lenient, E> {
+        Ok(Lenient(String::new()))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Lenient, E> {
+        Ok(Lenient(String::new()))
+    }
+}

@@ -1,0 +1,676 @@
+//! Unit tests: small fixtures, one helper per feature.
+
+use crate::args::{MAX_LIMIT, parse_recall_args, parse_save_args};
+use crate::failure::Code;
+use crate::index::Index;
+use crate::lock::{self, Decision, Liveness, LockRecord, Me, Observed, StealReason};
+use crate::recall::MAX_ANSWER_BYTES;
+use crate::stats::{StatsInput, display_path, stats};
+use crate::store::Store;
+use crate::time::iso8601;
+use crate::{ImportPolicy, SkipReason, apply_save, cli};
+use serde_json::{Value, json};
+
+const T0: u64 = 1_700_000_000_123;
+
+fn save(current: Option<&str>, args: Value) -> crate::Saved {
+    let args = parse_save_args(&args).unwrap_or_else(|f| panic!("{f}"));
+    apply_save(current, &args, T0).unwrap_or_else(|f| panic!("{f}"))
+}
+
+fn save_err(current: Option<&str>, args: Value) -> crate::Failure {
+    match parse_save_args(&args) {
+        Err(f) => f,
+        Ok(a) => apply_save(current, &a, T0)
+            .err()
+            .unwrap_or_else(|| panic!("saved")),
+    }
+}
+
+/// Ids of a search, best first.
+fn ranked(store: &str, query: &str) -> Vec<String> {
+    let index = Index::build(Store::parse(store).unwrap_or_else(|f| panic!("{f}")));
+    let r = index.search(query, &[], 10);
+    r.hits
+        .iter()
+        .map(|h| index.store().facts[h.fact].id.clone())
+        .collect()
+}
+
+fn store_of(facts: &[(&str, &str)]) -> String {
+    let mut text: Option<String> = None;
+    for (id, statement) in facts {
+        text = Some(save(text.as_deref(), json!({ "id": id, "statement": statement })).text);
+    }
+    text.unwrap_or_default()
+}
+
+// ---- time -----------------------------------------------------------------------------------
+
+#[test]
+fn iso8601_matches_to_iso_string() {
+    assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+    assert_eq!(iso8601(T0), "2023-11-14T22:13:20.123Z");
+    assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    assert_eq!(iso8601(4_102_444_799_999), "2099-12-31T23:59:59.999Z");
+}
+
+// ---- store ----------------------------------------------------------------------------------
+
+#[test]
+fn recall_set_store_round_trips_byte_for_byte() {
+    let text = include_str!("../recall/facts.json");
+    let store = Store::parse(text).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(store.to_text(), text);
+}
+
+#[test]
+fn unknown_keys_survive_a_save_at_both_levels() {
+    let text = r#"{"owner": "me", "schema_version": 1, "facts": [
+      {"id": "a.b", "statement": "old", "color": "blue", "meta": {"n": [1, 2]}},
+      {"id": "c", "statement": "other", "zz": null}
+    ], "trailer": [true]}"#;
+    let saved = save(Some(text), json!({ "id": "a.b", "statement": "new" }));
+    let v: Value = serde_json::from_str(&saved.text).unwrap_or_default();
+    assert_eq!(v["owner"], "me");
+    assert_eq!(v["trailer"], json!([true]));
+    assert_eq!(v["facts"][0]["statement"], "new");
+    assert_eq!(v["facts"][0]["color"], "blue");
+    assert_eq!(v["facts"][0]["meta"], json!({ "n": [1, 2] }));
+    assert_eq!(v["facts"][1]["zz"], Value::Null);
+    let keys: Vec<&String> = v
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["schema_version", "facts", "owner", "trailer"]);
+    assert!(!saved.created);
+}
+
+#[test]
+fn lenient_reading_of_hand_edited_facts() {
+    let store = Store::parse(
+        "\u{feff}{\"facts\": [{\"id\": 7, \"statement\": \"s\", \"value\": 42.5, \"unit\": null, \
+         \"tags\": [\"x\", 3, true]}]}",
+    )
+    .unwrap_or_else(|f| panic!("{f}"));
+    let f = &store.facts[0];
+    assert_eq!(
+        (f.id.as_str(), f.value.as_str(), f.unit.as_str()),
+        ("7", "42.5", "")
+    );
+    assert_eq!(f.tags, ["x", "3", "true"]);
+    assert_eq!(Store::parse("  \n").map(|s| s.facts.len()), Ok(0));
+    assert_eq!(Store::parse("{}").map(|s| s.facts.len()), Ok(0));
+}
+
+#[test]
+fn corrupt_stores_are_reported_and_never_overwritten() {
+    for (text, needle) in [
+        ("{\"facts\": [", "EOF"),
+        ("[1, 2]", "store object"),
+        ("{\"facts\": {}}", "array"),
+        ("{\"facts\": [3]}", "facts[0]"),
+        (
+            "{\"facts\": [{\"id\": \"a\", \"tags\": {\"x\": 1}}]}",
+            "facts[0].tags",
+        ),
+        (
+            "{\"facts\": [{\"id\": \"a\"}, {\"statement\": [\"x\"]}]}",
+            "facts[1].statement",
+        ),
+        ("{\"facts\": [], \"facts\": []}", "twice"),
+    ] {
+        let f = Store::parse(text)
+            .err()
+            .unwrap_or_else(|| panic!("parsed {text}"));
+        assert_eq!(f.code, Code::Corrupt, "{text}");
+        assert!(f.message.contains(needle), "{text}: {}", f.message);
+        let f = save_err(Some(text), json!({ "id": "x", "statement": "y" }));
+        assert_eq!(f.code, Code::Corrupt);
+    }
+}
+
+#[test]
+fn other_schema_versions_are_read_but_not_rewritten() {
+    let text = r#"{"schema_version": 2, "facts": [{"id": "a", "statement": "kept"}]}"#;
+    assert_eq!(Store::parse(text).map(|s| s.facts.len()), Ok(1));
+    let f = save_err(Some(text), json!({ "id": "b", "statement": "new" }));
+    assert_eq!(f.code, Code::UnsupportedVersion);
+    assert_eq!(
+        cli::forget(Some(text), "a").err().map(|f| f.code),
+        Some(Code::UnsupportedVersion)
+    );
+}
+
+// ---- save -----------------------------------------------------------------------------------
+
+#[test]
+fn save_creates_then_overwrites_in_place() {
+    let s1 = save(
+        None,
+        json!({ "id": "net.dns", "statement": "use 1.1.1.1", "value": 1, "tags": "a, b" }),
+    );
+    assert!(s1.created);
+    assert_eq!(s1.timestamp, "2023-11-14T22:13:20.123Z");
+    let s2 = save(Some(&s1.text), json!({ "id": "other", "statement": "x" }));
+    let s3 = save(
+        Some(&s2.text),
+        json!({ "id": " net.dns ", "statement": "use 9.9.9.9", "topic": "dns" }),
+    );
+    assert!(!s3.created);
+    assert_eq!(s3.count, 2);
+    let store = Store::parse(&s3.text).unwrap_or_default();
+    let f = &store.facts[0];
+    assert_eq!(
+        (f.id.as_str(), f.statement.as_str(), f.topic.as_str()),
+        ("net.dns", "use 9.9.9.9", "dns")
+    );
+    // Overwrite replaces the whole fact: value and tags are gone.
+    assert_eq!((f.value.as_str(), f.tags.len()), ("", 0));
+    assert_eq!(s1.answer()["created"], true);
+    assert_eq!(
+        s3.answer(),
+        json!({ "ok": true, "id": "net.dns", "created": false, "updated": true, "facts": 2, "timestamp": s3.timestamp })
+    );
+    let s4 = save(
+        None,
+        json!({ "id": "net.dns", "statement": "s", "tags": ["A", "a", " b "] }),
+    );
+    let store = Store::parse(&s4.text).unwrap_or_default();
+    assert_eq!(store.facts[0].topic, "net");
+    assert_eq!(store.facts[0].tags, ["A", "b"]);
+}
+
+// ---- arguments ------------------------------------------------------------------------------
+
+fn save_message(args: Value) -> (Code, String) {
+    let f = parse_save_args(&args)
+        .err()
+        .unwrap_or_else(|| panic!("accepted {args}"));
+    (f.code, f.message)
+}
+
+#[test]
+fn save_argument_messages_name_field_rule_and_value() {
+    for (args, code, needle) in [
+        (
+            json!({ "statment": "x", "id": "a" }),
+            Code::Invalid,
+            "did you mean `statement`?",
+        ),
+        (
+            json!({ "text": "x", "id": "a" }),
+            Code::Invalid,
+            "did you mean `statement`?",
+        ),
+        (
+            json!({ "id": "a", "statement": "x", "tag": ["t"] }),
+            Code::Invalid,
+            "did you mean `tags`?",
+        ),
+        (
+            json!({ "statement": "x" }),
+            Code::Invalid,
+            "`id` is required",
+        ),
+        (
+            json!({ "id": "  ", "statement": "x" }),
+            Code::Invalid,
+            "`id` must not be blank",
+        ),
+        (
+            json!({ "id": 5, "statement": "x" }),
+            Code::Invalid,
+            "`id` must be a string (got 5)",
+        ),
+        (
+            json!({ "id": "a\u{1}", "statement": "x" }),
+            Code::Invalid,
+            "U+0001",
+        ),
+        (
+            json!({ "id": "a", "statement": "x", "tags": [1] }),
+            Code::Invalid,
+            "`tags[0]` must be a string (got 1)",
+        ),
+        (
+            json!({ "id": "a", "statement": "x", "value": [1] }),
+            Code::Invalid,
+            "`value` must be a string, number or boolean",
+        ),
+        (
+            json!({ "id": "a".repeat(201), "statement": "x" }),
+            Code::TooLarge,
+            "at most 200 characters (got 201",
+        ),
+        (json!(["a"]), Code::Invalid, "object of named arguments"),
+    ] {
+        let (c, m) = save_message(args);
+        assert_eq!(c, code, "{m}");
+        assert!(m.contains(needle), "{m:?} lacks {needle:?}");
+    }
+}
+
+#[test]
+fn recall_arguments() {
+    let a = parse_recall_args(&Value::Null).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((a.query, a.limit), (None, None));
+    let a = parse_recall_args(&json!({ "query": "  ", "limit": 5.0 }))
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((a.query, a.limit), (None, Some(5)));
+    let a = parse_recall_args(&json!({ "limit": 500 })).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(
+        (a.limit, a.limit_lowered_from),
+        (Some(MAX_LIMIT), Some(500))
+    );
+    for (args, needle) in [
+        (json!({ "limit": 0 }), "from 1 to 50 (got 0)"),
+        (json!({ "limit": 2.5 }), "(got 2.5)"),
+        (json!({ "q": "x" }), "did you mean `query`?"),
+        (json!({ "quary": "x" }), "did you mean `query`?"),
+        (
+            json!({ "zzzzzz": "x" }),
+            "The arguments are: `query`, `limit`, `tags`.",
+        ),
+    ] {
+        let m = parse_recall_args(&args)
+            .err()
+            .map(|f| f.message)
+            .unwrap_or_default();
+        assert!(m.contains(needle), "{m:?} lacks {needle:?}");
+    }
+}
+
+// ---- ranking --------------------------------------------------------------------------------
+
+#[test]
+fn ranking_features() {
+    let store = store_of(&[
+        ("raytracer.bvh", "The raytracer got faster with a BVH"),
+        (
+            "net.proxy",
+            "Outbound traffic goes through the office proxy",
+        ),
+        ("db.port", "Postgres listens on port 5433"),
+        ("server.memory", "生产服务器有 64 GB 内存"),
+        ("caching.redis", "Session caching uses Redis"),
+        ("httpServer.config", "The HTTPServer reads config.toml"),
+    ]);
+    for (query, first) in [
+        ("ray", "raytracer.bvh"),                               // prefix
+        ("cached sessions", "caching.redis"),                   // stemming
+        ("db.port", "db.port"),                                 // dotted id
+        ("服务器内存", "server.memory"),                        // CJK bigrams
+        ("数据库端口", "db.port"),                              // concept table, zh → en
+        ("how much RAM does the server have", "server.memory"), // concept, en → zh
+        ("http server", "httpServer.config"),                   // camelCase split
+        ("httpserver", "httpServer.config"),                    // joined form
+    ] {
+        assert_eq!(
+            ranked(&store, query).first().map(String::as_str),
+            Some(first),
+            "{query}"
+        );
+    }
+    assert!(ranked(&store, "what is the").is_empty(), "stopwords only");
+    assert!(ranked(&store, "zebra").is_empty());
+}
+
+#[test]
+fn phrase_bonus_and_deterministic_ties() {
+    let store = store_of(&[
+        ("b", "window context is unrelated"),
+        ("a", "the context window is 128K"),
+        ("d", "identical text"),
+        ("c", "identical text"),
+    ]);
+    assert_eq!(ranked(&store, "context window"), ["a", "b"]);
+    assert_eq!(ranked(&store, "identical text"), ["c", "d"]);
+}
+
+#[test]
+fn tags_filter_search_and_listing() {
+    let mut text = None;
+    for (id, tags) in [
+        ("a", json!(["Net"])),
+        ("b", json!(["db"])),
+        ("c", json!(["net", "db"])),
+    ] {
+        text = Some(
+            save(
+                text.as_deref(),
+                json!({ "id": id, "statement": "port facts", "tags": tags }),
+            )
+            .text,
+        );
+    }
+    let index = Index::build(Store::parse(text.as_deref().unwrap_or_default()).unwrap_or_default());
+    let args = parse_recall_args(&json!({ "tags": ["NET"] })).unwrap_or_else(|f| panic!("{f}"));
+    let v = index.recall(&args);
+    assert_eq!(v["mode"], "list");
+    let ids: Vec<&str> = v["facts"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, ["a", "c"]);
+    assert!(v["facts"][0].get("score").is_none());
+    let args = parse_recall_args(&json!({ "query": "port", "tags": ["db"], "limit": 1 }))
+        .unwrap_or_else(|f| panic!("{f}"));
+    let v = index.recall(&args);
+    assert_eq!(
+        (
+            v["count"].clone(),
+            v["total"].clone(),
+            v["truncated"].clone()
+        ),
+        (json!(1), json!(2), json!(true))
+    );
+    assert_eq!(v["facts"][0]["id"], "b");
+    assert!(v["facts"][0]["score"].as_f64().is_some_and(|s| s > 0.0));
+    assert!(
+        v["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("showing 1 of 2"))
+    );
+}
+
+#[test]
+fn recall_answers_stay_under_the_spill_threshold() {
+    let mut store = Store::empty();
+    for i in 0..400 {
+        let args = parse_save_args(&json!({
+            "id": format!("bulk.{i}"), "statement": "数据".repeat(500), "details": "x".repeat(3000),
+        }))
+        .unwrap_or_else(|f| panic!("{f}"));
+        store.upsert(&args, "t");
+    }
+    // One hand-edited fact far over the budget on its own.
+    store.facts[0].details = "长".repeat(40_000);
+    let index = Index::build(store);
+    for args in [json!({}), json!({ "query": "数据", "limit": 50 })] {
+        let v = index.recall(&parse_recall_args(&args).unwrap_or_else(|f| panic!("{f}")));
+        let size = serde_json::to_string_pretty(&v)
+            .map(|s| s.len())
+            .unwrap_or(usize::MAX);
+        assert!(size <= MAX_ANSWER_BYTES, "{size}");
+        assert_eq!(v["truncated"], true);
+        assert!(v["count"].as_u64().is_some_and(|c| c >= 1));
+    }
+    let v = index.recall(&parse_recall_args(&json!({})).unwrap_or_else(|f| panic!("{f}")));
+    assert_eq!(v["facts"][0]["clipped"], true);
+}
+
+#[test]
+fn recall_text_reports_corruption_and_missing_files() {
+    let args = parse_recall_args(&json!({ "query": "x" })).unwrap_or_else(|f| panic!("{f}"));
+    let v = crate::recall::recall_text(None, &args).unwrap_or_default();
+    assert_eq!(
+        (v["ok"].clone(), v["in_store"].clone()),
+        (json!(true), json!(0))
+    );
+    let f = crate::recall::recall_text(Some("{oops"), &args).err();
+    assert_eq!(
+        f.map(|f| f.to_json()["code"].clone()),
+        Some(json!("memory.corrupt"))
+    );
+}
+
+// ---- lock -----------------------------------------------------------------------------------
+
+const ME: Me<'static> = Me {
+    token: "mine",
+    pid: 10,
+    host: "h1",
+};
+
+fn holder(host: &str, pid: u32) -> String {
+    LockRecord {
+        token: "theirs".into(),
+        pid,
+        host: host.into(),
+        created: T0,
+    }
+    .to_text()
+}
+
+fn decide(text: &str, age_ms: u64, holder: Liveness, waited_ms: u64) -> Decision {
+    lock::decide(
+        &Observed {
+            text,
+            age_ms,
+            holder,
+        },
+        &ME,
+        waited_ms,
+        0,
+        0.5,
+    )
+}
+
+#[test]
+fn lock_decisions() {
+    let live = holder("h1", 20);
+    assert_eq!(
+        decide(&live, 100, Liveness::Alive, 0),
+        Decision::Wait { ms: 20 }
+    );
+    assert_eq!(
+        decide(&live, 100, Liveness::Alive, 7_990),
+        Decision::Wait { ms: 10 }
+    );
+    assert!(
+        matches!(decide(&live, 100, Liveness::Alive, 8_000), Decision::GiveUp(f) if f.code == Code::Locked && f.message.contains("process 20 on h1"))
+    );
+    assert_eq!(
+        decide(&live, 15_000, Liveness::Alive, 0),
+        Decision::Steal(StealReason::Stale)
+    );
+    assert_eq!(
+        decide(&live, 100, Liveness::Dead, 0),
+        Decision::Steal(StealReason::HolderDead)
+    );
+    // A dead pid on another host proves nothing; neither does a lock naming our own pid.
+    assert_eq!(
+        decide(&holder("h2", 20), 100, Liveness::Dead, 0),
+        Decision::Wait { ms: 20 }
+    );
+    assert_eq!(
+        decide(&holder("h1", 10), 100, Liveness::Dead, 0),
+        Decision::Wait { ms: 20 }
+    );
+    // A half-written lock is waited on until it is stale.
+    assert_eq!(
+        decide("", 100, Liveness::Unknown, 0),
+        Decision::Wait { ms: 20 }
+    );
+    assert_eq!(
+        decide("{\"tok", 15_001, Liveness::Unknown, 0),
+        Decision::Steal(StealReason::Stale)
+    );
+}
+
+#[test]
+fn lock_helpers() {
+    let backoff: Vec<u64> = (0..6).map(|a| lock::backoff_ms(a, 0.5)).collect();
+    assert_eq!(backoff, [20, 40, 80, 160, 200, 200]);
+    assert_eq!(
+        (
+            lock::backoff_ms(0, 0.0),
+            lock::backoff_ms(0, 1.0),
+            lock::backoff_ms(99, f64::NAN)
+        ),
+        (15, 25, 200)
+    );
+    let text = LockRecord {
+        token: "t-1".into(),
+        pid: 7,
+        host: "h".into(),
+        created: T0,
+    }
+    .to_text();
+    assert_eq!(
+        LockRecord::parse(&text).map(|r| (r.token, r.pid)),
+        Some(("t-1".to_owned(), 7))
+    );
+    assert!(lock::owns(&text, "t-1") && !lock::owns(&text, "t-2") && !lock::owns("", "t-1"));
+    assert_eq!(lock::pid_to_probe(&holder("h1", 20), &ME), Some(20));
+    assert_eq!(lock::pid_to_probe(&holder("h2", 20), &ME), None);
+    assert_eq!(lock::steal_name("a/b..c"), ".facts.lock.abc.stolen");
+    assert_eq!(lock::temp_name("x"), ".facts.json.x.tmp");
+}
+
+// ---- stats ----------------------------------------------------------------------------------
+
+#[test]
+fn display_paths_never_show_the_home() {
+    let p = "/home/ann/.dsh/memory/facts.json";
+    assert_eq!(
+        display_path(p, None, Some("/home/ann")),
+        "~/.dsh/memory/facts.json"
+    );
+    assert_eq!(
+        display_path(p, Some("/home/ann/.dsh/"), Some("/home/ann")),
+        "$DSH_HOME/memory/facts.json"
+    );
+    assert_eq!(
+        display_path(p, Some("~/.dsh"), Some("/home/ann")),
+        "$DSH_HOME/memory/facts.json"
+    );
+    assert_eq!(
+        display_path(p, Some("  "), Some("/home/ann")),
+        "~/.dsh/memory/facts.json"
+    );
+    assert_eq!(
+        display_path(
+            "/srv/dsh/memory/facts.json",
+            Some("/srv/dsh"),
+            Some("/home/ann")
+        ),
+        "$DSH_HOME/memory/facts.json"
+    );
+    assert_eq!(
+        display_path(
+            r"C:\Users\Ann\.dsh\memory\facts.json",
+            None,
+            Some(r"c:\users\ann")
+        ),
+        "~/.dsh/memory/facts.json"
+    );
+    assert_eq!(
+        display_path("/home/annie/x", None, Some("/home/ann")),
+        "/home/annie/x"
+    );
+}
+
+#[test]
+fn stats_answers() {
+    let input = |text| StatsInput {
+        path: "/h/.dsh/memory/facts.json",
+        dsh_home_env: None,
+        home: Some("/h"),
+        text,
+        bytes: 99,
+        modified: Some(T0),
+        lock_age_ms: None,
+    };
+    let v = stats(&input(None));
+    assert_eq!(
+        (v["exists"].clone(), v["facts"].clone()),
+        (json!(false), json!(0))
+    );
+    let v = stats(&input(Some("nope")));
+    assert_eq!(
+        (v["code"].clone(), v["path"].clone(), v["bytes"].clone()),
+        (
+            json!("memory.corrupt"),
+            json!("~/.dsh/memory/facts.json"),
+            json!(99)
+        )
+    );
+    let text = include_str!("../recall/facts.json");
+    let v = stats(&input(Some(text)));
+    assert_eq!(
+        (v["facts"].clone(), v["last_write"].clone()),
+        (json!(48), json!("2023-11-14T22:13:20.123Z"))
+    );
+    assert_eq!(v["tags"][0], json!({ "tag": "database", "facts": 4 }));
+}
+
+// ---- people CLI -----------------------------------------------------------------------------
+
+#[test]
+fn cli_list_show_forget_export() {
+    let text = store_of(&[("a.b", "first"), ("c", "second")]);
+    let list = cli::list(Some(&text)).unwrap_or_default();
+    assert!(
+        list.starts_with("a.b  2023-11-14T22:13:20.123Z  first\n"),
+        "{list}"
+    );
+    assert!(list.ends_with("2 facts\n"));
+    assert!(
+        cli::show(Some(&text), "c")
+            .unwrap_or_default()
+            .contains("\"statement\": \"second\"")
+    );
+    assert_eq!(
+        cli::show(Some(&text), "zz").err().map(|f| f.code),
+        Some(Code::NotFound)
+    );
+    let f = cli::forget(Some(&text), "a.b").unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!((f.removed, f.count), (1, 1));
+    assert_eq!(
+        cli::forget(Some(&f.text), "a.b").err().map(|f| f.code),
+        Some(Code::NotFound)
+    );
+    assert_eq!(cli::export(Some(&text)).ok(), Some(text.clone()));
+    assert_eq!(
+        cli::export(None).ok().as_deref(),
+        Some("{\n  \"schema_version\": 1,\n  \"facts\": []\n}\n")
+    );
+}
+
+#[test]
+fn cli_import_reports_created_updated_skipped() {
+    let current = r#"{"schema_version": 1, "facts": [
+      {"id": "same", "statement": "s", "timestamp": "2024"},
+      {"id": "old", "statement": "o", "timestamp": "2024"},
+      {"id": "new", "statement": "n", "timestamp": "2024"}]}"#;
+    let incoming = r#"{"facts": [
+      {"id": "same", "statement": "s", "timestamp": "2024"},
+      {"id": "old", "statement": "older", "timestamp": "2023"},
+      {"id": "new", "statement": "newer", "timestamp": "2025", "x": 1},
+      {"id": "fresh", "statement": "f"},
+      {"id": "fresh", "statement": "again"},
+      {"id": " ", "statement": "no id"}]}"#;
+    let r = cli::import(Some(current), incoming, ImportPolicy::NewerWins)
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(r.created, ["fresh"]);
+    assert_eq!(r.updated, ["new"]);
+    assert_eq!(
+        r.skipped,
+        [
+            ("same".to_owned(), SkipReason::Identical),
+            ("old".to_owned(), SkipReason::NotNewer),
+            ("fresh".to_owned(), SkipReason::Duplicate),
+            (String::new(), SkipReason::NoId),
+        ]
+    );
+    let store = Store::parse(&r.text).unwrap_or_default();
+    assert_eq!(store.facts[2].extra.get("x"), Some(&json!(1)));
+    let r = cli::import(Some(current), incoming, ImportPolicy::Overwrite)
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(r.updated, ["old", "new"]);
+    let r = cli::import(Some(current), incoming, ImportPolicy::KeepExisting)
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert!(r.updated.is_empty());
+    assert_eq!(
+        cli::import(None, "[", ImportPolicy::Overwrite)
+            .err()
+            .map(|f| f.code),
+        Some(Code::Invalid)
+    );
+    assert_eq!(
+        r.answer()["skipped"][0],
+        json!({ "id": "same", "reason": "identical" })
+    );
+}

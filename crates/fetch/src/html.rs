@@ -1,0 +1,575 @@
+//! A small HTML-to-text extractor: enough to read an article, not a browser.
+//!
+//! What it keeps:
+//! - the text of the body, with runs of whitespace collapsed to one space;
+//! - headings as Markdown-style lines (`# `, `## `, … by level);
+//! - paragraphs, lists, tables, block quotes and other blocks as lines, with at most one blank
+//!   line between blocks; list items start with `- `; table cells are joined with ` | `;
+//! - link text (the target is dropped), and inline elements' text in place;
+//! - `<pre>` content with its whitespace and line breaks as they are;
+//! - character references: numeric (decimal and hex; the windows-1252 remap for 0x80–0x9F;
+//!   invalid code points become U+FFFD) and about 90 common named ones (the rest stay as written).
+//!
+//! What it drops: `<head>` (ended by `</head>`, `<body>` or the first tag that cannot be in a
+//! head), `<script>`, `<style>`, `<noscript>`, `<template>`, `<svg>`, `<iframe>`, `<noembed>`,
+//! `<noframes>`, `<object>`, comments, doctype and processing instructions, every attribute
+//! (image `alt` text included), and a tag left open at the end of input.
+//!
+//! It never fails and never panics: any byte sequence that is a `str` gives a `String`, in one
+//! pass over the input.
+
+use crate::body::windows_1252;
+
+/// Elements whose content is not markup and is dropped, up to the matching end tag.
+const RAW_DROPPED: &[&str] = &[
+    "script", "style", "noscript", "iframe", "noembed", "noframes", "xmp",
+];
+
+/// Elements whose content (markup included) is dropped, with nesting counted.
+const CONTAINER_DROPPED: &[&str] = &["svg", "template", "object"];
+
+/// Elements that may appear in `<head>`; any other start tag ends an unclosed head.
+const HEAD_CONTENT: &[&str] = &[
+    "title", "meta", "link", "style", "script", "noscript", "base", "template",
+];
+
+/// Blocks separated by a blank line.
+const PARAGRAPH_BLOCKS: &[&str] = &[
+    "p",
+    "ul",
+    "ol",
+    "dl",
+    "table",
+    "blockquote",
+    "figure",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "main",
+    "aside",
+    "nav",
+    "form",
+    "address",
+    "details",
+    "fieldset",
+    "hr",
+    "body",
+    "html",
+];
+
+/// Blocks that start a new line.
+const LINE_BLOCKS: &[&str] = &[
+    "br",
+    "div",
+    "dt",
+    "dd",
+    "tr",
+    "caption",
+    "figcaption",
+    "summary",
+    "option",
+    "legend",
+    "center",
+    "li",
+];
+
+/// Converts an HTML document or fragment to readable text.
+#[must_use]
+pub fn to_text(html: &str) -> String {
+    let mut out = Out::default();
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    let mut text_start = 0;
+    let mut skip: Option<(&'static str, usize)> = None;
+    let mut in_head = false;
+    let mut pre_depth = 0usize;
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let (markup, end) = parse_markup(html, i);
+        if matches!(markup, Markup::Text) {
+            i += 1;
+            continue;
+        }
+        if skip.is_none() && !in_head {
+            out.text(&decode_entities(&html[text_start..i]), pre_depth > 0);
+        }
+        i = end;
+        text_start = end;
+        match markup {
+            Markup::Text | Markup::Ignored => {}
+            Markup::End(name) => {
+                if let Some((skipped, depth)) = &mut skip {
+                    if name == *skipped {
+                        *depth -= 1;
+                        if *depth == 0 {
+                            skip = None;
+                        }
+                    }
+                    continue;
+                }
+                if name == "head" {
+                    in_head = false;
+                    continue;
+                }
+                if in_head {
+                    continue;
+                }
+                out.end_tag(&name, &mut pre_depth);
+            }
+            Markup::Start(name, self_closing) => {
+                if RAW_DROPPED.contains(&name.as_str()) {
+                    i = skip_raw_text(html, end, &name);
+                    text_start = i;
+                    continue;
+                }
+                if let Some((skipped, depth)) = &mut skip {
+                    if name == *skipped && !self_closing {
+                        *depth += 1;
+                    }
+                    continue;
+                }
+                if in_head {
+                    if HEAD_CONTENT.contains(&name.as_str()) {
+                        continue;
+                    }
+                    in_head = false;
+                }
+                if name == "head" && !self_closing {
+                    in_head = true;
+                    continue;
+                }
+                if let Some(&dropped) = CONTAINER_DROPPED.iter().find(|d| **d == name) {
+                    if !self_closing {
+                        skip = Some((dropped, 1));
+                    }
+                    continue;
+                }
+                out.start_tag(&name, &mut pre_depth);
+            }
+        }
+    }
+    if skip.is_none() && !in_head {
+        out.text(&decode_entities(&html[text_start..]), pre_depth > 0);
+    }
+    out.finish()
+}
+
+enum Markup {
+    /// A `<` that starts nothing: it is text.
+    Text,
+    /// A comment, doctype, processing instruction, or an unterminated tag at the end.
+    Ignored,
+    /// A start tag: lowercase name, self-closing.
+    Start(String, bool),
+    /// An end tag: lowercase name.
+    End(String),
+}
+
+/// Reads the markup starting at `bytes[at] == b'<'`; returns it and the index after it.
+fn parse_markup(html: &str, at: usize) -> (Markup, usize) {
+    let bytes = html.as_bytes();
+    let rest = &bytes[at..];
+    if rest.starts_with(b"<!--") {
+        let end = find(bytes, at + 4, b"-->").map_or(bytes.len(), |p| p + 3);
+        // `<!-->` and `<!--->` are empty comments.
+        let end = if rest.starts_with(b"<!-->") {
+            at + 5
+        } else if rest.starts_with(b"<!--->") {
+            at + 6
+        } else {
+            end
+        };
+        return (Markup::Ignored, end);
+    }
+    match rest.get(1) {
+        Some(b'!' | b'?') => (Markup::Ignored, after_gt(bytes, at + 2)),
+        Some(b'/') => match rest.get(2) {
+            Some(c) if c.is_ascii_alphabetic() => {
+                let (name, name_end) = tag_name(bytes, at + 2);
+                let (end, _) = tag_end(bytes, name_end);
+                if end > bytes.len() {
+                    return (Markup::Ignored, bytes.len());
+                }
+                (Markup::End(name), end)
+            }
+            Some(b'>') => (Markup::Ignored, at + 3),
+            Some(_) => (Markup::Ignored, after_gt(bytes, at + 2)),
+            None => (Markup::Text, at + 1),
+        },
+        Some(c) if c.is_ascii_alphabetic() => {
+            let (name, name_end) = tag_name(bytes, at + 1);
+            let (end, self_closing) = tag_end(bytes, name_end);
+            if end > bytes.len() {
+                return (Markup::Ignored, bytes.len());
+            }
+            (Markup::Start(name, self_closing), end)
+        }
+        _ => (Markup::Text, at + 1),
+    }
+}
+
+fn tag_name(bytes: &[u8], from: usize) -> (String, usize) {
+    let end = bytes[from..]
+        .iter()
+        .position(|b| b.is_ascii_whitespace() || matches!(b, b'/' | b'>'))
+        .map_or(bytes.len(), |p| from + p);
+    let name = String::from_utf8_lossy(&bytes[from..end]).to_ascii_lowercase();
+    (name, end)
+}
+
+/// The index after a tag's `>`, skipping quoted attribute values, and whether it ends `/>`.
+/// Past the end of input means the tag is unterminated.
+fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
+    let mut quote = None;
+    let mut previous = 0u8;
+    for (offset, &b) in bytes[from..].iter().enumerate() {
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'"' | b'\'' if previous.is_ascii_whitespace() || previous == b'=' => {
+                    quote = Some(b);
+                }
+                b'>' => return (from + offset + 1, previous == b'/'),
+                _ => {}
+            },
+        }
+        previous = b;
+    }
+    (bytes.len() + 1, false)
+}
+
+fn after_gt(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'>')
+        .map_or(bytes.len(), |p| from + p + 1)
+}
+
+fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    bytes
+        .get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| from + p)
+}
+
+/// The index after the end tag `</name` (case-insensitive, followed by space, `/` or `>`) that
+/// closes a raw-text element, or the end of input.
+fn skip_raw_text(html: &str, from: usize, name: &str) -> usize {
+    let bytes = html.as_bytes();
+    let mut i = from;
+    while let Some(p) = find(bytes, i, b"</") {
+        let name_end = p + 2 + name.len();
+        let matches_name = bytes
+            .get(p + 2..name_end)
+            .is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()));
+        let terminated = matches!(bytes.get(name_end), Some(b) if b.is_ascii_whitespace() || matches!(b, b'/' | b'>'));
+        if matches_name && terminated {
+            return after_gt(bytes, name_end);
+        }
+        i = p + 2;
+    }
+    bytes.len()
+}
+
+/// The text being built, with pending separators applied lazily so that no block leaves
+/// trailing spaces or more than one blank line.
+#[derive(Default)]
+struct Out {
+    text: String,
+    pending_break: u8,
+    pending_space: bool,
+    /// A table cell already started on the current row.
+    cell_open: bool,
+}
+
+impl Out {
+    fn text(&mut self, text: &str, pre: bool) {
+        for c in text.chars() {
+            if pre {
+                self.flush();
+                self.text.push(c);
+            } else if c.is_whitespace() {
+                self.pending_space = true;
+            } else {
+                self.flush();
+                self.text.push(c);
+            }
+        }
+    }
+
+    fn word(&mut self, word: &str) {
+        self.flush();
+        self.text.push_str(word);
+    }
+
+    fn separate(&mut self, lines: u8) {
+        self.pending_break = self.pending_break.max(lines);
+        self.pending_space = false;
+    }
+
+    fn flush(&mut self) {
+        if self.text.is_empty() {
+            self.pending_break = 0;
+            self.pending_space = false;
+            return;
+        }
+        if self.pending_break > 0 {
+            let kept = self.text.trim_end_matches([' ', '\t']).len();
+            self.text.truncate(kept);
+            let have = self.text.len() - self.text.trim_end_matches('\n').len();
+            for _ in have..usize::from(self.pending_break) {
+                self.text.push('\n');
+            }
+        } else if self.pending_space && !self.text.ends_with([' ', '\n']) {
+            self.text.push(' ');
+        }
+        self.pending_break = 0;
+        self.pending_space = false;
+    }
+
+    fn start_tag(&mut self, name: &str, pre_depth: &mut usize) {
+        if let Some(level) = heading_level(name) {
+            self.separate(2);
+            self.word(&format!("{} ", "#".repeat(level)));
+            self.pending_space = false;
+        } else if name == "li" {
+            self.separate(1);
+            self.word("- ");
+        } else if name == "pre" {
+            self.separate(2);
+            *pre_depth += 1;
+        } else if name == "tr" {
+            self.separate(1);
+            self.cell_open = false;
+        } else if matches!(name, "td" | "th") {
+            if self.cell_open {
+                self.pending_space = false;
+                self.word(" | ");
+            }
+            self.cell_open = true;
+        } else if PARAGRAPH_BLOCKS.contains(&name) {
+            self.separate(2);
+        } else if LINE_BLOCKS.contains(&name) {
+            self.separate(1);
+        }
+    }
+
+    fn end_tag(&mut self, name: &str, pre_depth: &mut usize) {
+        if heading_level(name).is_some() || PARAGRAPH_BLOCKS.contains(&name) {
+            self.separate(2);
+        } else if name == "pre" {
+            *pre_depth = pre_depth.saturating_sub(1);
+            self.separate(2);
+        } else if LINE_BLOCKS.contains(&name) {
+            self.separate(1);
+        }
+        if name == "tr" || name == "table" {
+            self.cell_open = false;
+        }
+    }
+
+    fn finish(mut self) -> String {
+        let kept = self.text.trim_end().len();
+        self.text.truncate(kept);
+        self.text
+    }
+}
+
+fn heading_level(name: &str) -> Option<usize> {
+    match name.as_bytes() {
+        [b'h', d @ b'1'..=b'6'] => Some(usize::from(d - b'0')),
+        _ => None,
+    }
+}
+
+/// Common named character references (the full HTML table has over 2,000; these cover prose).
+const NAMED: &[(&str, &str)] = &[
+    ("amp", "&"),
+    ("lt", "<"),
+    ("gt", ">"),
+    ("quot", "\""),
+    ("apos", "'"),
+    ("nbsp", "\u{a0}"),
+    ("shy", "\u{ad}"),
+    ("copy", "©"),
+    ("reg", "®"),
+    ("trade", "™"),
+    ("hellip", "…"),
+    ("mdash", "—"),
+    ("ndash", "–"),
+    ("minus", "−"),
+    ("lsquo", "‘"),
+    ("rsquo", "’"),
+    ("sbquo", "‚"),
+    ("ldquo", "“"),
+    ("rdquo", "”"),
+    ("bdquo", "„"),
+    ("laquo", "«"),
+    ("raquo", "»"),
+    ("lsaquo", "‹"),
+    ("rsaquo", "›"),
+    ("bull", "•"),
+    ("middot", "·"),
+    ("deg", "°"),
+    ("plusmn", "±"),
+    ("times", "×"),
+    ("divide", "÷"),
+    ("frac12", "½"),
+    ("frac14", "¼"),
+    ("frac34", "¾"),
+    ("sup1", "¹"),
+    ("sup2", "²"),
+    ("sup3", "³"),
+    ("micro", "µ"),
+    ("para", "¶"),
+    ("sect", "§"),
+    ("dagger", "†"),
+    ("Dagger", "‡"),
+    ("prime", "′"),
+    ("Prime", "″"),
+    ("euro", "€"),
+    ("pound", "£"),
+    ("yen", "¥"),
+    ("cent", "¢"),
+    ("curren", "¤"),
+    ("iexcl", "¡"),
+    ("iquest", "¿"),
+    ("ordf", "ª"),
+    ("ordm", "º"),
+    ("not", "¬"),
+    ("macr", "¯"),
+    ("acute", "´"),
+    ("cedil", "¸"),
+    ("uml", "¨"),
+    ("larr", "←"),
+    ("rarr", "→"),
+    ("uarr", "↑"),
+    ("darr", "↓"),
+    ("harr", "↔"),
+    ("rArr", "⇒"),
+    ("lArr", "⇐"),
+    ("hArr", "⇔"),
+    ("le", "≤"),
+    ("ge", "≥"),
+    ("ne", "≠"),
+    ("asymp", "≈"),
+    ("equiv", "≡"),
+    ("infin", "∞"),
+    ("sum", "∑"),
+    ("prod", "∏"),
+    ("radic", "√"),
+    ("part", "∂"),
+    ("isin", "∈"),
+    ("alpha", "α"),
+    ("beta", "β"),
+    ("gamma", "γ"),
+    ("delta", "δ"),
+    ("epsilon", "ε"),
+    ("theta", "θ"),
+    ("lambda", "λ"),
+    ("mu", "μ"),
+    ("pi", "π"),
+    ("sigma", "σ"),
+    ("tau", "τ"),
+    ("phi", "φ"),
+    ("omega", "ω"),
+    ("Delta", "Δ"),
+    ("Sigma", "Σ"),
+    ("Omega", "Ω"),
+    ("ensp", "\u{2002}"),
+    ("emsp", "\u{2003}"),
+    ("thinsp", "\u{2009}"),
+    ("zwnj", "\u{200c}"),
+    ("zwj", "\u{200d}"),
+    ("lrm", "\u{200e}"),
+    ("rlm", "\u{200f}"),
+];
+
+/// Named references recognised without the closing `;` (the legacy forms browsers accept).
+const LEGACY: &[&str] = &["amp", "lt", "gt", "quot", "nbsp", "copy", "reg"];
+
+/// Decodes character references in text content.
+#[must_use]
+pub fn decode_entities(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(p) = rest.find('&') {
+        out.push_str(&rest[..p]);
+        rest = &rest[p..];
+        match reference(rest) {
+            Some((decoded, used)) => {
+                out.push_str(&decoded);
+                rest = &rest[used..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The reference at the start of `text` (which starts with `&`): its text and length.
+fn reference(text: &str) -> Option<(String, usize)> {
+    let bytes = text.as_bytes();
+    if bytes.get(1) == Some(&b'#') {
+        let (radix, start) = match bytes.get(2) {
+            Some(b'x' | b'X') => (16, 3),
+            _ => (10, 2),
+        };
+        let digits = bytes[start..]
+            .iter()
+            .take_while(|b| {
+                if radix == 16 {
+                    b.is_ascii_hexdigit()
+                } else {
+                    b.is_ascii_digit()
+                }
+            })
+            .count();
+        if digits == 0 {
+            return None;
+        }
+        let value = text[start..start + digits]
+            .chars()
+            .try_fold(0u32, |acc, c| {
+                Some(acc.saturating_mul(radix).saturating_add(c.to_digit(radix)?))
+            })?;
+        let mut used = start + digits;
+        if bytes.get(used) == Some(&b';') {
+            used += 1;
+        }
+        let c = match value {
+            0x80..=0x9F => windows_1252(value as u8),
+            0 | 0xD800..=0xDFFF => '\u{FFFD}',
+            _ => char::from_u32(value).unwrap_or('\u{FFFD}'),
+        };
+        return Some((c.to_string(), used));
+    }
+    let name_len = bytes[1..]
+        .iter()
+        .take(32)
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    let name = &text[1..1 + name_len];
+    if bytes.get(1 + name_len) == Some(&b';') {
+        if let Some(&(_, decoded)) = NAMED.iter().find(|(n, _)| *n == name) {
+            return Some((decoded.to_owned(), name_len + 2));
+        }
+    }
+    // Legacy references also match as the longest prefix of the name (`&ampx` is `&x`).
+    let legacy = LEGACY
+        .iter()
+        .filter(|legacy| name.starts_with(**legacy))
+        .max_by_key(|legacy| legacy.len())?;
+    let &(_, decoded) = NAMED.iter().find(|(n, _)| n == legacy)?;
+    Some((decoded.to_owned(), legacy.len() + 1))
+}

@@ -1,0 +1,40 @@
+//! The sans-I/O core of dsh-autoresearch: a baseline-first, metric-driven keep/reject
+//! optimization loop run in an isolated git worktree.
+//!
+//! It validates the run spec ([`spec`]), decides every step of the run state machine ([`Run`]),
+//! and returns [`Effect`]s for a driver to perform; the driver feeds the results back as
+//! [`Input`]s. It also owns the tracker's SQL ([`sql`]), final-line metric parsing ([`metric`]),
+//! canonical JSON and provenance hashing ([`jcs`], [`run::provenance`]), the mutable surface
+//! ([`surface`]) and the bounded result renderings ([`render`]).
+//!
+//! **Architecture invariant:** it performs no I/O: no `std::fs`, `std::process`, SQLite, clock
+//! or RNG. Time arrives as an argument, run ids from the driver, and every fact about the world
+//! (git output, file hashes, process outcomes, stored rows) as an [`Input`]. It knows nothing of
+//! WebAssembly, JavaScript or DSH; its types are not serializable (only adapters serialize).
+//!
+//! **Architecture invariant:** every effect touches only the run's own worktree and run branch.
+//! The caller's checkout and branches are never written; the run branch only ever fast-forwards
+//! to an accepted candidate.
+
+pub mod jcs;
+pub mod metric;
+pub mod protocol;
+pub mod render;
+pub mod run;
+pub mod spec;
+pub mod sql;
+pub mod surface;
+
+pub use protocol::{
+    ArtifactFact, DriverError, Effect, EffectId, HashedFile, Input, ProcessIdentity,
+    ProcessOutcome, RepoFacts,
+};
+pub use render::{RunResult, Status};
+pub use run::{
+    Millis, Phase, Run, RunState, Settings, StartError, StoredArtifact, StoredAttempt,
+    StoredExperiment, StoredRows, StoredRun, transition_allowed,
+};
+pub use spec::{Limits, Request, RunPolicy, SpecError};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,440 @@
+//! The driver contract: [`Effect`]s the core asks for and [`Input`]s the driver feeds back.
+//!
+//! **API boundary.** Every effect carries an [`EffectId`] (except [`Effect::Interrupt`] and
+//! [`Effect::Report`]); the driver performs it and answers with exactly one input naming that id,
+//! or [`Input::Failed`] when it could not perform it. The core never assumes an effect succeeded.
+//! A driver makes no decisions: it performs, reports facts, and feeds them back.
+
+use crate::metric::ProposalReport;
+use crate::render::RunResult;
+use crate::sql::Statement;
+use crate::surface::InputPath;
+use std::collections::BTreeMap;
+
+/// Identifies one effect; results name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EffectId(pub u64);
+
+/// Something the driver must do. Each variant says what to do and what to answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Resolve `repository` (default: the caller's cwd; a relative value against the **caller's**
+    /// cwd, never the host process's) and run `git rev-parse --show-toplevel`,
+    /// `--git-common-dir` (absolute) and `--verify HEAD^{commit}`. Read-only.
+    /// Answer [`Input::Discovered`].
+    Discover {
+        /// Id.
+        id: EffectId,
+        /// Repository as the spec gave it.
+        repository: Option<String>,
+    },
+    /// Open (creating owner-only if needed) the tracker at `path`, run [`crate::sql::PRAGMAS`] and
+    /// the migrations from [`crate::sql::migration_plan`]. Answer [`Input::Done`].
+    OpenTracker {
+        /// Id.
+        id: EffectId,
+        /// Absolute path of the database file.
+        path: String,
+    },
+    /// Run `statements` in order in one `BEGIN IMMEDIATE` transaction (roll back on any error).
+    /// Answer [`Input::Persisted`] with each statement's change count.
+    Persist {
+        /// Id.
+        id: EffectId,
+        /// Statements with named parameters.
+        statements: Vec<Statement>,
+    },
+    /// Run [`crate::sql::LOAD_RUN`], `LOAD_EXPERIMENTS`, `LOAD_ATTEMPTS` and `LOAD_ARTIFACTS` with
+    /// `:run_id`. Answer [`Input::Loaded`] (`None` when there is no such run).
+    LoadRun {
+        /// Id.
+        id: EffectId,
+        /// The run.
+        run_id: String,
+    },
+    /// Create the run's worktree, detached at `start_commit`, and the new branch `branch` at
+    /// `start_commit` (`git worktree add --detach <path> <start>`, `git branch <branch> <start>`).
+    /// Never touches the caller's checkout or existing branches: an existing branch or path is an
+    /// error unless it is exactly this run's (same path, branch at `start_commit`), which makes the
+    /// effect idempotent for recovery. Answer [`Input::Done`].
+    CreateWorktree {
+        /// Id.
+        id: EffectId,
+        /// Absolute worktree path.
+        path: String,
+        /// Full branch name (without `refs/heads/`).
+        branch: String,
+        /// 40-hex commit.
+        start_commit: String,
+    },
+    /// SHA-256 each path that exists as a regular file (relative paths against `worktree`; do not
+    /// follow a final symlink). Answer [`Input::Hashed`] with one entry per requested path.
+    HashInputs {
+        /// Id.
+        id: EffectId,
+        /// Absolute worktree path.
+        worktree: String,
+        /// Paths to hash.
+        paths: Vec<InputPath>,
+    },
+    /// Spawn `argv` without a shell in `cwd`, stdin ignored, in its own process group, with
+    /// `env` merged onto the scrubbed parent environment. Kill the group after `timeout_ms`
+    /// (SIGTERM, `grace_ms`, SIGKILL), keep each stream's tail up to its cap, write the raw
+    /// streams as owner-only artifacts under `artifact_dir`, and wait for the group to be gone.
+    /// Answer [`Input::Spawned`] once spawned (optional, but recovery needs it), then
+    /// [`Input::Exited`]; [`Input::Failed`] if it could not be spawned at all.
+    RunEvaluator {
+        /// Id.
+        id: EffectId,
+        /// Attempt id (also in `env` as `DSH_AUTORESEARCH_ATTEMPT`, a marker the driver can find
+        /// the process group by).
+        attempt_id: String,
+        /// Program and arguments, exactly as given.
+        argv: Vec<String>,
+        /// Absolute working directory inside the worktree.
+        cwd: String,
+        /// Environment overrides.
+        env: BTreeMap<String, String>,
+        /// Per-attempt timeout.
+        timeout_ms: u64,
+        /// Grace between SIGTERM and SIGKILL.
+        grace_ms: u64,
+        /// Stdout cap in bytes (tail kept).
+        stdout_cap: u64,
+        /// Stderr cap in bytes (tail kept).
+        stderr_cap: u64,
+        /// Directory for this attempt's artifacts.
+        artifact_dir: String,
+    },
+    /// Run one proposal round in `worktree`: the headless runner spawns `argv` (like the
+    /// evaluator, with `handoff` on stdin) and answers [`Input::ProposerExited`]; the DSH shim
+    /// runs a delegated agent with `handoff` as its prompt and answers [`Input::Proposed`] with the
+    /// validated report. Either may answer [`Input::Failed`].
+    RunProposer {
+        /// Id.
+        id: EffectId,
+        /// Absolute worktree path (the proposer's cwd).
+        worktree: String,
+        /// The proposer program (headless runner), `None` inside DSH.
+        argv: Option<Vec<String>>,
+        /// JSON handoff (bounded).
+        handoff: String,
+        /// Timeout for the round.
+        timeout_ms: u64,
+        /// Grace between SIGTERM and SIGKILL.
+        grace_ms: u64,
+    },
+    /// Run `git status --porcelain=v1 -z --untracked-files=all --ignored=matching --no-renames`
+    /// in `worktree`. Answer [`Input::Changes`] with its raw stdout.
+    ListChanges {
+        /// Id.
+        id: EffectId,
+        /// Absolute worktree path.
+        worktree: String,
+    },
+    /// Commit exactly `paths` (additions, edits and deletions) on top of `parent` without
+    /// touching any branch: a temporary index from `parent`, `git add -A -- <paths>`,
+    /// `write-tree`, `commit-tree` with a fixed author; then detach the worktree at the new commit
+    /// and `clean -ffdx` (nothing unvalidated survives into the evaluation). Answer
+    /// [`Input::Committed`].
+    Commit {
+        /// Id.
+        id: EffectId,
+        /// Absolute worktree path.
+        worktree: String,
+        /// Parent commit (the current best).
+        parent: String,
+        /// Validated paths.
+        paths: Vec<String>,
+        /// Commit message.
+        message: String,
+    },
+    /// Put the worktree exactly at `commit`, detached, whatever its HEAD and contents are now:
+    /// `checkout --detach --force <commit>`, `reset --hard`, `clean -ffdx`. Used after every
+    /// evaluation (so evaluator byproducts never reach a later diff), on reject, on cancel and in
+    /// recovery. Answer [`Input::Done`].
+    CheckoutClean {
+        /// Id.
+        id: EffectId,
+        /// Absolute worktree path.
+        worktree: String,
+        /// 40-hex commit.
+        commit: String,
+    },
+    /// Fast-forward the run branch: `git update-ref refs/heads/<branch> <to> <from>`. Already at
+    /// `to` counts as done (idempotent for recovery); any other value is an error. The only branch
+    /// the core ever moves. Answer [`Input::Done`].
+    FastForwardRunBranch {
+        /// Id.
+        id: EffectId,
+        /// Run branch.
+        branch: String,
+        /// Expected current commit.
+        from: String,
+        /// New commit (a descendant of `from`).
+        to: String,
+    },
+    /// Make sure the process group of an interrupted attempt is gone: if a process with `pid`
+    /// still has `start_time` (or carries the marker in its environment), kill the group (SIGTERM,
+    /// grace, SIGKILL) and wait. Answer [`Input::Terminated`] with whether it is provably gone.
+    TerminateProcessGroup {
+        /// Id.
+        id: EffectId,
+        /// Attempt id (the `DSH_AUTORESEARCH_ATTEMPT` marker).
+        attempt_id: String,
+        /// Leader pid, if it was recorded.
+        pid: Option<u32>,
+        /// Process group, if it was recorded.
+        pgid: Option<u32>,
+        /// Leader start time (`/proc/<pid>/stat` field 22), if it was recorded.
+        start_time: Option<String>,
+        /// Grace between SIGTERM and SIGKILL.
+        grace_ms: u64,
+    },
+    /// Abort the outstanding effect `target` (an evaluator or proposer): terminate its process
+    /// group or cancel the agent. No answer of its own; `target` then completes as usual.
+    Interrupt {
+        /// The effect to abort.
+        target: EffectId,
+    },
+    /// Write `contents` to `path` atomically (temp file, fsync, rename, 0600). Answer
+    /// [`Input::Done`].
+    ExportTsv {
+        /// Id.
+        id: EffectId,
+        /// Absolute path.
+        path: String,
+        /// TSV text.
+        contents: String,
+    },
+    /// `git worktree remove --force <path>` (only ever asked for on `target-reached` or
+    /// `budget-limited` with `cleanup_worktrees_on_success`). Answer [`Input::Done`].
+    RemoveWorktree {
+        /// Id.
+        id: EffectId,
+        /// Absolute worktree path.
+        path: String,
+    },
+    /// The run is over: return this result to the caller. Emitted exactly once, last.
+    Report(Box<RunResult>),
+}
+
+impl Effect {
+    /// The id the answer must name (`None` for [`Effect::Interrupt`] and [`Effect::Report`]).
+    pub fn id(&self) -> Option<EffectId> {
+        match self {
+            Effect::Discover { id, .. }
+            | Effect::OpenTracker { id, .. }
+            | Effect::Persist { id, .. }
+            | Effect::LoadRun { id, .. }
+            | Effect::CreateWorktree { id, .. }
+            | Effect::HashInputs { id, .. }
+            | Effect::RunEvaluator { id, .. }
+            | Effect::RunProposer { id, .. }
+            | Effect::ListChanges { id, .. }
+            | Effect::Commit { id, .. }
+            | Effect::CheckoutClean { id, .. }
+            | Effect::FastForwardRunBranch { id, .. }
+            | Effect::TerminateProcessGroup { id, .. }
+            | Effect::ExportTsv { id, .. }
+            | Effect::RemoveWorktree { id, .. } => Some(*id),
+            Effect::Interrupt { .. } | Effect::Report(_) => None,
+        }
+    }
+}
+
+/// Facts about the repository, from [`Effect::Discover`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepoFacts {
+    /// Absolute top-level directory.
+    pub toplevel: String,
+    /// Absolute git common directory.
+    pub git_common_dir: String,
+    /// HEAD commit, 40 lowercase hex.
+    pub head: String,
+}
+
+/// One hashed path, from [`Effect::HashInputs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HashedFile {
+    /// The path as requested.
+    pub path: String,
+    /// Lowercase hex SHA-256, or `None` when it is missing or not a regular file.
+    pub sha256: Option<String>,
+}
+
+/// The spawned process group, for recovery evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessIdentity {
+    /// Leader pid.
+    pub pid: u32,
+    /// Process group id.
+    pub pgid: u32,
+    /// Leader start time (`/proc/<pid>/stat` field 22) where available.
+    pub start_time: Option<String>,
+}
+
+/// A captured output stream stored as an artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactFact {
+    /// `stdout` or `stderr`.
+    pub kind: String,
+    /// Where the driver stored it (opaque to the core).
+    pub location: String,
+    /// Bytes written.
+    pub size_bytes: u64,
+    /// SHA-256 of the bytes written (the raw stream, never a redacted view).
+    pub sha256: String,
+    /// Whether the cap cut the stream.
+    pub truncated: bool,
+}
+
+/// How a process ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProcessOutcome {
+    /// Exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// Terminating signal name, if any.
+    pub signal: Option<String>,
+    /// Killed by the timeout.
+    pub timed_out: bool,
+    /// Killed by an [`Effect::Interrupt`].
+    pub cancelled: bool,
+    /// Whether the whole process group is provably gone.
+    pub quiescent: bool,
+    /// Tail of stdout (at most the cap), raw.
+    pub stdout_tail: String,
+    /// Whether stdout exceeded the cap.
+    pub stdout_truncated: bool,
+    /// Tail of stderr, raw (at most the cap; the core keeps a bounded excerpt).
+    pub stderr_tail: String,
+    /// Artifacts written.
+    pub artifacts: Vec<ArtifactFact>,
+}
+
+/// What the driver feeds the core.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// Stop the run (job kill, signal, unload). Idempotent; the first reason wins.
+    Cancel {
+        /// Why.
+        reason: String,
+    },
+    /// Answer to [`Effect::Discover`].
+    Discovered {
+        /// Id.
+        id: EffectId,
+        /// Facts.
+        facts: RepoFacts,
+    },
+    /// Success of an effect without data.
+    Done {
+        /// Id.
+        id: EffectId,
+    },
+    /// Answer to [`Effect::Persist`].
+    Persisted {
+        /// Id.
+        id: EffectId,
+        /// Rows changed by each statement, in order.
+        changes: Vec<u64>,
+    },
+    /// Answer to [`Effect::LoadRun`].
+    Loaded {
+        /// Id.
+        id: EffectId,
+        /// The rows, or `None` when the run does not exist.
+        rows: Option<Box<crate::StoredRows>>,
+    },
+    /// Answer to [`Effect::HashInputs`].
+    Hashed {
+        /// Id.
+        id: EffectId,
+        /// One entry per requested path.
+        files: Vec<HashedFile>,
+    },
+    /// The evaluator of [`Effect::RunEvaluator`] is running.
+    Spawned {
+        /// Id.
+        id: EffectId,
+        /// Its process group.
+        process: ProcessIdentity,
+    },
+    /// Answer to [`Effect::RunEvaluator`].
+    Exited {
+        /// Id.
+        id: EffectId,
+        /// How it ended.
+        outcome: ProcessOutcome,
+    },
+    /// Answer to [`Effect::RunProposer`] from the headless runner (the core parses the report).
+    ProposerExited {
+        /// Id.
+        id: EffectId,
+        /// How it ended.
+        outcome: ProcessOutcome,
+    },
+    /// Answer to [`Effect::RunProposer`] from the DSH shim (the agent's validated report).
+    Proposed {
+        /// Id.
+        id: EffectId,
+        /// The report.
+        report: ProposalReport,
+    },
+    /// Answer to [`Effect::ListChanges`].
+    Changes {
+        /// Id.
+        id: EffectId,
+        /// Raw `git status --porcelain=v1 -z` stdout.
+        porcelain_z: String,
+    },
+    /// Answer to [`Effect::Commit`].
+    Committed {
+        /// Id.
+        id: EffectId,
+        /// The new commit, 40 lowercase hex.
+        commit: String,
+    },
+    /// Answer to [`Effect::TerminateProcessGroup`].
+    Terminated {
+        /// Id.
+        id: EffectId,
+        /// Whether the group is provably gone.
+        gone: bool,
+    },
+    /// The driver could not perform the effect.
+    Failed {
+        /// Id.
+        id: EffectId,
+        /// What went wrong (bounded by the driver).
+        error: String,
+    },
+}
+
+/// Driver misuse (a bug in the driver, never a world failure).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DriverError {
+    /// No outstanding effect has this id.
+    UnknownEffect(EffectId),
+    /// The input does not answer the kind of effect with this id.
+    WrongAnswer {
+        /// The effect.
+        id: EffectId,
+        /// What kind of answer it expects.
+        expected: &'static str,
+    },
+    /// The run already reported its result.
+    Finished,
+}
+
+impl std::fmt::Display for DriverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DriverError::UnknownEffect(id) => write!(f, "no outstanding effect {}", id.0),
+            DriverError::WrongAnswer { id, expected } => {
+                write!(f, "effect {} expects {expected}", id.0)
+            }
+            DriverError::Finished => write!(f, "the run has already reported its result"),
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! The run result and its renderings: bounded JSON (the tool result and job output), a TSV export
+//! of experiments, and a human table.
+//!
+//! The JSON never grows with the run: it carries the last N experiments and artifacts plus their
+//! totals, and N shrinks until the text fits `max_chars` (the original overflowed its limit at
+//! about 27 candidates).
+
+use crate::jcs;
+use crate::metric::clip;
+use serde_json::{Map, Value, json};
+use std::fmt::Write as _;
+
+/// Experiments (and artifacts) the JSON result shows at most.
+pub const RESULT_WINDOW: usize = 20;
+
+/// Terminal status of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The target was met.
+    TargetReached,
+    /// The candidate budget was used up.
+    BudgetLimited,
+    /// The baseline produced no metric.
+    BaselineBlocked,
+    /// The run cannot continue safely (evidence attached), or it was refused before starting.
+    Blocked,
+    /// Too many consecutive rounds failed.
+    RoundFailed,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+impl Status {
+    /// Kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::TargetReached => "target-reached",
+            Status::BudgetLimited => "budget-limited",
+            Status::BaselineBlocked => "baseline-blocked",
+            Status::Blocked => "blocked",
+            Status::RoundFailed => "round-failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// The dsh-jobs status: `completed`, `failed` or `killed`.
+    pub fn job_status(self) -> &'static str {
+        match self {
+            Status::TargetReached | Status::BudgetLimited => "completed",
+            Status::Cancelled => "killed",
+            _ => "failed",
+        }
+    }
+}
+
+/// A measured commit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// 40-hex commit.
+    pub commit: String,
+    /// Its metric.
+    pub metric: f64,
+    /// The experiment that measured it.
+    pub experiment_id: String,
+}
+
+/// Why a run stopped short, with evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocker {
+    /// Stable code (`worktree-failed`, `policy-mismatch`, `not-quiescent`, …).
+    pub code: String,
+    /// Human message.
+    pub message: String,
+    /// Evidence lines.
+    pub evidence: Vec<String>,
+}
+
+/// Counts over a run's experiments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Candidate experiments started (the budget used).
+    pub experiments_started: u32,
+    /// Candidate experiments finished.
+    pub experiments_completed: u32,
+    /// Accepted candidates.
+    pub accepted: u32,
+    /// Rejected candidates.
+    pub rejected: u32,
+    /// Failed candidate rounds (proposer, empty diff, evaluator failure).
+    pub failed: u32,
+    /// Policy violations.
+    pub policy_violations: u32,
+    /// Evaluator attempts, the baseline's included.
+    pub attempts: u32,
+}
+
+/// One experiment as rendered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExperimentRow {
+    /// Id.
+    pub experiment_id: String,
+    /// 0 for the baseline.
+    pub ordinal: u32,
+    /// `baseline` or `candidate`.
+    pub kind: &'static str,
+    /// Experiment state.
+    pub state: String,
+    /// Parent commit.
+    pub parent_commit: String,
+    /// Candidate commit.
+    pub candidate_commit: Option<String>,
+    /// Metric.
+    pub metric: Option<f64>,
+    /// `accept`, `reject` or `fail`.
+    pub decision: Option<String>,
+    /// Failure code.
+    pub failure_code: Option<String>,
+    /// Failure message.
+    pub failure_message: Option<String>,
+    /// Proposer hypothesis.
+    pub hypothesis: Option<String>,
+    /// Proposer summary.
+    pub summary: Option<String>,
+}
+
+/// An artifact reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactRef {
+    /// Id.
+    pub artifact_id: String,
+    /// `stdout` or `stderr`.
+    pub kind: String,
+    /// Location (opaque).
+    pub location: String,
+    /// Size.
+    pub size_bytes: u64,
+    /// SHA-256.
+    pub sha256: String,
+}
+
+/// A finished run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// Status.
+    pub status: Status,
+    /// Run id.
+    pub run_id: String,
+    /// Run branch (empty before it was allocated).
+    pub branch: String,
+    /// Worktree path (empty before it was allocated).
+    pub worktree: String,
+    /// Tracker path (empty before discovery).
+    pub tracker: String,
+    /// Whether the terminal state is durable (false for refusals before any write).
+    pub persisted: bool,
+    /// Metric name.
+    pub metric_name: String,
+    /// Direction.
+    pub direction: &'static str,
+    /// Target.
+    pub target: Option<f64>,
+    /// Baseline.
+    pub baseline: Option<Point>,
+    /// Best so far.
+    pub best: Option<Point>,
+    /// Counts.
+    pub counts: Counts,
+    /// Every experiment, by ordinal (rendering bounds it).
+    pub experiments: Vec<ExperimentRow>,
+    /// Every artifact (rendering bounds it).
+    pub artifacts: Vec<ArtifactRef>,
+    /// Blocker evidence (for every status but the two successes; a cancel carries its reason).
+    pub blocker: Option<Blocker>,
+    /// Non-fatal problems (TSV export or worktree removal failed).
+    pub warnings: Vec<String>,
+}
+
+fn point(p: &Option<Point>) -> Value {
+    match p {
+        Some(p) => {
+            json!({"commit": p.commit, "metric": p.metric, "experiment_id": p.experiment_id})
+        }
+        None => Value::Null,
+    }
+}
+
+fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
+    json!({
+        "experiment_id": e.experiment_id,
+        "ordinal": e.ordinal,
+        "kind": e.kind,
+        "state": e.state,
+        "candidate_commit": e.candidate_commit,
+        "metric": e.metric,
+        "decision": e.decision,
+        "failure_code": e.failure_code,
+        "failure_message": e.failure_message.as_deref().map(|m| clip(m, text_max)),
+        "hypothesis": e.hypothesis.as_deref().map(|m| clip(m, text_max)),
+    })
+}
+
+impl RunResult {
+    /// The result as JSON whose compact text is at most `max_chars` characters: the last
+    /// `window` experiments and artifacts (fewer if needed) with their totals.
+    pub fn to_json(&self, max_chars: usize) -> Value {
+        let mut window = RESULT_WINDOW.min(self.experiments.len().max(self.artifacts.len()));
+        let mut text_max = 400;
+        loop {
+            let value = self.json_with(window, text_max);
+            if value.to_string().chars().count() <= max_chars || (window == 0 && text_max <= 40) {
+                return value;
+            }
+            if window > 0 {
+                window /= 2;
+            } else {
+                text_max /= 2;
+            }
+        }
+    }
+
+    fn json_with(&self, window: usize, text_max: usize) -> Value {
+        let exp_skip = self.experiments.len().saturating_sub(window);
+        let art_skip = self.artifacts.len().saturating_sub(window);
+        let mut obj = Map::new();
+        obj.insert("status".into(), json!(self.status.as_str()));
+        obj.insert("run_id".into(), json!(self.run_id));
+        obj.insert("branch".into(), json!(self.branch));
+        obj.insert("worktree".into(), json!(self.worktree));
+        obj.insert("tracker".into(), json!(self.tracker));
+        obj.insert("persisted".into(), json!(self.persisted));
+        obj.insert("metric_name".into(), json!(self.metric_name));
+        obj.insert("metric_direction".into(), json!(self.direction));
+        obj.insert("target".into(), json!(self.target));
+        obj.insert("baseline".into(), point(&self.baseline));
+        obj.insert("best".into(), point(&self.best));
+        let c = &self.counts;
+        obj.insert(
+            "counts".into(),
+            json!({
+                "experiments_started": c.experiments_started,
+                "experiments_completed": c.experiments_completed,
+                "accepted": c.accepted,
+                "rejected": c.rejected,
+                "failed": c.failed,
+                "policy_violations": c.policy_violations,
+                "attempts": c.attempts,
+            }),
+        );
+        obj.insert("experiments_total".into(), json!(self.experiments.len()));
+        obj.insert(
+            "experiments".into(),
+            Value::Array(
+                self.experiments[exp_skip..]
+                    .iter()
+                    .map(|e| experiment_json(e, text_max))
+                    .collect(),
+            ),
+        );
+        obj.insert("artifacts_total".into(), json!(self.artifacts.len()));
+        obj.insert(
+            "artifacts".into(),
+            Value::Array(
+                self.artifacts[art_skip..]
+                    .iter()
+                    .map(|a| {
+                        json!({"artifact_id": a.artifact_id, "kind": a.kind, "location": a.location,
+                               "size_bytes": a.size_bytes, "sha256": a.sha256})
+                    })
+                    .collect(),
+            ),
+        );
+        obj.insert(
+            "blocker".into(),
+            match &self.blocker {
+                Some(b) => json!({
+                    "code": b.code,
+                    "message": clip(&b.message, text_max * 2),
+                    "evidence": b.evidence.iter().take(window.max(1)).map(|e| clip(e, text_max)).collect::<Vec<_>>(),
+                    "evidence_total": b.evidence.len(),
+                }),
+                None => Value::Null,
+            },
+        );
+        obj.insert(
+            "warnings".into(),
+            json!(
+                self.warnings
+                    .iter()
+                    .map(|w| clip(w, text_max))
+                    .collect::<Vec<_>>()
+            ),
+        );
+        Value::Object(obj)
+    }
+
+    /// TSV of every experiment: a header line, one line per experiment by ordinal, LF endings.
+    /// NULL is an empty cell; backslash, TAB, CR and LF are escaped as `\\`, `\t`, `\r`, `\n`.
+    pub fn to_tsv(&self) -> String {
+        let mut out = String::from(
+            "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\n",
+        );
+        for e in &self.experiments {
+            let cells = [
+                e.ordinal.to_string(),
+                e.kind.to_owned(),
+                e.experiment_id.clone(),
+                e.parent_commit.clone(),
+                e.candidate_commit.clone().unwrap_or_default(),
+                e.state.clone(),
+                e.metric.map(jcs::number).unwrap_or_default(),
+                e.decision.clone().unwrap_or_default(),
+                e.failure_code.clone().unwrap_or_default(),
+                e.failure_message.clone().unwrap_or_default(),
+                e.hypothesis.clone().unwrap_or_default(),
+            ];
+            let line: Vec<String> = cells.iter().map(|c| tsv_escape(c)).collect();
+            out.push_str(&line.join("\t"));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A human-readable summary and table (the last `window` experiments).
+    pub fn to_table(&self, window: usize) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "autoresearch run {}: {}",
+            self.run_id,
+            self.status.as_str()
+        );
+        let fmt_point = |p: &Option<Point>| match p {
+            Some(p) => format!("{} at {}", jcs::number(p.metric), short(&p.commit)),
+            None => "-".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "metric {} ({}), baseline {}, best {}{}",
+            self.metric_name,
+            self.direction,
+            fmt_point(&self.baseline),
+            fmt_point(&self.best),
+            self.target
+                .map(|t| format!(", target {}", jcs::number(t)))
+                .unwrap_or_default()
+        );
+        let c = &self.counts;
+        let _ = writeln!(
+            out,
+            "candidates {} started, {} accepted, {} rejected, {} failed, {} policy violations; {} attempts",
+            c.experiments_started,
+            c.accepted,
+            c.rejected,
+            c.failed,
+            c.policy_violations,
+            c.attempts
+        );
+        if let Some(b) = &self.blocker {
+            let _ = writeln!(out, "blocker {}: {}", b.code, clip(&b.message, 300));
+        }
+        let skip = self.experiments.len().saturating_sub(window);
+        if skip > 0 {
+            let _ = writeln!(out, "({skip} earlier experiments not shown)");
+        }
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<16}  {:>14}  {:<8}  {:<8}  note",
+            "#", "state", "metric", "decision", "commit"
+        );
+        for e in &self.experiments[skip..] {
+            let note = e
+                .failure_code
+                .as_deref()
+                .map(|c| {
+                    format!(
+                        "{c}: {}",
+                        clip(e.failure_message.as_deref().unwrap_or(""), 60)
+                    )
+                })
+                .or_else(|| e.hypothesis.as_deref().map(|h| clip(h, 60)))
+                .unwrap_or_default()
+                .replace(['\n', '\r', '\t'], " ");
+            let _ = writeln!(
+                out,
+                "{:>4}  {:<16}  {:>14}  {:<8}  {:<8}  {}",
+                e.ordinal,
+                e.state,
+                e.metric.map(jcs::number).unwrap_or_else(|| "-".into()),
+                e.decision.as_deref().unwrap_or("-"),
+                e.candidate_commit.as_deref().map(short).unwrap_or("-"),
+                note
+            );
+        }
+        out
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(8)]
+}
+
+fn tsv_escape(cell: &str) -> String {
+    let mut out = String::with_capacity(cell.len());
+    for c in cell.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,2618 @@
+//! The run state machine: [`Run`].
+//!
+//! Call [`Run::start`] or [`Run::resume`], then loop: drain [`Run::poll`], perform each effect,
+//! feed each answer to [`Run::handle`]. The run ends with exactly one [`Effect::Report`];
+//! afterwards [`Run::status`] is [`Phase::Done`]. Effects are issued one at a time (apart from
+//! [`Effect::Interrupt`] and the process-evidence write during an evaluation), and durable state
+//! is written before every step that depends on it.
+
+use crate::jcs;
+use crate::metric::{self, ProposalReport};
+use crate::protocol::*;
+use crate::render::{ArtifactRef, Blocker, Counts, ExperimentRow, Point, RunResult, Status};
+use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
+use crate::sql::{self, SqlValue, Statement};
+use crate::surface::{self, CandidateCheck, InputPath};
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Milliseconds since the epoch, injected by the driver (used only for timestamps in rows).
+pub type Millis = u64;
+
+/// Longest evaluator stderr excerpt kept in a failure message, in characters.
+pub const STDERR_EXCERPT_CHARS: usize = 800;
+/// The environment variable marking an evaluator's process group with its attempt id.
+pub const ATTEMPT_MARKER_ENV: &str = "DSH_AUTORESEARCH_ATTEMPT";
+/// Longest proposer handoff, in characters.
+pub const MAX_HANDOFF_CHARS: usize = 16_384;
+/// Experiments of history the proposer handoff carries at most.
+pub const HANDOFF_HISTORY: usize = 20;
+
+/// Deployment settings (the plugin row config).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Spec limits and defaults.
+    pub limits: Limits,
+    /// State directory relative to the git common dir.
+    pub state_root: String,
+    /// Run branch prefix (ends in `/`).
+    pub branch_prefix: String,
+    /// Grace between SIGTERM and SIGKILL.
+    pub termination_grace_ms: u64,
+    /// Evaluator stdout cap.
+    pub max_stdout_bytes: u64,
+    /// Evaluator stderr cap.
+    pub max_stderr_bytes: u64,
+    /// Concurrent runs per repository.
+    pub max_active_runs_per_repository: u32,
+    /// Evaluator attempts per experiment (an interrupted attempt is rerun up to this many).
+    pub max_attempts_per_experiment: u32,
+    /// Write a TSV export at the end.
+    pub export_tsv: bool,
+    /// Remove the worktree after `target-reached`/`budget-limited` (never after other endings).
+    pub cleanup_worktrees_on_success: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            limits: Limits::default(),
+            state_root: "dsh-autoresearch".into(),
+            branch_prefix: "autoresearch/".into(),
+            termination_grace_ms: 5_000,
+            max_stdout_bytes: 1 << 20,
+            max_stderr_bytes: 1 << 20,
+            max_active_runs_per_repository: 1,
+            max_attempts_per_experiment: 2,
+            export_tsv: true,
+            cleanup_worktrees_on_success: false,
+        }
+    }
+}
+
+/// Run states as stored in `runs.state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RunState {
+    /// Lock taken, run row written, worktree being created.
+    Initializing,
+    /// The baseline is being measured.
+    BaselineRunning,
+    /// Between rounds.
+    Ready,
+    /// A proposal round is running.
+    Proposing,
+    /// The candidate's changes are validated; committing and revalidating provenance.
+    CandidatePrepared,
+    /// The candidate is being evaluated.
+    CandidateRunning,
+    /// The candidate's outcome is durable; keep/reject is being applied.
+    Deciding,
+    /// Terminal: the target was met.
+    TargetReached,
+    /// Terminal: the budget was used up.
+    BudgetLimited,
+    /// Terminal: the baseline produced no metric.
+    BaselineBlocked,
+    /// Terminal: cannot continue safely.
+    Blocked,
+    /// Terminal: too many consecutive failed rounds.
+    RoundFailed,
+    /// Terminal: cancelled.
+    Cancelled,
+}
+
+impl RunState {
+    /// Every state.
+    pub const ALL: [RunState; 13] = [
+        RunState::Initializing,
+        RunState::BaselineRunning,
+        RunState::Ready,
+        RunState::Proposing,
+        RunState::CandidatePrepared,
+        RunState::CandidateRunning,
+        RunState::Deciding,
+        RunState::TargetReached,
+        RunState::BudgetLimited,
+        RunState::BaselineBlocked,
+        RunState::Blocked,
+        RunState::RoundFailed,
+        RunState::Cancelled,
+    ];
+
+    /// Stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Initializing => "initializing",
+            RunState::BaselineRunning => "baseline-running",
+            RunState::Ready => "ready",
+            RunState::Proposing => "proposing",
+            RunState::CandidatePrepared => "candidate-prepared",
+            RunState::CandidateRunning => "candidate-running",
+            RunState::Deciding => "deciding",
+            RunState::TargetReached => "target-reached",
+            RunState::BudgetLimited => "budget-limited",
+            RunState::BaselineBlocked => "baseline-blocked",
+            RunState::Blocked => "blocked",
+            RunState::RoundFailed => "round-failed",
+            RunState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<RunState> {
+        RunState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Whether no transition leaves this state.
+    pub fn is_terminal(self) -> bool {
+        self.status().is_some()
+    }
+
+    /// The terminal status, for terminal states.
+    pub fn status(self) -> Option<Status> {
+        Some(match self {
+            RunState::TargetReached => Status::TargetReached,
+            RunState::BudgetLimited => Status::BudgetLimited,
+            RunState::BaselineBlocked => Status::BaselineBlocked,
+            RunState::Blocked => Status::Blocked,
+            RunState::RoundFailed => Status::RoundFailed,
+            RunState::Cancelled => Status::Cancelled,
+            _ => return None,
+        })
+    }
+
+    fn of(status: Status) -> RunState {
+        match status {
+            Status::TargetReached => RunState::TargetReached,
+            Status::BudgetLimited => RunState::BudgetLimited,
+            Status::BaselineBlocked => RunState::BaselineBlocked,
+            Status::Blocked => RunState::Blocked,
+            Status::RoundFailed => RunState::RoundFailed,
+            Status::Cancelled => RunState::Cancelled,
+        }
+    }
+}
+
+/// Whether `from → to` is a legal run transition (the same table the database enforces).
+pub fn transition_allowed(from: RunState, to: RunState) -> bool {
+    use RunState::*;
+    matches!(
+        (from, to),
+        (Initializing, BaselineRunning | Blocked | Cancelled)
+            | (
+                BaselineRunning,
+                Ready | BaselineBlocked | Blocked | Cancelled
+            )
+            | (
+                Ready,
+                Proposing | TargetReached | BudgetLimited | RoundFailed | Blocked | Cancelled
+            )
+            | (Proposing, CandidatePrepared | Ready | Blocked | Cancelled)
+            | (
+                CandidatePrepared,
+                CandidateRunning | Ready | Blocked | Cancelled
+            )
+            | (CandidateRunning, Deciding | Blocked | Cancelled)
+            | (Deciding, Ready | Blocked | Cancelled)
+    )
+}
+
+/// Whether the machine waits for the driver or is done.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase {
+    /// Effects are outstanding (poll them, answer them).
+    Waiting,
+    /// The run reported its result.
+    Done(Box<RunResult>),
+}
+
+/// The rows a resume loads ([`sql::LOAD_RUN`] and friends).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRows {
+    /// The run.
+    pub run: StoredRun,
+    /// Its experiments.
+    pub experiments: Vec<StoredExperiment>,
+    /// Its attempts.
+    pub attempts: Vec<StoredAttempt>,
+    /// Its artifacts.
+    pub artifacts: Vec<StoredArtifact>,
+}
+
+/// A `runs` row.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredRun {
+    pub run_id: String,
+    pub repository_id: String,
+    pub run_tag: String,
+    pub branch: String,
+    pub worktree: String,
+    pub start_commit: String,
+    pub policy_json: String,
+    pub policy_sha256: String,
+    pub provenance_json: Option<String>,
+    pub provenance_sha256: Option<String>,
+    pub state: String,
+    pub baseline_commit: Option<String>,
+    pub baseline_metric: Option<f64>,
+    pub best_commit: Option<String>,
+    pub best_metric: Option<f64>,
+    pub best_experiment_id: Option<String>,
+    pub consecutive_failures: i64,
+    pub terminal_reason: Option<String>,
+    pub blocker_json: Option<String>,
+    pub quiescent: bool,
+    pub lock_held: bool,
+}
+
+/// An `experiments` row.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredExperiment {
+    pub experiment_id: String,
+    pub ordinal: i64,
+    pub kind: String,
+    pub state: String,
+    pub parent_commit: String,
+    pub candidate_commit: Option<String>,
+    pub hypothesis: Option<String>,
+    pub summary: Option<String>,
+    pub changed_paths_json: Option<String>,
+    pub metric: Option<f64>,
+    pub decision: Option<String>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+}
+
+/// An `attempts` row (the columns recovery needs).
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredAttempt {
+    pub attempt_id: String,
+    pub experiment_id: String,
+    pub ordinal: i64,
+    pub state: String,
+    pub pid: Option<i64>,
+    pub pgid: Option<i64>,
+    pub process_start_time: Option<String>,
+    pub quiescent: Option<bool>,
+}
+
+/// An `artifacts` row.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredArtifact {
+    pub artifact_id: String,
+    pub experiment_id: String,
+    pub attempt_id: String,
+    pub kind: String,
+    pub location: String,
+    pub size_bytes: i64,
+    pub sha256: String,
+    pub truncated: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Baseline,
+    Candidate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ExpState {
+    Proposing,
+    Prepared,
+    Running,
+    Evaluated,
+    Accepted,
+    Rejected,
+    Failed,
+    PolicyViolation,
+    Cancelled,
+}
+
+impl ExpState {
+    fn as_str(self) -> &'static str {
+        match self {
+            ExpState::Proposing => "proposing",
+            ExpState::Prepared => "prepared",
+            ExpState::Running => "running",
+            ExpState::Evaluated => "evaluated",
+            ExpState::Accepted => "accepted",
+            ExpState::Rejected => "rejected",
+            ExpState::Failed => "failed",
+            ExpState::PolicyViolation => "policy-violation",
+            ExpState::Cancelled => "cancelled",
+        }
+    }
+    fn parse(s: &str) -> Option<ExpState> {
+        [
+            ExpState::Proposing,
+            ExpState::Prepared,
+            ExpState::Running,
+            ExpState::Evaluated,
+            ExpState::Accepted,
+            ExpState::Rejected,
+            ExpState::Failed,
+            ExpState::PolicyViolation,
+            ExpState::Cancelled,
+        ]
+        .into_iter()
+        .find(|e| e.as_str() == s)
+    }
+    fn is_final(self) -> bool {
+        matches!(
+            self,
+            ExpState::Accepted
+                | ExpState::Rejected
+                | ExpState::Failed
+                | ExpState::PolicyViolation
+                | ExpState::Cancelled
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Experiment {
+    id: String,
+    ordinal: u32,
+    kind: Kind,
+    state: ExpState,
+    parent: String,
+    commit: Option<String>,
+    report: Option<ProposalReport>,
+    changed_paths: Vec<String>,
+    metric: Option<f64>,
+    decision: Option<&'static str>,
+    failure_code: Option<String>,
+    failure_message: Option<String>,
+    evidence: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+struct Attempt {
+    id: String,
+    experiment: usize,
+    running: bool,
+    process: Option<ProcessIdentity>,
+}
+
+/// What an outstanding effect's answer leads to.
+#[derive(Clone, Debug)]
+enum Await {
+    Discover,
+    Open,
+    Load,
+    Lock,
+    Write {
+        cas: Vec<usize>,
+        then: Then,
+    },
+    SideWrite,
+    Worktree,
+    Hash(HashFor),
+    Evaluate {
+        exp: usize,
+        attempt: usize,
+        spawned: bool,
+    },
+    Propose {
+        exp: usize,
+    },
+    Changes {
+        exp: usize,
+    },
+    Commit {
+        exp: usize,
+    },
+    Clean(Then),
+    FastForward {
+        exp: usize,
+    },
+    Terminate {
+        attempt: usize,
+    },
+    Tsv,
+    RemoveWorktree,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum HashFor {
+    Freeze,
+    Revalidate { exp: usize },
+    Retry { exp: usize },
+}
+
+#[derive(Clone, Debug)]
+enum Then {
+    CreateWorktree,
+    Spawn { exp: usize, attempt: usize },
+    Ready,
+    Propose { exp: usize },
+    Commit { exp: usize },
+    Revalidate { exp: usize },
+    Measured { exp: usize },
+    Decide { exp: usize },
+    Retry { exp: usize },
+    RecordFailure { exp: usize },
+    Recover,
+    Cancel,
+    AfterTerminal,
+}
+
+#[derive(Clone, Debug)]
+enum Origin {
+    Fresh,
+    Resume { given: Map<String, Value> },
+}
+
+/// An evaluation's verdict before keep/reject.
+enum Verdict {
+    Metric(f64),
+    Failure { code: String, message: String },
+}
+
+/// One run of the loop. See the module documentation for the driver loop.
+pub struct Run {
+    settings: Settings,
+    origin: Origin,
+    run_id: String,
+    repository: Option<String>,
+    policy: Option<RunPolicy>,
+    facts: Option<RepoFacts>,
+    repository_id: String,
+    tracker: String,
+    worktree: String,
+    branch: String,
+    start_commit: String,
+    state: RunState,
+    durable: RunState,
+    run_persisted: bool,
+    lock_held: bool,
+    worktree_ready: bool,
+    experiments: Vec<Experiment>,
+    attempts: Vec<Attempt>,
+    artifacts: Vec<ArtifactRef>,
+    baseline: Option<Point>,
+    best: Option<Point>,
+    consecutive_failures: u32,
+    provenance_sha256: Option<String>,
+    inputs: Vec<InputPath>,
+    recovering: VecDeque<usize>,
+    next_id: u64,
+    queue: VecDeque<Effect>,
+    pending: BTreeMap<EffectId, Await>,
+    cancel: Option<String>,
+    finishing: Option<(Status, Option<Blocker>, bool)>,
+    warnings: Vec<String>,
+    carry: Vec<Statement>,
+    done: Option<Box<RunResult>>,
+    now: Millis,
+}
+
+/// Why [`Run::start`] refused its arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StartError {
+    /// The run id is not a lowercase UUID.
+    BadRunId(String),
+}
+
+impl Run {
+    /// A fresh run of `policy` under the driver-generated `run_id` (a random lowercase UUID).
+    pub fn start(
+        policy: RunPolicy,
+        run_id: &str,
+        settings: Settings,
+        now: Millis,
+    ) -> Result<Run, StartError> {
+        if !crate::spec::is_run_id(run_id) {
+            return Err(StartError::BadRunId(run_id.to_owned()));
+        }
+        let repository = policy.repository.clone();
+        let mut run = Run::blank(settings, Origin::Fresh, run_id, repository, now);
+        run.policy = Some(policy);
+        run.emit_discover();
+        Ok(run)
+    }
+
+    /// Resumes the stored run `run_id`. Its policy comes from the database; `given` holds the policy
+    /// keys the resume spec carried, which must match it (else the resume is refused and nothing
+    /// is written).
+    pub fn resume(
+        run_id: &str,
+        given: Map<String, Value>,
+        repository: Option<String>,
+        settings: Settings,
+        now: Millis,
+    ) -> Result<Run, StartError> {
+        if !crate::spec::is_run_id(run_id) {
+            return Err(StartError::BadRunId(run_id.to_owned()));
+        }
+        let mut run = Run::blank(settings, Origin::Resume { given }, run_id, repository, now);
+        run.emit_discover();
+        Ok(run)
+    }
+
+    fn blank(
+        settings: Settings,
+        origin: Origin,
+        run_id: &str,
+        repository: Option<String>,
+        now: Millis,
+    ) -> Run {
+        Run {
+            settings,
+            origin,
+            run_id: run_id.to_owned(),
+            repository,
+            policy: None,
+            facts: None,
+            repository_id: String::new(),
+            tracker: String::new(),
+            worktree: String::new(),
+            branch: String::new(),
+            start_commit: String::new(),
+            state: RunState::Initializing,
+            durable: RunState::Initializing,
+            run_persisted: false,
+            lock_held: false,
+            worktree_ready: false,
+            experiments: Vec::new(),
+            attempts: Vec::new(),
+            artifacts: Vec::new(),
+            baseline: None,
+            best: None,
+            consecutive_failures: 0,
+            provenance_sha256: None,
+            inputs: Vec::new(),
+            recovering: VecDeque::new(),
+            next_id: 0,
+            queue: VecDeque::new(),
+            pending: BTreeMap::new(),
+            cancel: None,
+            finishing: None,
+            warnings: Vec::new(),
+            carry: Vec::new(),
+            done: None,
+            now,
+        }
+    }
+
+    /// The next effect to perform, if any.
+    #[must_use]
+    pub fn poll(&mut self) -> Option<Effect> {
+        self.queue.pop_front()
+    }
+
+    /// Waiting or done.
+    pub fn status(&self) -> Phase {
+        match &self.done {
+            Some(r) => Phase::Done(r.clone()),
+            None => Phase::Waiting,
+        }
+    }
+
+    /// The durable run state as the core last wrote it.
+    pub fn state(&self) -> RunState {
+        self.state
+    }
+
+    /// Run id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Candidate experiments started so far (the budget used).
+    pub fn candidates_started(&self) -> u32 {
+        self.experiments
+            .iter()
+            .filter(|e| e.kind == Kind::Candidate)
+            .count() as u32
+    }
+
+    /// The best point so far.
+    pub fn best(&self) -> Option<&Point> {
+        self.best.as_ref()
+    }
+
+    /// The policy (known after a resume has loaded it).
+    pub fn policy(&self) -> Option<&RunPolicy> {
+        self.policy.as_ref()
+    }
+
+    /// The result as it stands (final once [`Phase::Done`]).
+    pub fn result(&self) -> RunResult {
+        let status = self.state.status().unwrap_or(Status::Blocked);
+        self.build_result(status, None, self.run_persisted)
+    }
+
+    /// Feeds one input. `now` timestamps the rows it writes.
+    pub fn handle(&mut self, input: Input, now: Millis) -> Result<(), DriverError> {
+        self.now = now;
+        if let Input::Cancel { reason } = input {
+            if self.done.is_none() && self.cancel.is_none() {
+                self.cancel = Some(reason);
+                self.begin_cancel();
+            }
+            return Ok(());
+        }
+        if self.done.is_some() {
+            return Err(DriverError::Finished);
+        }
+        let id = input_id(&input);
+        let Some(awaiting) = self.pending.get(&id).cloned() else {
+            return Err(DriverError::UnknownEffect(id));
+        };
+        // `Spawned` is a progress note: the effect stays outstanding.
+        if let Input::Spawned { process, .. } = &input {
+            let Await::Evaluate { exp, attempt, .. } = awaiting else {
+                return Err(DriverError::WrongAnswer {
+                    id,
+                    expected: expected(&awaiting),
+                });
+            };
+            self.pending.insert(
+                id,
+                Await::Evaluate {
+                    exp,
+                    attempt,
+                    spawned: true,
+                },
+            );
+            self.attempts[attempt].process = Some(process.clone());
+            let st = Statement::new(
+                sql::SET_ATTEMPT_PROCESS,
+                vec![
+                    ("pid", u64::from(process.pid).into()),
+                    ("pgid", u64::from(process.pgid).into()),
+                    ("process_start_time", process.start_time.clone().into()),
+                    ("attempt_id", self.attempts[attempt].id.clone().into()),
+                ],
+            );
+            self.emit(
+                |id| Effect::Persist {
+                    id,
+                    statements: vec![st],
+                },
+                Await::SideWrite,
+            );
+            return Ok(());
+        }
+        if !answer_fits(&awaiting, &input) {
+            return Err(DriverError::WrongAnswer {
+                id,
+                expected: expected(&awaiting),
+            });
+        }
+        self.pending.remove(&id);
+        self.on_answer(awaiting, input);
+        Ok(())
+    }
+
+    // ----- effect plumbing -----
+
+    fn emit(&mut self, make: impl FnOnce(EffectId) -> Effect, awaiting: Await) {
+        self.next_id += 1;
+        let id = EffectId(self.next_id);
+        self.pending.insert(id, awaiting);
+        self.queue.push_back(make(id));
+    }
+
+    fn write(&mut self, statements: Vec<Statement>, cas: Vec<usize>, then: Then) {
+        self.emit(
+            |id| Effect::Persist { id, statements },
+            Await::Write { cas, then },
+        );
+    }
+
+    fn clean(&mut self, commit: String, then: Then) {
+        let worktree = self.worktree.clone();
+        self.emit(
+            |id| Effect::CheckoutClean {
+                id,
+                worktree,
+                commit,
+            },
+            Await::Clean(then),
+        );
+    }
+
+    fn emit_discover(&mut self) {
+        let repository = self.repository.clone();
+        self.emit(|id| Effect::Discover { id, repository }, Await::Discover);
+    }
+
+    fn p(&self) -> &RunPolicy {
+        // Every caller runs after the policy is known (fresh start or a loaded resume).
+        self.policy.as_ref().expect("policy known")
+    }
+
+    fn restore_commit(&self) -> String {
+        self.best
+            .as_ref()
+            .map(|b| b.commit.clone())
+            .unwrap_or_else(|| self.start_commit.clone())
+    }
+
+    fn set_state(&mut self, to: RunState) -> Statement {
+        let from = self.state;
+        debug_assert!(transition_allowed(from, to), "{from:?} -> {to:?}");
+        self.state = to;
+        Statement::new(
+            sql::SET_RUN_STATE,
+            vec![
+                ("to", to.as_str().into()),
+                ("now", self.now.into()),
+                ("run_id", self.run_id.clone().into()),
+                ("from", from.as_str().into()),
+            ],
+        )
+    }
+
+    // ----- answers -----
+
+    fn on_answer(&mut self, awaiting: Await, input: Input) {
+        if let Input::Failed { error, .. } = &input {
+            return self.on_failure(awaiting, error.clone());
+        }
+        if self.cancel.is_some() && self.finishing.is_none() {
+            // Cancelled before the run row exists: stop without writing anything but the lock's
+            // release.
+            match (&awaiting, &input) {
+                (Await::Discover | Await::Open | Await::Load, _) => {
+                    return self.finish(Status::Cancelled, self.cancel_blocker(), true);
+                }
+                (Await::Lock, Input::Persisted { changes, .. }) => {
+                    self.lock_held = changes.first() == Some(&1);
+                    self.run_persisted = changes == &[1, 1];
+                    return self.finish(Status::Cancelled, self.cancel_blocker(), true);
+                }
+                _ => {}
+            }
+        }
+        match (awaiting, input) {
+            (Await::Discover, Input::Discovered { facts, .. }) => self.on_discovered(facts),
+            (Await::Open, _) => match self.origin {
+                Origin::Fresh => {
+                    let p = self.p();
+                    let lock = Statement::new(
+                        sql::ACQUIRE_LOCK,
+                        vec![
+                            ("run_id", self.run_id.clone().into()),
+                            ("repository_id", self.repository_id.clone().into()),
+                            ("run_tag", p.run_tag.clone().into()),
+                            ("now", self.now.into()),
+                            (
+                                "max_active",
+                                self.settings.max_active_runs_per_repository.into(),
+                            ),
+                        ],
+                    );
+                    let insert = Statement::new(
+                        sql::INSERT_RUN,
+                        vec![
+                            ("run_id", self.run_id.clone().into()),
+                            ("repository_id", self.repository_id.clone().into()),
+                            ("run_tag", p.run_tag.clone().into()),
+                            ("branch", self.branch.clone().into()),
+                            ("worktree", self.worktree.clone().into()),
+                            ("start_commit", self.start_commit.clone().into()),
+                            ("policy_json", jcs::canonical(&p.to_json()).into()),
+                            ("policy_sha256", p.sha256().into()),
+                            ("now", self.now.into()),
+                        ],
+                    );
+                    self.emit(
+                        |id| Effect::Persist {
+                            id,
+                            statements: vec![lock, insert],
+                        },
+                        Await::Lock,
+                    );
+                }
+                Origin::Resume { .. } => {
+                    let run_id = self.run_id.clone();
+                    self.emit(|id| Effect::LoadRun { id, run_id }, Await::Load);
+                }
+            },
+            (Await::Lock, Input::Persisted { changes, .. }) => {
+                if changes != [1, 1] {
+                    return self.refuse(
+                        "lock-unavailable",
+                        "the run_tag is live in another run, or the repository already has its maximum of active runs",
+                        vec![format!("run_tag={}", self.p().run_tag)],
+                    );
+                }
+                self.lock_held = true;
+                self.run_persisted = true;
+                self.advance(Then::CreateWorktree);
+            }
+            (Await::Load, Input::Loaded { rows, .. }) => self.on_loaded(rows),
+            (Await::Write { cas, then }, Input::Persisted { changes, .. }) => {
+                if let Some(&i) = cas.iter().find(|&&i| changes.get(i) != Some(&1)) {
+                    return self.block(
+                        "state-conflict",
+                        "a compare-and-set write changed no row: another controller moved this run",
+                        vec![format!("statement {i} of the transaction")],
+                        true,
+                    );
+                }
+                self.durable = self.state;
+                self.advance(then);
+            }
+            (Await::SideWrite, _) => {}
+            (Await::Worktree, _) => {
+                self.worktree_ready = true;
+                self.emit_hash(HashFor::Freeze);
+            }
+            (Await::Hash(purpose), Input::Hashed { files, .. }) => self.on_hashed(purpose, files),
+            (Await::Evaluate { exp, attempt, .. }, Input::Exited { outcome, .. }) => {
+                self.on_exited(exp, attempt, outcome)
+            }
+            (Await::Propose { exp }, Input::Proposed { report, .. }) => {
+                self.on_proposal(exp, Ok(report), true)
+            }
+            (Await::Propose { exp }, Input::ProposerExited { outcome, .. }) => {
+                let quiescent = outcome.quiescent;
+                let parsed = if outcome.cancelled {
+                    Err((
+                        "cancelled".to_owned(),
+                        "the proposer was interrupted".to_owned(),
+                    ))
+                } else if outcome.timed_out {
+                    Err((
+                        "proposer-timeout".to_owned(),
+                        "the proposer timed out".to_owned(),
+                    ))
+                } else if outcome.exit_code != Some(0) {
+                    Err((
+                        "proposer-failed".to_owned(),
+                        format!(
+                            "the proposer exited with {:?} / signal {:?}: {}",
+                            outcome.exit_code,
+                            outcome.signal,
+                            metric::clip(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS)
+                        ),
+                    ))
+                } else {
+                    metric::parse_report(&outcome.stdout_tail, outcome.stdout_truncated)
+                        .map_err(|e| ("proposer-report".to_owned(), e.to_string()))
+                };
+                self.on_proposal(exp, parsed, quiescent);
+            }
+            (Await::Changes { exp }, Input::Changes { porcelain_z, .. }) => {
+                self.on_changes(exp, &porcelain_z)
+            }
+            (Await::Commit { exp }, Input::Committed { commit, .. }) => {
+                if !is_commit(&commit) {
+                    return self.block(
+                        "git-output",
+                        "the candidate commit is not 40 lowercase hex",
+                        vec![commit],
+                        true,
+                    );
+                }
+                self.experiments[exp].commit = Some(commit.clone());
+                let st = Statement::new(
+                    sql::SET_EXPERIMENT_COMMIT,
+                    vec![
+                        ("candidate_commit", commit.into()),
+                        ("now", self.now.into()),
+                        ("experiment_id", self.experiments[exp].id.clone().into()),
+                    ],
+                );
+                self.write(vec![st], vec![0], Then::Revalidate { exp });
+            }
+            (Await::Clean(then), _) => self.advance(then),
+            (Await::FastForward { exp }, _) => self.finish_candidate(exp),
+            (Await::Terminate { attempt }, Input::Terminated { gone, .. }) => {
+                self.on_terminated(attempt, gone)
+            }
+            (Await::Tsv, _) => self.after_tsv(),
+            (Await::RemoveWorktree, _) => self.report(),
+            // `answer_fits` rules out every other pairing.
+            _ => {}
+        }
+    }
+
+    fn on_failure(&mut self, awaiting: Await, error: String) {
+        let error = metric::clip(&error, 2_000);
+        match awaiting {
+            Await::Discover => self.refuse(
+                "repository-unavailable",
+                "git discovery failed",
+                vec![error],
+            ),
+            Await::Open => self.refuse(
+                "tracker-unavailable",
+                "the tracker database could not be opened",
+                vec![error],
+            ),
+            Await::Load => self.refuse(
+                "tracker-unavailable",
+                "the run could not be loaded",
+                vec![error],
+            ),
+            Await::Lock => self.refuse(
+                "lock-unavailable",
+                "the repository lock could not be taken",
+                vec![error],
+            ),
+            Await::Write { .. } => {
+                if self.finishing.is_some() {
+                    self.warnings
+                        .push(format!("terminal write failed: {error}"));
+                    self.run_persisted = false;
+                    self.after_tsv();
+                } else {
+                    // The in-memory state ran ahead of the failed transaction: roll it back.
+                    self.state = self.durable;
+                    self.block(
+                        "persist-failed",
+                        "a tracker write failed",
+                        vec![error],
+                        true,
+                    );
+                }
+            }
+            Await::SideWrite => self
+                .warnings
+                .push(format!("process evidence not recorded: {error}")),
+            Await::Worktree => self.block(
+                "worktree-failed",
+                "the run worktree could not be created",
+                vec![error],
+                true,
+            ),
+            Await::Hash(_) => self.block(
+                "hash-failed",
+                "evaluator inputs could not be hashed",
+                vec![error],
+                true,
+            ),
+            Await::Evaluate {
+                exp,
+                attempt,
+                spawned,
+            } => {
+                // A spawn that never happened is an ordinary, recorded outcome (never a throw that
+                // would make every resume loop on the same error).
+                let outcome = ProcessOutcome {
+                    quiescent: !spawned,
+                    ..ProcessOutcome::default()
+                };
+                self.record_evaluation(exp, attempt, outcome, Some(error));
+            }
+            Await::Propose { exp } => {
+                self.on_proposal(exp, Err(("proposer-failed".into(), error)), true)
+            }
+            Await::Changes { .. } | Await::Commit { .. } | Await::FastForward { .. } => self.block(
+                "git-failed",
+                "a git operation on the run worktree failed",
+                vec![error],
+                true,
+            ),
+            Await::Clean(_) => {
+                if self.finishing.is_some() {
+                    self.warnings
+                        .push(format!("worktree restore failed: {error}"));
+                    self.advance(Then::AfterTerminal);
+                } else {
+                    self.block(
+                        "git-failed",
+                        "restoring the run worktree failed",
+                        vec![error],
+                        true,
+                    )
+                }
+            }
+            Await::Terminate { attempt } => self.on_terminated(attempt, false),
+            Await::Tsv => {
+                self.warnings.push(format!("TSV export failed: {error}"));
+                self.after_tsv();
+            }
+            Await::RemoveWorktree => {
+                self.warnings
+                    .push(format!("worktree removal failed: {error}"));
+                self.report();
+            }
+        }
+    }
+
+    fn on_discovered(&mut self, facts: RepoFacts) {
+        if !is_commit(&facts.head) {
+            return self.refuse(
+                "repository-unavailable",
+                "HEAD is not a commit",
+                vec![facts.head],
+            );
+        }
+        let root = format!(
+            "{}/{}",
+            facts.git_common_dir.trim_end_matches('/'),
+            self.settings.state_root
+        );
+        self.repository_id =
+            jcs::sha256_hex(format!("{}\0{}", facts.git_common_dir, facts.toplevel).as_bytes());
+        self.tracker = format!("{root}/tracker.sqlite");
+        if let Some(p) = &self.policy {
+            self.worktree = format!("{root}/worktrees/{}", self.run_id);
+            self.branch = format!(
+                "{}{}-{}",
+                self.settings.branch_prefix, p.run_tag, self.run_id
+            );
+            self.start_commit = facts.head.clone();
+        }
+        self.facts = Some(facts);
+        let path = self.tracker.clone();
+        self.emit(|id| Effect::OpenTracker { id, path }, Await::Open);
+    }
+
+    fn emit_hash(&mut self, purpose: HashFor) {
+        let p = self.p();
+        let labels: Vec<&str> = [
+            p.provenance_evaluator.as_deref(),
+            p.provenance_dataset.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let allowed = |path: &str| {
+            p.allowlists
+                .evaluators
+                .iter()
+                .chain(&p.allowlists.datasets)
+                .any(|a| a == path)
+        };
+        let inputs: Vec<InputPath> = surface::evaluator_inputs(&p.evaluation, &labels)
+            .into_iter()
+            .filter(|i| !matches!(i, InputPath::Worktree(w) if allowed(w)))
+            .collect();
+        self.inputs = inputs.clone();
+        let worktree = self.worktree.clone();
+        self.emit(
+            |id| Effect::HashInputs {
+                id,
+                worktree,
+                paths: inputs,
+            },
+            Await::Hash(purpose),
+        );
+    }
+
+    fn on_hashed(&mut self, purpose: HashFor, files: Vec<HashedFile>) {
+        let (value, sha) = provenance(self.p(), &self.inputs, &files);
+        match purpose {
+            HashFor::Freeze => {
+                self.provenance_sha256 = Some(sha.clone());
+                let exp = self.new_experiment(
+                    Kind::Baseline,
+                    self.start_commit.clone(),
+                    ExpState::Running,
+                );
+                let attempt = self.new_attempt(exp);
+                let mut sts = vec![
+                    Statement::new(
+                        sql::SET_PROVENANCE,
+                        vec![
+                            ("provenance_json", jcs::canonical(&value).into()),
+                            ("provenance_sha256", sha.into()),
+                            ("now", self.now.into()),
+                            ("run_id", self.run_id.clone().into()),
+                        ],
+                    ),
+                    self.set_state(RunState::BaselineRunning),
+                ];
+                sts.push(self.insert_experiment(exp));
+                sts.push(self.insert_attempt(attempt));
+                self.write(sts, vec![1], Then::Spawn { exp, attempt });
+            }
+            HashFor::Revalidate { exp } | HashFor::Retry { exp } => {
+                let frozen = self.provenance_sha256.clone().unwrap_or_default();
+                if sha != frozen {
+                    let evidence = vec![
+                        format!("frozen provenance {frozen}"),
+                        format!("current provenance {sha}"),
+                    ];
+                    if matches!(purpose, HashFor::Retry { .. }) {
+                        return self.block(
+                            "provenance-mismatch",
+                            "the evaluator's inputs changed since the baseline",
+                            evidence,
+                            true,
+                        );
+                    }
+                    return self.fail_round(
+                        exp,
+                        ExpState::PolicyViolation,
+                        "provenance-mismatch",
+                        "the candidate changed the evaluator's inputs".into(),
+                        evidence,
+                    );
+                }
+                let attempt = self.new_attempt(exp);
+                let mut sts = Vec::new();
+                let mut cas = Vec::new();
+                if matches!(purpose, HashFor::Revalidate { .. }) {
+                    self.experiments[exp].state = ExpState::Running;
+                    sts.push(self.set_state(RunState::CandidateRunning));
+                    cas.push(0);
+                    sts.push(self.set_experiment_state(exp));
+                }
+                sts.push(self.insert_attempt(attempt));
+                self.write(sts, cas, Then::Spawn { exp, attempt });
+            }
+        }
+    }
+
+    fn on_exited(&mut self, exp: usize, attempt: usize, outcome: ProcessOutcome) {
+        self.record_evaluation(exp, attempt, outcome, None);
+    }
+
+    /// Persists an evaluation's facts (experiment → `evaluated`), then cleans the worktree and
+    /// decides. Failure precedence: spawn error > cancelled > timeout > not quiescent > signal >
+    /// non-zero exit > metric protocol.
+    fn record_evaluation(
+        &mut self,
+        exp: usize,
+        attempt: usize,
+        outcome: ProcessOutcome,
+        spawn_error: Option<String>,
+    ) {
+        let stderr = metric::clip(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS);
+        let verdict = if let Some(e) = spawn_error {
+            Verdict::Failure {
+                code: "spawn".into(),
+                message: e,
+            }
+        } else if outcome.cancelled {
+            Verdict::Failure {
+                code: "cancelled".into(),
+                message: "the evaluator was interrupted".into(),
+            }
+        } else if outcome.timed_out {
+            Verdict::Failure {
+                code: "timeout".into(),
+                message: format!("the evaluator timed out after {} ms", self.p().timeout_ms),
+            }
+        } else if !outcome.quiescent {
+            Verdict::Failure {
+                code: "not-quiescent".into(),
+                message: "the evaluator's process group did not exit".into(),
+            }
+        } else if let Some(sig) = &outcome.signal {
+            Verdict::Failure {
+                code: "signal".into(),
+                message: format!("the evaluator was killed by {sig}: {stderr}"),
+            }
+        } else if outcome.exit_code != Some(0) {
+            Verdict::Failure {
+                code: "exit".into(),
+                message: format!(
+                    "the evaluator exited with {:?}: {stderr}",
+                    outcome.exit_code
+                ),
+            }
+        } else {
+            match metric::parse_metric(
+                &outcome.stdout_tail,
+                &self.p().metric_name,
+                outcome.stdout_truncated,
+            ) {
+                Ok(m) => Verdict::Metric(m),
+                Err(e) => Verdict::Failure {
+                    code: e.code().into(),
+                    message: e.to_string(),
+                },
+            }
+        };
+        let a = &mut self.attempts[attempt];
+        a.running = false;
+        let attempt_id = a.id.clone();
+        let e = &mut self.experiments[exp];
+        e.state = ExpState::Evaluated;
+        match &verdict {
+            Verdict::Metric(m) => e.metric = Some(*m),
+            Verdict::Failure { code, message } => {
+                e.failure_code = Some(code.clone());
+                e.failure_message = Some(message.clone());
+            }
+        }
+        let failure_code = match &verdict {
+            Verdict::Failure { code, .. } => Some(code.clone()),
+            Verdict::Metric(_) => None,
+        };
+        let mut sts = vec![Statement::new(
+            sql::FINISH_ATTEMPT,
+            vec![
+                ("state", "exited".into()),
+                ("exit_code", outcome.exit_code.map(i64::from).into()),
+                ("signal", outcome.signal.clone().into()),
+                ("timed_out", outcome.timed_out.into()),
+                ("quiescent", outcome.quiescent.into()),
+                ("failure_code", failure_code.into()),
+                ("now", self.now.into()),
+                ("attempt_id", attempt_id.clone().into()),
+            ],
+        )];
+        let exp_id = self.experiments[exp].id.clone();
+        for art in &outcome.artifacts {
+            let artifact_id = format!("{attempt_id}-{}", art.kind);
+            sts.push(Statement::new(
+                sql::INSERT_ARTIFACT,
+                vec![
+                    ("artifact_id", artifact_id.clone().into()),
+                    ("run_id", self.run_id.clone().into()),
+                    ("experiment_id", exp_id.clone().into()),
+                    ("attempt_id", attempt_id.clone().into()),
+                    ("kind", art.kind.clone().into()),
+                    ("location", art.location.clone().into()),
+                    ("size_bytes", art.size_bytes.into()),
+                    ("sha256", art.sha256.clone().into()),
+                    ("truncated", art.truncated.into()),
+                    ("now", self.now.into()),
+                ],
+            ));
+            self.artifacts.push(ArtifactRef {
+                artifact_id,
+                kind: art.kind.clone(),
+                location: art.location.clone(),
+                size_bytes: art.size_bytes,
+                sha256: art.sha256.clone(),
+            });
+        }
+        sts.push(self.finish_experiment(exp));
+        let mut cas = Vec::new();
+        if self.experiments[exp].kind == Kind::Candidate && self.state == RunState::CandidateRunning
+        {
+            cas.push(sts.len());
+            sts.push(self.set_state(RunState::Deciding));
+        }
+        if !outcome.quiescent {
+            let evidence = self.process_evidence(attempt);
+            self.carry = sts;
+            return self.block(
+                "not-quiescent",
+                "the evaluator's process group may still be running",
+                evidence,
+                false,
+            );
+        }
+        self.write(sts, cas, Then::Measured { exp });
+    }
+
+    fn process_evidence(&self, attempt: usize) -> Vec<String> {
+        let a = &self.attempts[attempt];
+        match &a.process {
+            Some(p) => vec![format!(
+                "attempt {} pid {} pgid {} start_time {}",
+                a.id,
+                p.pid,
+                p.pgid,
+                p.start_time.as_deref().unwrap_or("-")
+            )],
+            None => vec![format!(
+                "attempt {} (process not recorded; marker {ATTEMPT_MARKER_ENV}={})",
+                a.id, a.id
+            )],
+        }
+    }
+
+    fn on_proposal(
+        &mut self,
+        exp: usize,
+        result: Result<ProposalReport, (String, String)>,
+        quiescent: bool,
+    ) {
+        if !quiescent {
+            return self.block(
+                "not-quiescent",
+                "the proposer's process group may still be running",
+                vec![],
+                false,
+            );
+        }
+        if self.cancel.is_some() {
+            return self.do_cancel();
+        }
+        match result {
+            Ok(report) => {
+                self.experiments[exp].report = Some(report);
+                let worktree = self.worktree.clone();
+                self.emit(
+                    |id| Effect::ListChanges { id, worktree },
+                    Await::Changes { exp },
+                );
+            }
+            Err((code, message)) => self.fail_round(exp, ExpState::Failed, &code, message, vec![]),
+        }
+    }
+
+    fn on_changes(&mut self, exp: usize, porcelain: &str) {
+        let changes = match surface::parse_status_z(porcelain) {
+            Ok(c) => c,
+            Err(e) => {
+                return self.block(
+                    "git-output",
+                    "git status output could not be parsed",
+                    vec![e],
+                    true,
+                );
+            }
+        };
+        let p = self.p();
+        let protected: Vec<InputPath> = self.inputs.clone();
+        match surface::check_candidate(&changes, &p.surface, &protected, &p.allowlists) {
+            CandidateCheck::Empty => self.fail_round(
+                exp,
+                ExpState::Failed,
+                "candidate-empty",
+                "the proposal changed no tracked or untracked path".into(),
+                vec![],
+            ),
+            CandidateCheck::Violation(v) => {
+                let evidence: Vec<String> = v
+                    .iter()
+                    .map(|v| format!("{}: {}", v.reason, v.path))
+                    .collect();
+                self.experiments[exp].changed_paths = changes.changed.clone();
+                self.fail_round(
+                    exp,
+                    ExpState::PolicyViolation,
+                    "policy-violation",
+                    format!("{} changed path(s) are not allowed", v.len()),
+                    evidence,
+                )
+            }
+            CandidateCheck::Valid(paths) => {
+                let e = &mut self.experiments[exp];
+                e.changed_paths = paths;
+                e.state = ExpState::Prepared;
+                let report = e.report.clone().unwrap_or(ProposalReport {
+                    hypothesis: String::new(),
+                    summary: String::new(),
+                });
+                let sts = vec![
+                    Statement::new(
+                        sql::SET_EXPERIMENT_PROPOSAL,
+                        vec![
+                            ("hypothesis", report.hypothesis.into()),
+                            ("summary", report.summary.into()),
+                            (
+                                "changed_paths_json",
+                                json!(e.changed_paths).to_string().into(),
+                            ),
+                            ("now", self.now.into()),
+                            ("experiment_id", e.id.clone().into()),
+                        ],
+                    ),
+                    self.set_state(RunState::CandidatePrepared),
+                ];
+                self.write(sts, vec![1], Then::Commit { exp });
+            }
+        }
+    }
+
+    fn on_terminated(&mut self, attempt: usize, gone: bool) {
+        if !gone {
+            let evidence = self.process_evidence(attempt);
+            return self.block(
+                "not-quiescent",
+                "an interrupted attempt's process group could not be proven gone",
+                evidence,
+                false,
+            );
+        }
+        self.attempts[attempt].running = false;
+        let st = Statement::new(
+            sql::FINISH_ATTEMPT,
+            vec![
+                ("state", "interrupted".into()),
+                ("exit_code", SqlValue::Null),
+                ("signal", SqlValue::Null),
+                ("timed_out", false.into()),
+                ("quiescent", true.into()),
+                ("failure_code", "interrupted".into()),
+                ("now", self.now.into()),
+                ("attempt_id", self.attempts[attempt].id.clone().into()),
+            ],
+        );
+        let mark = Statement::new(
+            sql::MARK_ATTEMPT_QUIESCENT,
+            vec![("attempt_id", self.attempts[attempt].id.clone().into())],
+        );
+        self.write(vec![st, mark], vec![], Then::Recover);
+    }
+
+    // ----- steps -----
+
+    fn advance(&mut self, then: Then) {
+        if self.cancel.is_some()
+            && self.finishing.is_none()
+            && !matches!(
+                then,
+                Then::AfterTerminal | Then::Cancel | Then::RecordFailure { .. }
+            )
+        {
+            return self.do_cancel();
+        }
+        match then {
+            Then::CreateWorktree => {
+                let (path, branch, start_commit) = (
+                    self.worktree.clone(),
+                    self.branch.clone(),
+                    self.start_commit.clone(),
+                );
+                self.emit(
+                    |id| Effect::CreateWorktree {
+                        id,
+                        path,
+                        branch,
+                        start_commit,
+                    },
+                    Await::Worktree,
+                );
+            }
+            Then::Spawn { exp, attempt } => self.spawn(exp, attempt),
+            Then::Ready => self.next_round(),
+            Then::Propose { exp } => {
+                let handoff = self.handoff(exp);
+                let p = self.p();
+                let argv = p.proposer.as_ref().map(|c| {
+                    std::iter::once(c.command.clone())
+                        .chain(c.args.iter().cloned())
+                        .collect()
+                });
+                let (worktree, timeout_ms, grace_ms) = (
+                    self.worktree.clone(),
+                    p.timeout_ms,
+                    self.settings.termination_grace_ms,
+                );
+                self.emit(
+                    |id| Effect::RunProposer {
+                        id,
+                        worktree,
+                        argv,
+                        handoff,
+                        timeout_ms,
+                        grace_ms,
+                    },
+                    Await::Propose { exp },
+                );
+            }
+            Then::Commit { exp } => {
+                let e = &self.experiments[exp];
+                let (worktree, parent, paths) = (
+                    self.worktree.clone(),
+                    e.parent.clone(),
+                    e.changed_paths.clone(),
+                );
+                let message = format!("autoresearch candidate {}", e.id);
+                self.emit(
+                    |id| Effect::Commit {
+                        id,
+                        worktree,
+                        parent,
+                        paths,
+                        message,
+                    },
+                    Await::Commit { exp },
+                );
+            }
+            Then::Revalidate { exp } => self.emit_hash(HashFor::Revalidate { exp }),
+            Then::Retry { exp } => self.emit_hash(HashFor::Retry { exp }),
+            Then::Measured { exp } => {
+                let e = &self.experiments[exp];
+                let target = match (e.kind, self.accepts(exp)) {
+                    (Kind::Candidate, true) => e.commit.clone().unwrap_or_default(),
+                    (Kind::Candidate, false) => self.restore_commit(),
+                    (Kind::Baseline, _) => self.start_commit.clone(),
+                };
+                self.clean(target, Then::Decide { exp });
+            }
+            Then::Decide { exp } => self.decide(exp),
+            Then::RecordFailure { exp } => {
+                let sts = vec![
+                    self.finish_experiment(exp),
+                    self.set_failures(),
+                    self.set_state(RunState::Ready),
+                ];
+                self.write(sts, vec![2], Then::Ready);
+            }
+            Then::Recover => self.recover_next(),
+            Then::Cancel => self.finish(Status::Cancelled, self.cancel_blocker(), true),
+            Then::AfterTerminal => self.after_terminal(),
+        }
+    }
+
+    fn accepts(&self, exp: usize) -> bool {
+        let e = &self.experiments[exp];
+        match (e.metric, e.failure_code.as_ref(), &self.best) {
+            (Some(m), None, Some(best)) => self.p().direction.improves(m, best.metric),
+            _ => false,
+        }
+    }
+
+    fn spawn(&mut self, exp: usize, attempt: usize) {
+        let p = self.p();
+        let argv: Vec<String> = std::iter::once(p.evaluation.argv.command.clone())
+            .chain(p.evaluation.argv.args.iter().cloned())
+            .collect();
+        let cwd = if p.evaluation.cwd == "." {
+            self.worktree.clone()
+        } else {
+            format!("{}/{}", self.worktree, p.evaluation.cwd)
+        };
+        let mut env = p.environment.clone();
+        let attempt_id = self.attempts[attempt].id.clone();
+        env.insert(ATTEMPT_MARKER_ENV.into(), attempt_id.clone());
+        let timeout_ms = p.timeout_ms;
+        let s = &self.settings;
+        let (grace_ms, stdout_cap, stderr_cap) = (
+            s.termination_grace_ms,
+            s.max_stdout_bytes,
+            s.max_stderr_bytes,
+        );
+        let root = self.tracker.trim_end_matches("tracker.sqlite");
+        let artifact_dir = format!("{root}artifacts/{}/{attempt_id}", self.run_id);
+        self.emit(
+            |id| Effect::RunEvaluator {
+                id,
+                attempt_id,
+                argv,
+                cwd,
+                env,
+                timeout_ms,
+                grace_ms,
+                stdout_cap,
+                stderr_cap,
+                artifact_dir,
+            },
+            Await::Evaluate {
+                exp,
+                attempt,
+                spawned: false,
+            },
+        );
+    }
+
+    fn decide(&mut self, exp: usize) {
+        let kind = self.experiments[exp].kind;
+        let metric = self.experiments[exp]
+            .metric
+            .filter(|_| self.experiments[exp].failure_code.is_none());
+        match (kind, metric) {
+            (Kind::Baseline, Some(m)) => {
+                let e = &mut self.experiments[exp];
+                e.state = ExpState::Accepted;
+                e.decision = Some("accept");
+                let point = Point {
+                    commit: self.start_commit.clone(),
+                    metric: m,
+                    experiment_id: e.id.clone(),
+                };
+                self.baseline = Some(point.clone());
+                self.best = Some(point);
+                let sts = vec![
+                    self.finish_experiment(exp),
+                    Statement::new(
+                        sql::SET_BASELINE,
+                        vec![
+                            ("commit", self.start_commit.clone().into()),
+                            ("metric", m.into()),
+                            ("experiment_id", self.experiments[exp].id.clone().into()),
+                            ("now", self.now.into()),
+                            ("run_id", self.run_id.clone().into()),
+                        ],
+                    ),
+                    self.set_state(RunState::Ready),
+                ];
+                self.write(sts, vec![2], Then::Ready);
+            }
+            (Kind::Baseline, None) => {
+                let e = &mut self.experiments[exp];
+                e.state = ExpState::Failed;
+                e.decision = Some("fail");
+                let blocker = Blocker {
+                    code: e
+                        .failure_code
+                        .clone()
+                        .unwrap_or_else(|| "baseline-failed".into()),
+                    message: e.failure_message.clone().unwrap_or_default(),
+                    evidence: vec![format!("experiment {}", e.id)],
+                };
+                self.carry.push(self.finish_experiment(exp));
+                self.finish(Status::BaselineBlocked, Some(blocker), true);
+            }
+            (Kind::Candidate, _) if self.accepts(exp) => {
+                let (branch, from) = (self.branch.clone(), self.restore_commit());
+                let to = self.experiments[exp].commit.clone().unwrap_or_default();
+                self.emit(
+                    |id| Effect::FastForwardRunBranch {
+                        id,
+                        branch,
+                        from,
+                        to,
+                    },
+                    Await::FastForward { exp },
+                );
+            }
+            (Kind::Candidate, Some(_)) => {
+                let e = &mut self.experiments[exp];
+                e.state = ExpState::Rejected;
+                e.decision = Some("reject");
+                self.consecutive_failures = 0;
+                let sts = vec![
+                    self.finish_experiment(exp),
+                    self.set_failures(),
+                    self.set_state(RunState::Ready),
+                ];
+                self.write(sts, vec![2], Then::Ready);
+            }
+            (Kind::Candidate, None) => {
+                let e = &mut self.experiments[exp];
+                e.state = ExpState::Failed;
+                e.decision = Some("fail");
+                self.consecutive_failures += 1;
+                let sts = vec![
+                    self.finish_experiment(exp),
+                    self.set_failures(),
+                    self.set_state(RunState::Ready),
+                ];
+                self.write(sts, vec![2], Then::Ready);
+            }
+        }
+    }
+
+    fn finish_candidate(&mut self, exp: usize) {
+        let e = &mut self.experiments[exp];
+        e.state = ExpState::Accepted;
+        e.decision = Some("accept");
+        let point = Point {
+            commit: e.commit.clone().unwrap_or_default(),
+            metric: e.metric.unwrap_or(f64::NAN),
+            experiment_id: e.id.clone(),
+        };
+        self.consecutive_failures = 0;
+        let sts = vec![
+            self.finish_experiment(exp),
+            Statement::new(
+                sql::SET_BEST,
+                vec![
+                    ("commit", point.commit.clone().into()),
+                    ("metric", point.metric.into()),
+                    ("experiment_id", point.experiment_id.clone().into()),
+                    ("now", self.now.into()),
+                    ("run_id", self.run_id.clone().into()),
+                ],
+            ),
+            self.set_failures(),
+            self.set_state(RunState::Ready),
+        ];
+        self.best = Some(point);
+        self.write(sts, vec![3], Then::Ready);
+    }
+
+    /// A failed round: restore the best commit, record the experiment, charge the failure, and
+    /// continue (the next `ready` step decides whether the run stops).
+    fn fail_round(
+        &mut self,
+        exp: usize,
+        state: ExpState,
+        code: &str,
+        message: String,
+        evidence: Vec<String>,
+    ) {
+        let e = &mut self.experiments[exp];
+        e.state = state;
+        e.decision = Some("fail");
+        e.failure_code = Some(code.to_owned());
+        e.failure_message = Some(message);
+        e.evidence = evidence;
+        self.consecutive_failures += 1;
+        let restore = self.restore_commit();
+        self.clean(restore, Then::RecordFailure { exp });
+    }
+
+    fn next_round(&mut self) {
+        let p = self.p();
+        let started = self.candidates_started();
+        if let (Some(target), Some(best)) = (p.target, &self.best)
+            && p.direction.meets(best.metric, target)
+        {
+            return self.finish(Status::TargetReached, None, true);
+        }
+        if started >= p.max_experiments {
+            return self.finish(Status::BudgetLimited, None, true);
+        }
+        if self.consecutive_failures >= p.max_consecutive_failures {
+            let last: Vec<String> = self
+                .experiments
+                .iter()
+                .rev()
+                .take(self.consecutive_failures as usize)
+                .map(|e| format!("{}: {}", e.id, e.failure_code.as_deref().unwrap_or("-")))
+                .collect();
+            let blocker = Blocker {
+                code: "consecutive-failures".into(),
+                message: format!("{} consecutive rounds failed", self.consecutive_failures),
+                evidence: last,
+            };
+            return self.finish(Status::RoundFailed, Some(blocker), true);
+        }
+        let exp = self.new_experiment(Kind::Candidate, self.restore_commit(), ExpState::Proposing);
+        let sts = vec![
+            self.insert_experiment(exp),
+            self.set_state(RunState::Proposing),
+        ];
+        self.write(sts, vec![1], Then::Propose { exp });
+    }
+
+    // ----- cancellation and endings -----
+
+    fn begin_cancel(&mut self) {
+        if self.finishing.is_some() {
+            return;
+        }
+        let interruptible: Vec<EffectId> = self
+            .pending
+            .iter()
+            .filter(|(_, a)| matches!(a, Await::Evaluate { .. } | Await::Propose { .. }))
+            .map(|(id, _)| *id)
+            .collect();
+        for target in &interruptible {
+            self.queue.push_back(Effect::Interrupt { target: *target });
+        }
+        if self.pending.is_empty() {
+            self.do_cancel();
+        }
+        // Otherwise the outstanding answer arrives and `advance` diverts to `do_cancel`.
+    }
+
+    fn cancel_blocker(&self) -> Option<Blocker> {
+        Some(Blocker {
+            code: "cancelled".into(),
+            message: self.cancel.clone().unwrap_or_default(),
+            evidence: vec![format!("last state {}", self.state.as_str())],
+        })
+    }
+
+    fn do_cancel(&mut self) {
+        if self.finishing.is_some() {
+            return;
+        }
+        if self.worktree_ready && self.run_persisted {
+            let restore = self.restore_commit();
+            self.clean(restore, Then::Cancel);
+        } else {
+            self.finish(Status::Cancelled, self.cancel_blocker(), true);
+        }
+    }
+
+    fn block(&mut self, code: &str, message: &str, evidence: Vec<String>, quiescent: bool) {
+        let blocker = Blocker {
+            code: code.into(),
+            message: message.into(),
+            evidence,
+        };
+        self.finish(Status::Blocked, Some(blocker), quiescent);
+    }
+
+    /// Refuses before anything durable was written for this run.
+    fn refuse(&mut self, code: &str, message: &str, evidence: Vec<String>) {
+        let blocker = Blocker {
+            code: code.into(),
+            message: message.into(),
+            evidence,
+        };
+        self.finishing = Some((Status::Blocked, Some(blocker), true));
+        self.after_tsv();
+    }
+
+    fn finish(&mut self, status: Status, blocker: Option<Blocker>, quiescent: bool) {
+        if self.finishing.is_some() {
+            return;
+        }
+        self.finishing = Some((status, blocker.clone(), quiescent));
+        if !self.run_persisted {
+            if self.lock_held && quiescent {
+                let st = self.release_lock();
+                self.lock_held = false;
+                return self.write(vec![st], vec![], Then::AfterTerminal);
+            }
+            return self.after_tsv();
+        }
+        let mut sts = std::mem::take(&mut self.carry);
+        for i in 0..self.experiments.len() {
+            if !self.experiments[i].state.is_final() {
+                let e = &mut self.experiments[i];
+                e.state = if status == Status::Cancelled {
+                    ExpState::Cancelled
+                } else {
+                    ExpState::Failed
+                };
+                e.decision = Some("fail");
+                if e.failure_code.is_none() {
+                    e.failure_code = Some(status.as_str().into());
+                    e.failure_message = blocker.as_ref().map(|b| b.message.clone());
+                }
+                sts.push(self.finish_experiment(i));
+            }
+        }
+        if quiescent {
+            for i in 0..self.attempts.len() {
+                if self.attempts[i].running {
+                    self.attempts[i].running = false;
+                    sts.push(Statement::new(
+                        sql::FINISH_ATTEMPT,
+                        vec![
+                            ("state", "interrupted".into()),
+                            ("exit_code", SqlValue::Null),
+                            ("signal", SqlValue::Null),
+                            ("timed_out", false.into()),
+                            ("quiescent", true.into()),
+                            ("failure_code", status.as_str().into()),
+                            ("now", self.now.into()),
+                            ("attempt_id", self.attempts[i].id.clone().into()),
+                        ],
+                    ));
+                }
+            }
+        }
+        let from = self.state;
+        let to = RunState::of(status);
+        if from != to {
+            self.state = to;
+            sts.push(Statement::new(
+                sql::SET_TERMINAL,
+                vec![
+                    ("to", to.as_str().into()),
+                    ("reason", blocker.as_ref().map(|b| b.code.clone()).into()),
+                    (
+                        "blocker_json",
+                        blocker
+                            .as_ref()
+                            .map(|b| json!({"code": b.code, "message": b.message, "evidence": b.evidence}).to_string())
+                            .into(),
+                    ),
+                    ("quiescent", quiescent.into()),
+                    ("now", self.now.into()),
+                    ("run_id", self.run_id.clone().into()),
+                    ("from", from.as_str().into()),
+                ],
+            ));
+        }
+        if quiescent && self.lock_held {
+            sts.push(self.release_lock());
+            self.lock_held = false;
+        }
+        self.write(sts, vec![], Then::AfterTerminal);
+    }
+
+    fn release_lock(&self) -> Statement {
+        Statement::new(
+            sql::RELEASE_LOCK,
+            vec![
+                ("now", self.now.into()),
+                ("run_id", self.run_id.clone().into()),
+            ],
+        )
+    }
+
+    fn after_terminal(&mut self) {
+        if self.settings.export_tsv && self.run_persisted {
+            let status = self
+                .finishing
+                .as_ref()
+                .map(|f| f.0)
+                .unwrap_or(Status::Blocked);
+            let contents = self.build_result(status, None, true).to_tsv();
+            let root = self.tracker.trim_end_matches("tracker.sqlite");
+            let path = format!("{root}exports/{}.tsv", self.run_id);
+            return self.emit(|id| Effect::ExportTsv { id, path, contents }, Await::Tsv);
+        }
+        self.after_tsv();
+    }
+
+    fn after_tsv(&mut self) {
+        let success = matches!(
+            self.finishing,
+            Some((Status::TargetReached | Status::BudgetLimited, _, _))
+        );
+        if success && self.settings.cleanup_worktrees_on_success && self.worktree_ready {
+            let path = self.worktree.clone();
+            return self.emit(
+                |id| Effect::RemoveWorktree { id, path },
+                Await::RemoveWorktree,
+            );
+        }
+        self.report();
+    }
+
+    fn report(&mut self) {
+        let (status, blocker, _) = self
+            .finishing
+            .clone()
+            .unwrap_or((Status::Blocked, None, true));
+        let result = Box::new(self.build_result(status, blocker, self.run_persisted));
+        self.queue.push_back(Effect::Report(result.clone()));
+        self.done = Some(result);
+    }
+
+    fn build_result(&self, status: Status, blocker: Option<Blocker>, persisted: bool) -> RunResult {
+        let mut counts = Counts::default();
+        for e in &self.experiments {
+            if e.kind == Kind::Candidate {
+                counts.experiments_started += 1;
+                if e.state.is_final() {
+                    counts.experiments_completed += 1;
+                }
+                match e.state {
+                    ExpState::Accepted => counts.accepted += 1,
+                    ExpState::Rejected => counts.rejected += 1,
+                    ExpState::Failed => counts.failed += 1,
+                    ExpState::PolicyViolation => counts.policy_violations += 1,
+                    _ => {}
+                }
+            }
+        }
+        counts.attempts = self.attempts.len() as u32;
+        let blocker = blocker.or_else(|| self.finishing.as_ref().and_then(|f| f.1.clone()));
+        RunResult {
+            status,
+            run_id: self.run_id.clone(),
+            branch: self.branch.clone(),
+            worktree: self.worktree.clone(),
+            tracker: self.tracker.clone(),
+            persisted,
+            metric_name: self
+                .policy
+                .as_ref()
+                .map(|p| p.metric_name.clone())
+                .unwrap_or_default(),
+            direction: self
+                .policy
+                .as_ref()
+                .map(|p| p.direction.as_str())
+                .unwrap_or(""),
+            target: self.policy.as_ref().and_then(|p| p.target),
+            baseline: self.baseline.clone(),
+            best: self.best.clone(),
+            counts,
+            experiments: self.experiments.iter().map(row).collect(),
+            artifacts: self.artifacts.clone(),
+            blocker,
+            warnings: self.warnings.clone(),
+        }
+    }
+
+    // ----- recovery -----
+
+    fn on_loaded(&mut self, rows: Option<Box<StoredRows>>) {
+        let Some(rows) = rows else {
+            return self.refuse(
+                "run-missing",
+                "no run with this id in the repository's tracker",
+                vec![self.run_id.clone()],
+            );
+        };
+        let r = &rows.run;
+        if r.repository_id != self.repository_id {
+            return self.refuse(
+                "repository-mismatch",
+                "the run belongs to another repository",
+                vec![r.repository_id.clone()],
+            );
+        }
+        let stored: Value = match serde_json::from_str(&r.policy_json) {
+            Ok(v) => v,
+            Err(e) => {
+                return self.refuse(
+                    "policy-corrupt",
+                    "the stored policy is not JSON",
+                    vec![e.to_string()],
+                );
+            }
+        };
+        let policy = match policy_from_json(&stored, &self.settings.limits) {
+            Ok(p) if p.sha256() == r.policy_sha256 => p,
+            Ok(_) => {
+                return self.refuse(
+                    "policy-corrupt",
+                    "the stored policy does not match its hash",
+                    vec![],
+                );
+            }
+            Err(errors) => {
+                return self.refuse(
+                    "policy-corrupt",
+                    "the stored policy no longer validates",
+                    errors.iter().map(ToString::to_string).collect(),
+                );
+            }
+        };
+        if let Origin::Resume { given } = &self.origin
+            && let Err(m) = check_resume(&stored, given, &self.settings.limits)
+        {
+            return self.refuse(
+                "policy-mismatch",
+                "the resume spec disagrees with the stored policy; resend it unchanged or omit those keys",
+                m.fields,
+            );
+        }
+        let Some(state) = RunState::parse(&r.state) else {
+            return self.refuse(
+                "state-corrupt",
+                "unknown stored run state",
+                vec![r.state.clone()],
+            );
+        };
+        self.policy = Some(policy);
+        self.state = state;
+        self.durable = state;
+        self.run_persisted = true;
+        self.lock_held = r.lock_held;
+        self.branch = r.branch.clone();
+        self.worktree = r.worktree.clone();
+        self.start_commit = r.start_commit.clone();
+        self.provenance_sha256 = r.provenance_sha256.clone();
+        self.consecutive_failures = u32::try_from(r.consecutive_failures).unwrap_or(0);
+        let point = |c: &Option<String>, m: Option<f64>, e: Option<String>| match (c, m) {
+            (Some(c), Some(m)) => Some(Point {
+                commit: c.clone(),
+                metric: m,
+                experiment_id: e.unwrap_or_default(),
+            }),
+            _ => None,
+        };
+        let baseline_id = format!("{}-baseline", self.run_id);
+        self.baseline = point(&r.baseline_commit, r.baseline_metric, Some(baseline_id));
+        self.best = point(&r.best_commit, r.best_metric, r.best_experiment_id.clone());
+        for e in &rows.experiments {
+            self.experiments.push(Experiment {
+                id: e.experiment_id.clone(),
+                ordinal: u32::try_from(e.ordinal).unwrap_or(0),
+                kind: if e.kind == "baseline" {
+                    Kind::Baseline
+                } else {
+                    Kind::Candidate
+                },
+                state: ExpState::parse(&e.state).unwrap_or(ExpState::Failed),
+                parent: e.parent_commit.clone(),
+                commit: e.candidate_commit.clone(),
+                report: match (&e.hypothesis, &e.summary) {
+                    (Some(h), Some(s)) => Some(ProposalReport {
+                        hypothesis: h.clone(),
+                        summary: s.clone(),
+                    }),
+                    _ => None,
+                },
+                changed_paths: e
+                    .changed_paths_json
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str(j).ok())
+                    .unwrap_or_default(),
+                metric: e.metric,
+                decision: match e.decision.as_deref() {
+                    Some("accept") => Some("accept"),
+                    Some("reject") => Some("reject"),
+                    Some("fail") => Some("fail"),
+                    _ => None,
+                },
+                failure_code: e.failure_code.clone(),
+                failure_message: e.failure_message.clone(),
+                evidence: Vec::new(),
+            });
+        }
+        for a in &rows.attempts {
+            let exp = self
+                .experiments
+                .iter()
+                .position(|e| e.id == a.experiment_id)
+                .unwrap_or(0);
+            let process = match (a.pid, a.pgid) {
+                (Some(pid), Some(pgid)) => Some(ProcessIdentity {
+                    pid: u32::try_from(pid).unwrap_or(0),
+                    pgid: u32::try_from(pgid).unwrap_or(0),
+                    start_time: a.process_start_time.clone(),
+                }),
+                _ => None,
+            };
+            self.attempts.push(Attempt {
+                id: a.attempt_id.clone(),
+                experiment: exp,
+                running: a.state == "running" || a.quiescent == Some(false),
+                process,
+            });
+        }
+        for a in &rows.artifacts {
+            self.artifacts.push(ArtifactRef {
+                artifact_id: a.artifact_id.clone(),
+                kind: a.kind.clone(),
+                location: a.location.clone(),
+                size_bytes: u64::try_from(a.size_bytes).unwrap_or(0),
+                sha256: a.sha256.clone(),
+            });
+        }
+        if let Some(status) = state.status() {
+            let blocker = r
+                .blocker_json
+                .as_deref()
+                .and_then(|j| serde_json::from_str::<Value>(j).ok())
+                .map(|b| Blocker {
+                    code: b["code"].as_str().unwrap_or("").to_owned(),
+                    message: b["message"].as_str().unwrap_or("").to_owned(),
+                    evidence: b["evidence"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|x| x.as_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                });
+            self.finishing = Some((status, blocker, r.quiescent));
+            if r.quiescent && !r.lock_held {
+                // A finished run: report it again, write nothing.
+                return self.report();
+            }
+        } else if !r.lock_held {
+            return self.refuse(
+                "lock-lost",
+                "the run is not terminal but holds no repository lock",
+                vec![],
+            );
+        }
+        self.worktree_ready = state != RunState::Initializing;
+        self.recovering = (0..self.attempts.len())
+            .filter(|&i| self.attempts[i].running)
+            .collect();
+        self.recover_next();
+    }
+
+    /// Terminates interrupted attempts one by one, then continues by the stored state.
+    fn recover_next(&mut self) {
+        if let Some(attempt) = self.recovering.pop_front() {
+            let a = &self.attempts[attempt];
+            let (attempt_id, pid, pgid, start_time) = (
+                a.id.clone(),
+                a.process.as_ref().map(|p| p.pid),
+                a.process.as_ref().map(|p| p.pgid),
+                a.process.as_ref().and_then(|p| p.start_time.clone()),
+            );
+            let grace_ms = self.settings.termination_grace_ms;
+            return self.emit(
+                |id| Effect::TerminateProcessGroup {
+                    id,
+                    attempt_id,
+                    pid,
+                    pgid,
+                    start_time,
+                    grace_ms,
+                },
+                Await::Terminate { attempt },
+            );
+        }
+        if let Some((_, _, quiescent)) = &self.finishing {
+            // A terminal run whose processes are now proven gone: record it and release the lock.
+            let mut sts = Vec::new();
+            if !quiescent {
+                sts.push(Statement::new(
+                    sql::SET_QUIESCENT,
+                    vec![
+                        ("now", self.now.into()),
+                        ("run_id", self.run_id.clone().into()),
+                    ],
+                ));
+            }
+            if let Some(f) = &mut self.finishing {
+                f.2 = true;
+            }
+            sts.push(self.release_lock());
+            self.lock_held = false;
+            return self.write(sts, vec![], Then::AfterTerminal);
+        }
+        if self.cancel.is_some() {
+            return self.do_cancel();
+        }
+        let unresolved = self.experiments.iter().rposition(|e| !e.state.is_final());
+        match (self.state, unresolved) {
+            (RunState::Initializing, _) => self.advance(Then::CreateWorktree),
+            (RunState::Ready, _) => {
+                let restore = self.restore_commit();
+                self.clean(restore, Then::Ready);
+            }
+            (
+                RunState::BaselineRunning | RunState::CandidateRunning | RunState::Deciding,
+                Some(exp),
+            ) if self.experiments[exp].state == ExpState::Evaluated => {
+                self.advance(Then::Measured { exp })
+            }
+            (RunState::BaselineRunning | RunState::CandidateRunning, Some(exp)) => self.retry(exp),
+            (RunState::Proposing | RunState::CandidatePrepared, Some(exp)) => self.fail_round(
+                exp,
+                ExpState::Failed,
+                "interrupted",
+                "the round was interrupted before its candidate was evaluated".into(),
+                vec![],
+            ),
+            (state, _) => self.block(
+                "state-ambiguous",
+                "the stored state has no unresolved experiment to continue",
+                vec![format!("state {}", state.as_str())],
+                true,
+            ),
+        }
+    }
+
+    /// Reruns an interrupted evaluation as the experiment's next attempt, or gives up.
+    fn retry(&mut self, exp: usize) {
+        let used = self.attempts.iter().filter(|a| a.experiment == exp).count() as u32;
+        if used >= self.settings.max_attempts_per_experiment || self.provenance_sha256.is_none() {
+            let e = &mut self.experiments[exp];
+            e.state = ExpState::Evaluated;
+            e.failure_code = Some("recovery-rerun-exhausted".into());
+            e.failure_message = Some(format!("{used} attempt(s) were interrupted"));
+            let mut sts = vec![self.finish_experiment(exp)];
+            if self.state == RunState::CandidateRunning {
+                sts.push(self.set_state(RunState::Deciding));
+            }
+            return self.write(sts, vec![], Then::Measured { exp });
+        }
+        let commit = match self.experiments[exp].kind {
+            Kind::Baseline => self.start_commit.clone(),
+            Kind::Candidate => self.experiments[exp].commit.clone().unwrap_or_default(),
+        };
+        self.clean(commit, Then::Retry { exp });
+    }
+
+    // ----- rows -----
+
+    fn new_experiment(&mut self, kind: Kind, parent: String, state: ExpState) -> usize {
+        let ordinal = match kind {
+            Kind::Baseline => 0,
+            Kind::Candidate => self.candidates_started() + 1,
+        };
+        let id = match kind {
+            Kind::Baseline => format!("{}-baseline", self.run_id),
+            Kind::Candidate => format!("{}-candidate-{ordinal}", self.run_id),
+        };
+        self.experiments.push(Experiment {
+            id,
+            ordinal,
+            kind,
+            state,
+            parent,
+            commit: None,
+            report: None,
+            changed_paths: Vec::new(),
+            metric: None,
+            decision: None,
+            failure_code: None,
+            failure_message: None,
+            evidence: Vec::new(),
+        });
+        self.experiments.len() - 1
+    }
+
+    fn new_attempt(&mut self, exp: usize) -> usize {
+        let k = self.attempts.iter().filter(|a| a.experiment == exp).count() + 1;
+        self.attempts.push(Attempt {
+            id: format!("{}-attempt-{k}", self.experiments[exp].id),
+            experiment: exp,
+            running: true,
+            process: None,
+        });
+        self.attempts.len() - 1
+    }
+
+    fn insert_experiment(&self, exp: usize) -> Statement {
+        let e = &self.experiments[exp];
+        Statement::new(
+            sql::INSERT_EXPERIMENT,
+            vec![
+                ("experiment_id", e.id.clone().into()),
+                ("run_id", self.run_id.clone().into()),
+                ("ordinal", e.ordinal.into()),
+                (
+                    "kind",
+                    if e.kind == Kind::Baseline {
+                        "baseline"
+                    } else {
+                        "candidate"
+                    }
+                    .into(),
+                ),
+                ("state", e.state.as_str().into()),
+                ("parent_commit", e.parent.clone().into()),
+                ("candidate_commit", SqlValue::Null),
+                ("now", self.now.into()),
+            ],
+        )
+    }
+
+    fn set_experiment_state(&self, exp: usize) -> Statement {
+        let e = &self.experiments[exp];
+        Statement::new(
+            sql::SET_EXPERIMENT_STATE,
+            vec![
+                ("state", e.state.as_str().into()),
+                ("now", self.now.into()),
+                ("experiment_id", e.id.clone().into()),
+            ],
+        )
+    }
+
+    fn insert_attempt(&self, attempt: usize) -> Statement {
+        let a = &self.attempts[attempt];
+        let p = self.p();
+        let argv: Vec<&String> = std::iter::once(&p.evaluation.argv.command)
+            .chain(&p.evaluation.argv.args)
+            .collect();
+        let env: BTreeMap<&String, String> = p
+            .environment
+            .iter()
+            .map(|(k, v)| (k, format!("sha256:{}", jcs::sha256_hex(v.as_bytes()))))
+            .collect();
+        Statement::new(
+            sql::INSERT_ATTEMPT,
+            vec![
+                ("attempt_id", a.id.clone().into()),
+                ("run_id", self.run_id.clone().into()),
+                (
+                    "experiment_id",
+                    self.experiments[a.experiment].id.clone().into(),
+                ),
+                (
+                    "ordinal",
+                    (self.attempts[..=attempt]
+                        .iter()
+                        .filter(|x| x.experiment == a.experiment)
+                        .count() as u64)
+                        .into(),
+                ),
+                ("argv_json", json!(argv).to_string().into()),
+                ("cwd", p.evaluation.cwd.clone().into()),
+                ("env_json", json!(env).to_string().into()),
+                (
+                    "provenance_sha256",
+                    self.provenance_sha256.clone().unwrap_or_default().into(),
+                ),
+                ("timeout_ms", p.timeout_ms.into()),
+                ("now", self.now.into()),
+            ],
+        )
+    }
+
+    fn finish_experiment(&self, exp: usize) -> Statement {
+        let e = &self.experiments[exp];
+        let evidence = (!e.evidence.is_empty()).then(|| json!(e.evidence).to_string());
+        Statement::new(
+            sql::FINISH_EXPERIMENT,
+            vec![
+                ("state", e.state.as_str().into()),
+                ("metric", e.metric.into()),
+                ("decision", e.decision.map(str::to_owned).into()),
+                ("failure_code", e.failure_code.clone().into()),
+                ("failure_message", e.failure_message.clone().into()),
+                ("evidence_json", evidence.into()),
+                (
+                    "hypothesis",
+                    e.report.as_ref().map(|r| r.hypothesis.clone()).into(),
+                ),
+                (
+                    "summary",
+                    e.report.as_ref().map(|r| r.summary.clone()).into(),
+                ),
+                ("now", self.now.into()),
+                ("experiment_id", e.id.clone().into()),
+            ],
+        )
+    }
+
+    fn set_failures(&self) -> Statement {
+        Statement::new(
+            sql::SET_FAILURES,
+            vec![
+                ("consecutive_failures", self.consecutive_failures.into()),
+                ("now", self.now.into()),
+                ("run_id", self.run_id.clone().into()),
+            ],
+        )
+    }
+
+    /// The proposer's handoff: objective, surface, metric, best, budget and recent history
+    /// (hypotheses, outcomes, failure details), cut to fit [`MAX_HANDOFF_CHARS`].
+    fn handoff(&self, exp: usize) -> String {
+        let p = self.p();
+        let e = &self.experiments[exp];
+        let mut window = HANDOFF_HISTORY;
+        loop {
+            let finished: Vec<&Experiment> = self
+                .experiments
+                .iter()
+                .filter(|x| x.state.is_final())
+                .collect();
+            let history: Vec<Value> = finished[finished.len().saturating_sub(window)..]
+                .iter()
+                .map(|x| {
+                    json!({
+                        "ordinal": x.ordinal,
+                        "state": x.state.as_str(),
+                        "metric": x.metric,
+                        "decision": x.decision,
+                        "failure_code": x.failure_code,
+                        "failure_message": x.failure_message.as_deref().map(|m| metric::clip(m, 300)),
+                        "hypothesis": x.report.as_ref().map(|r| metric::clip(&r.hypothesis, 300)),
+                        "changed_paths": x.changed_paths.iter().take(20).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let value = json!({
+                "task": "Edit only files matching mutable_globs to improve the metric, then report {hypothesis, summary}.",
+                "run_id": self.run_id,
+                "experiment_id": e.id,
+                "ordinal": e.ordinal,
+                "objective": metric::clip(&p.objective, 4_000),
+                "constraints": p.constraints,
+                "mutable_globs": p.surface.globs(),
+                "metric_name": p.metric_name,
+                "metric_direction": p.direction.as_str(),
+                "target": p.target,
+                "best": self.best.as_ref().map(|b| json!({"metric": b.metric, "commit": b.commit})),
+                "baseline_metric": self.baseline.as_ref().map(|b| b.metric),
+                "remaining_experiments": p.max_experiments.saturating_sub(self.candidates_started()),
+                "history": history,
+            });
+            let text = value.to_string();
+            if text.chars().count() <= MAX_HANDOFF_CHARS || window == 0 {
+                return text;
+            }
+            window /= 2;
+        }
+    }
+}
+
+/// Provenance of an evaluation: SHA-256 over the canonical JSON of what determines the metric —
+/// the argv and cwd, the environment (values hashed), the metric protocol, name and direction, the
+/// provenance labels, and each real input file's hash. One function computes it at freezing,
+/// revalidation and recovery alike, so the same inputs always give the same hash.
+pub fn provenance(
+    policy: &RunPolicy,
+    inputs: &[InputPath],
+    files: &[HashedFile],
+) -> (Value, String) {
+    let mut hashed = Map::new();
+    for input in inputs {
+        let sha = files
+            .iter()
+            .find(|f| f.path == input.as_str())
+            .and_then(|f| f.sha256.clone());
+        hashed.insert(input.as_str().to_owned(), json!(sha));
+    }
+    let env: Map<String, Value> = policy
+        .environment
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                json!(format!("sha256:{}", jcs::sha256_hex(v.as_bytes()))),
+            )
+        })
+        .collect();
+    let value = json!({
+        "protocol": metric::METRIC_PROTOCOL,
+        "evaluation": {
+            "command": policy.evaluation.argv.command,
+            "args": policy.evaluation.argv.args,
+            "cwd": policy.evaluation.cwd,
+        },
+        "environment": env,
+        "metric_name": policy.metric_name,
+        "metric_direction": policy.direction.as_str(),
+        "labels": {"evaluator": policy.provenance_evaluator, "dataset": policy.provenance_dataset},
+        "inputs": hashed,
+    });
+    let sha = jcs::canonical_sha256(&value);
+    (value, sha)
+}
+
+fn row(e: &Experiment) -> ExperimentRow {
+    ExperimentRow {
+        experiment_id: e.id.clone(),
+        ordinal: e.ordinal,
+        kind: if e.kind == Kind::Baseline {
+            "baseline"
+        } else {
+            "candidate"
+        },
+        state: e.state.as_str().to_owned(),
+        parent_commit: e.parent.clone(),
+        candidate_commit: e.commit.clone(),
+        metric: e.metric,
+        decision: e.decision.map(str::to_owned),
+        failure_code: e.failure_code.clone(),
+        failure_message: e.failure_message.clone(),
+        hypothesis: e.report.as_ref().map(|r| r.hypothesis.clone()),
+        summary: e.report.as_ref().map(|r| r.summary.clone()),
+    }
+}
+
+fn is_commit(s: &str) -> bool {
+    s.len() == 40
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn input_id(input: &Input) -> EffectId {
+    match input {
+        Input::Discovered { id, .. }
+        | Input::Done { id }
+        | Input::Persisted { id, .. }
+        | Input::Loaded { id, .. }
+        | Input::Hashed { id, .. }
+        | Input::Spawned { id, .. }
+        | Input::Exited { id, .. }
+        | Input::ProposerExited { id, .. }
+        | Input::Proposed { id, .. }
+        | Input::Changes { id, .. }
+        | Input::Committed { id, .. }
+        | Input::Terminated { id, .. }
+        | Input::Failed { id, .. } => *id,
+        Input::Cancel { .. } => EffectId(0),
+    }
+}
+
+fn expected(a: &Await) -> &'static str {
+    match a {
+        Await::Discover => "Discovered",
+        Await::Open
+        | Await::Worktree
+        | Await::Clean(_)
+        | Await::FastForward { .. }
+        | Await::Tsv
+        | Await::RemoveWorktree => "Done",
+        Await::Load => "Loaded",
+        Await::Lock | Await::Write { .. } | Await::SideWrite => "Persisted",
+        Await::Hash(_) => "Hashed",
+        Await::Evaluate { .. } => "Spawned or Exited",
+        Await::Propose { .. } => "Proposed or ProposerExited",
+        Await::Changes { .. } => "Changes",
+        Await::Commit { .. } => "Committed",
+        Await::Terminate { .. } => "Terminated",
+    }
+}
+
+fn answer_fits(a: &Await, input: &Input) -> bool {
+    if matches!(input, Input::Failed { .. }) {
+        return true;
+    }
+    matches!(
+        (a, input),
+        (Await::Discover, Input::Discovered { .. })
+            | (
+                Await::Open
+                    | Await::Worktree
+                    | Await::Clean(_)
+                    | Await::FastForward { .. }
+                    | Await::Tsv
+                    | Await::RemoveWorktree,
+                Input::Done { .. }
+            )
+            | (Await::Load, Input::Loaded { .. })
+            | (
+                Await::Lock | Await::Write { .. } | Await::SideWrite,
+                Input::Persisted { .. }
+            )
+            | (Await::Hash(_), Input::Hashed { .. })
+            | (Await::Evaluate { .. }, Input::Exited { .. })
+            | (
+                Await::Propose { .. },
+                Input::Proposed { .. } | Input::ProposerExited { .. }
+            )
+            | (Await::Changes { .. }, Input::Changes { .. })
+            | (Await::Commit { .. }, Input::Committed { .. })
+            | (Await::Terminate { .. }, Input::Terminated { .. })
+    )
+}

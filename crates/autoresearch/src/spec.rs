@@ -1,0 +1,1018 @@
+//! The run spec (the `autoresearch` tool's arguments and the headless runner's `SPEC.json`) and its
+//! validation into a [`RunPolicy`].
+//!
+//! Validation is hand-written and collects every problem as a [`SpecError`] naming the field (a
+//! dotted path such as `evaluation.cwd`), the rule and the offending value; unknown keys get a
+//! did-you-mean. Deployment limits ([`Limits`]) bound `timeout_ms` and `max_experiments` and supply
+//! their defaults, which are then written into the policy so a stored run never depends on a later
+//! deployment's defaults.
+
+use crate::jcs;
+use crate::surface::MutableSurface;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Longest `objective`, in characters.
+pub const MAX_OBJECTIVE_CHARS: usize = 8_000;
+/// Longest `run_tag`, in characters.
+pub const MAX_RUN_TAG_CHARS: usize = 64;
+/// Longest `metric_name`, in characters.
+pub const MAX_METRIC_NAME_CHARS: usize = 128;
+/// Most entries in `mutable_globs`, `constraints` or an allowlist.
+pub const MAX_LIST_ENTRIES: usize = 256;
+/// Default for `max_consecutive_failures`.
+pub const DEFAULT_MAX_CONSECUTIVE_FAILURES: u32 = 3;
+
+/// Deployment limits and defaults (the plugin row config); the spec is validated against them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// `max_experiments` when the spec has none.
+    pub default_max_experiments: u32,
+    /// Largest `max_experiments`.
+    pub max_experiments: u32,
+    /// `timeout_ms` when the spec has none.
+    pub default_timeout_ms: u64,
+    /// Largest `timeout_ms`.
+    pub max_timeout_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            default_max_experiments: 20,
+            max_experiments: 100,
+            default_timeout_ms: 900_000,
+            max_timeout_ms: 3_600_000,
+        }
+    }
+}
+
+/// One problem with a spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// Dotted path of the field (`evaluation.args[2]`), or `(spec)` for the whole document.
+    pub field: String,
+    /// The rule that was broken.
+    pub rule: String,
+    /// The offending value as compact JSON, clipped (empty when the field is missing).
+    pub value: String,
+    /// For an unknown key: the closest known key.
+    pub did_you_mean: Option<String>,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.rule)?;
+        if !self.value.is_empty() {
+            write!(f, " (got {})", self.value)?;
+        }
+        if let Some(s) = &self.did_you_mean {
+            write!(f, "; did you mean `{s}`?")?;
+        }
+        Ok(())
+    }
+}
+
+/// Minimize or maximize the metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Lower is better.
+    Minimize,
+    /// Higher is better.
+    Maximize,
+}
+
+impl Direction {
+    /// `minimize` or `maximize`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Minimize => "minimize",
+            Direction::Maximize => "maximize",
+        }
+    }
+
+    /// Whether `candidate` strictly improves on `best` (ties do not).
+    pub fn improves(self, candidate: f64, best: f64) -> bool {
+        match self {
+            Direction::Minimize => candidate < best,
+            Direction::Maximize => candidate > best,
+        }
+    }
+
+    /// Whether `metric` meets `target` (inclusive).
+    pub fn meets(self, metric: f64, target: f64) -> bool {
+        match self {
+            Direction::Minimize => metric <= target,
+            Direction::Maximize => metric >= target,
+        }
+    }
+}
+
+/// Background job or blocking call (DSH tool only; not part of the durable policy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Run as a `dsh-jobs` background job (the default).
+    Background,
+    /// Block the caller until the run ends.
+    Foreground,
+}
+
+/// A program and its arguments, run without a shell. Arguments are kept exactly as given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Command {
+    /// The program: a bare name looked up on `PATH`, or a path.
+    pub command: String,
+    /// Its arguments, in order, duplicates kept.
+    pub args: Vec<String>,
+}
+
+/// The evaluator: a shell-free argv and a working directory inside the worktree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    /// Program and arguments.
+    pub argv: Command,
+    /// Safe relative directory inside the worktree (`.` when not given).
+    pub cwd: String,
+}
+
+/// Paths re-permitted although a protection rule covers them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Allowlists {
+    /// Dependency manifests and lockfiles (`package.json`, `Cargo.lock`, …).
+    pub dependencies: Vec<String>,
+    /// Evaluator inputs the proposer may nevertheless change.
+    pub evaluators: Vec<String>,
+    /// Dataset inputs the proposer may nevertheless change.
+    pub datasets: Vec<String>,
+    /// Submodule (gitlink) paths.
+    pub submodules: Vec<String>,
+    /// `.git/config` or `.git/config.worktree`; recorded for the driver's config checks.
+    pub git_config: Vec<String>,
+}
+
+/// A validated spec for a fresh run. Built only by [`validate`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunPolicy {
+    /// Immutable objective.
+    pub objective: String,
+    /// Compiled mutable surface.
+    pub surface: MutableSurface,
+    /// Evaluator.
+    pub evaluation: Evaluation,
+    /// Key of the metric on the final line.
+    pub metric_name: String,
+    /// Minimize or maximize.
+    pub direction: Direction,
+    /// Exclusion tag of the run.
+    pub run_tag: String,
+    /// Immutable policy constraints, handed to the proposer.
+    pub constraints: Vec<String>,
+    /// Allowlists.
+    pub allowlists: Allowlists,
+    /// Per-attempt timeout.
+    pub timeout_ms: u64,
+    /// Candidate experiment cap (the baseline is separate).
+    pub max_experiments: u32,
+    /// Consecutive failed rounds after which the run ends `round-failed`.
+    pub max_consecutive_failures: u32,
+    /// Optional stopping threshold (inclusive).
+    pub target: Option<f64>,
+    /// Provenance label or path of the evaluator.
+    pub provenance_evaluator: Option<String>,
+    /// Provenance label or path of the dataset.
+    pub provenance_dataset: Option<String>,
+    /// Evaluator environment overrides, sorted by key.
+    pub environment: BTreeMap<String, String>,
+    /// Headless proposer program (required by the headless runner, unused inside DSH).
+    pub proposer: Option<Command>,
+    /// Repository as given (resolved by the driver against the caller's cwd, never the host's).
+    pub repository: Option<String>,
+}
+
+/// What a spec asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    /// Start a fresh run.
+    Fresh {
+        /// The validated policy.
+        policy: Box<RunPolicy>,
+        /// Background or foreground.
+        mode: Mode,
+    },
+    /// Resume a stored run. Its policy comes from the database; `given` holds the other keys the
+    /// spec carried, which must agree with the stored policy (see [`check_resume`]).
+    Resume {
+        /// The run id (a validated lowercase UUID).
+        run_id: String,
+        /// Background or foreground.
+        mode: Mode,
+        /// Repository as given.
+        repository: Option<String>,
+        /// Policy keys the resume spec carried.
+        given: Map<String, Value>,
+    },
+}
+
+const TOP_KEYS: &[&str] = &[
+    "objective",
+    "mutable_globs",
+    "evaluation",
+    "metric_name",
+    "metric_direction",
+    "run_tag",
+    "resume_run_id",
+    "constraints",
+    "exceptional_allowlists",
+    "timeout_ms",
+    "max_experiments",
+    "max_consecutive_failures",
+    "target",
+    "provenance",
+    "environment",
+    "mode",
+    "proposer",
+    "repository",
+];
+const EVALUATION_KEYS: &[&str] = &["command", "args", "cwd"];
+const PROPOSER_KEYS: &[&str] = &["command", "args"];
+const PROVENANCE_KEYS: &[&str] = &["evaluator", "dataset"];
+const ALLOWLIST_KEYS: &[&str] = &[
+    "dependencies",
+    "evaluators",
+    "datasets",
+    "submodules",
+    "gitConfig",
+];
+/// Keys that never enter the durable policy.
+const NON_POLICY_KEYS: &[&str] = &["resume_run_id", "mode", "repository"];
+
+/// Parses and validates a spec document (JSON text).
+pub fn parse(text: &str, limits: &Limits) -> Result<Request, Vec<SpecError>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => validate(&value, limits),
+        Err(e) => Err(vec![SpecError {
+            field: "(spec)".into(),
+            rule: format!("must be valid JSON ({e})"),
+            value: String::new(),
+            did_you_mean: None,
+        }]),
+    }
+}
+
+/// Validates a spec value.
+pub fn validate(value: &Value, limits: &Limits) -> Result<Request, Vec<SpecError>> {
+    let mut v = Check::default();
+    let Some(obj) = value.as_object() else {
+        v.err("(spec)", "must be a JSON object", Some(value));
+        return Err(v.errors);
+    };
+    v.unknown_keys("", obj, TOP_KEYS);
+    let mode = match obj.get("mode") {
+        None => Mode::Background,
+        Some(Value::String(s)) if s == "background" => Mode::Background,
+        Some(Value::String(s)) if s == "foreground" => Mode::Foreground,
+        Some(other) => {
+            v.err(
+                "mode",
+                "must be \"background\" or \"foreground\"",
+                Some(other),
+            );
+            Mode::Background
+        }
+    };
+    let repository = obj
+        .get("repository")
+        .and_then(|r| v.text("repository", r, 4096, false));
+    match (obj.get("run_tag"), obj.get("resume_run_id")) {
+        (Some(_), Some(_)) => {
+            v.err(
+                "resume_run_id",
+                "run_tag and resume_run_id are mutually exclusive",
+                None,
+            );
+            Err(v.errors)
+        }
+        (None, None) => {
+            v.err(
+                "run_tag",
+                "exactly one of run_tag or resume_run_id is required",
+                None,
+            );
+            Err(v.errors)
+        }
+        (None, Some(id)) => {
+            let run_id = match id {
+                Value::String(s) if is_uuid(s) => Some(s.clone()),
+                other => {
+                    v.err(
+                        "resume_run_id",
+                        "must be a lowercase UUID (8-4-4-4-12 hex)",
+                        Some(other),
+                    );
+                    None
+                }
+            };
+            let given: Map<String, Value> = obj
+                .iter()
+                .filter(|(k, _)| {
+                    !NON_POLICY_KEYS.contains(&k.as_str()) && TOP_KEYS.contains(&k.as_str())
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            match (run_id, v.errors.is_empty()) {
+                (Some(run_id), true) => Ok(Request::Resume {
+                    run_id,
+                    mode,
+                    repository,
+                    given,
+                }),
+                _ => Err(v.errors),
+            }
+        }
+        (Some(_), None) => {
+            let policy = policy(&mut v, obj, limits, repository);
+            match (policy, v.errors.is_empty()) {
+                (Some(policy), true) => Ok(Request::Fresh {
+                    policy: Box::new(policy),
+                    mode,
+                }),
+                _ => Err(v.errors),
+            }
+        }
+    }
+}
+
+/// Validates the durable policy JSON stored with a run ([`RunPolicy::to_json`]).
+pub fn policy_from_json(value: &Value, limits: &Limits) -> Result<RunPolicy, Vec<SpecError>> {
+    let mut v = Check::default();
+    let Some(obj) = value.as_object() else {
+        v.err("(policy)", "must be a JSON object", Some(value));
+        return Err(v.errors);
+    };
+    v.unknown_keys("", obj, TOP_KEYS);
+    let repository = obj
+        .get("repository")
+        .and_then(|r| v.text("repository", r, 4096, false));
+    match (policy(&mut v, obj, limits, repository), v.errors.is_empty()) {
+        (Some(p), true) => Ok(p),
+        _ => Err(v.errors),
+    }
+}
+
+/// A resume whose spec disagrees with the stored policy: the fields that differ (refused before
+/// anything is written).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyMismatch {
+    /// Top-level keys whose value differs from the stored one.
+    pub fields: Vec<String>,
+}
+
+/// Checks a resume spec's policy keys against the stored policy JSON: every key the resume spec
+/// carries must, once validated, equal the stored value. Keys it omits are taken from the store.
+pub fn check_resume(
+    stored: &Value,
+    given: &Map<String, Value>,
+    limits: &Limits,
+) -> Result<(), PolicyMismatch> {
+    let Some(stored_obj) = stored.as_object() else {
+        return Err(PolicyMismatch {
+            fields: vec!["(policy)".into()],
+        });
+    };
+    let mut merged = stored_obj.clone();
+    for (k, v) in given {
+        merged.insert(k.clone(), v.clone());
+    }
+    let mut fields = Vec::new();
+    match policy_from_json(&Value::Object(merged), limits) {
+        Ok(p) => {
+            let normalized = p.to_json();
+            for key in given.keys() {
+                if normalized.get(key) != stored_obj.get(key) {
+                    fields.push(key.clone());
+                }
+            }
+        }
+        Err(errors) => fields.extend(errors.into_iter().map(|e| e.field)),
+    }
+    fields.sort();
+    fields.dedup();
+    if fields.is_empty() {
+        Ok(())
+    } else {
+        Err(PolicyMismatch { fields })
+    }
+}
+
+impl RunPolicy {
+    /// The durable policy JSON (every default written out; no `mode`, `resume_run_id` or
+    /// `repository`). It re-validates through [`policy_from_json`] into an equal policy.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("objective".into(), json!(self.objective));
+        obj.insert("mutable_globs".into(), json!(self.surface.globs()));
+        let mut evaluation = Map::new();
+        evaluation.insert("command".into(), json!(self.evaluation.argv.command));
+        evaluation.insert("args".into(), json!(self.evaluation.argv.args));
+        evaluation.insert("cwd".into(), json!(self.evaluation.cwd));
+        obj.insert("evaluation".into(), Value::Object(evaluation));
+        obj.insert("metric_name".into(), json!(self.metric_name));
+        obj.insert("metric_direction".into(), json!(self.direction.as_str()));
+        obj.insert("run_tag".into(), json!(self.run_tag));
+        obj.insert("constraints".into(), json!(self.constraints));
+        obj.insert(
+            "exceptional_allowlists".into(),
+            json!({
+                "dependencies": self.allowlists.dependencies,
+                "evaluators": self.allowlists.evaluators,
+                "datasets": self.allowlists.datasets,
+                "submodules": self.allowlists.submodules,
+                "gitConfig": self.allowlists.git_config,
+            }),
+        );
+        obj.insert("timeout_ms".into(), json!(self.timeout_ms));
+        obj.insert("max_experiments".into(), json!(self.max_experiments));
+        obj.insert(
+            "max_consecutive_failures".into(),
+            json!(self.max_consecutive_failures),
+        );
+        if let Some(t) = self.target {
+            obj.insert("target".into(), json!(t));
+        }
+        let mut provenance = Map::new();
+        if let Some(e) = &self.provenance_evaluator {
+            provenance.insert("evaluator".into(), json!(e));
+        }
+        if let Some(d) = &self.provenance_dataset {
+            provenance.insert("dataset".into(), json!(d));
+        }
+        obj.insert("provenance".into(), Value::Object(provenance));
+        obj.insert("environment".into(), json!(self.environment));
+        if let Some(p) = &self.proposer {
+            obj.insert(
+                "proposer".into(),
+                json!({"command": p.command, "args": p.args}),
+            );
+        }
+        Value::Object(obj)
+    }
+
+    /// SHA-256 of the canonical durable policy JSON.
+    pub fn sha256(&self) -> String {
+        jcs::canonical_sha256(&self.to_json())
+    }
+}
+
+fn policy(
+    v: &mut Check,
+    obj: &Map<String, Value>,
+    limits: &Limits,
+    repository: Option<String>,
+) -> Option<RunPolicy> {
+    let objective = v
+        .required(obj, "objective")
+        .and_then(|x| v.text("objective", x, MAX_OBJECTIVE_CHARS, true));
+    let globs = v
+        .required(obj, "mutable_globs")
+        .and_then(|x| v.path_list("mutable_globs", x, true));
+    let surface = globs.and_then(|g| match MutableSurface::new(&g) {
+        Ok(s) => Some(s),
+        Err((i, rule)) => {
+            v.err(&format!("mutable_globs[{i}]"), &rule, Some(&json!(g[i])));
+            None
+        }
+    });
+    let evaluation = v.required(obj, "evaluation").and_then(|x| evaluation(v, x));
+    let metric_name = v.required(obj, "metric_name").and_then(|x| match x {
+        Value::String(s) if is_metric_name(s) => Some(s.clone()),
+        other => {
+            v.err(
+                "metric_name",
+                "must match ^[A-Za-z_][A-Za-z0-9_.-]*$ (at most 128 characters)",
+                Some(other),
+            );
+            None
+        }
+    });
+    let direction = v
+        .required(obj, "metric_direction")
+        .and_then(|x| match x.as_str() {
+            Some("minimize") => Some(Direction::Minimize),
+            Some("maximize") => Some(Direction::Maximize),
+            _ => {
+                v.err(
+                    "metric_direction",
+                    "must be \"minimize\" or \"maximize\"",
+                    Some(x),
+                );
+                None
+            }
+        });
+    let run_tag = v.required(obj, "run_tag").and_then(|x| match x {
+        Value::String(s) if is_run_tag(s) => Some(s.clone()),
+        other => {
+            v.err(
+                "run_tag",
+                "must match ^[a-z0-9][a-z0-9._-]*$, contain no \"..\", not end in \".\" and have at most 64 characters",
+                Some(other),
+            );
+            None
+        }
+    });
+    let constraints = match obj.get("constraints") {
+        None => Some(Vec::new()),
+        Some(x) => v.text_list("constraints", x),
+    };
+    let allowlists = match obj.get("exceptional_allowlists") {
+        None => Some(Allowlists::default()),
+        Some(x) => allowlists(v, x),
+    };
+    let timeout_ms = match obj.get("timeout_ms") {
+        None => Some(limits.default_timeout_ms),
+        Some(x) => v.int("timeout_ms", x, 1, limits.max_timeout_ms),
+    };
+    let max_experiments = match obj.get("max_experiments") {
+        None => Some(limits.default_max_experiments),
+        Some(x) => v
+            .int("max_experiments", x, 1, u64::from(limits.max_experiments))
+            .map(|n| n as u32),
+    };
+    let max_consecutive_failures = match obj.get("max_consecutive_failures") {
+        None => Some(DEFAULT_MAX_CONSECUTIVE_FAILURES),
+        Some(x) => v
+            .int(
+                "max_consecutive_failures",
+                x,
+                1,
+                u64::from(limits.max_experiments),
+            )
+            .map(|n| n as u32),
+    };
+    let target = match obj.get("target") {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::Number(n)) if n.as_f64().is_some_and(f64::is_finite) => Some(n.as_f64()),
+        Some(other) => {
+            v.err("target", "must be a finite number", Some(other));
+            None
+        }
+    };
+    let (prov_eval, prov_data) = match obj.get("provenance") {
+        None => (Some(None), Some(None)),
+        Some(Value::Object(p)) => {
+            v.unknown_keys("provenance.", p, PROVENANCE_KEYS);
+            let e = p
+                .get("evaluator")
+                .map(|x| v.text("provenance.evaluator", x, 4096, false));
+            let d = p
+                .get("dataset")
+                .map(|x| v.text("provenance.dataset", x, 4096, false));
+            (
+                match e {
+                    None => Some(None),
+                    Some(Some(s)) => Some(Some(s)),
+                    Some(None) => None,
+                },
+                match d {
+                    None => Some(None),
+                    Some(Some(s)) => Some(Some(s)),
+                    Some(None) => None,
+                },
+            )
+        }
+        Some(other) => {
+            v.err(
+                "provenance",
+                "must be an object {evaluator?, dataset?}",
+                Some(other),
+            );
+            (None, None)
+        }
+    };
+    let environment = match obj.get("environment") {
+        None => Some(BTreeMap::new()),
+        Some(x) => environment(v, x),
+    };
+    let proposer = match obj.get("proposer") {
+        None => Some(None),
+        Some(Value::Object(p)) => {
+            v.unknown_keys("proposer.", p, PROPOSER_KEYS);
+            command(v, "proposer", p).map(Some)
+        }
+        Some(other) => {
+            v.err("proposer", "must be an object {command, args}", Some(other));
+            None
+        }
+    };
+    Some(RunPolicy {
+        objective: objective?,
+        surface: surface?,
+        evaluation: evaluation?,
+        metric_name: metric_name?,
+        direction: direction?,
+        run_tag: run_tag?,
+        constraints: constraints?,
+        allowlists: allowlists?,
+        timeout_ms: timeout_ms?,
+        max_experiments: max_experiments?,
+        max_consecutive_failures: max_consecutive_failures?,
+        target: target?,
+        provenance_evaluator: prov_eval?,
+        provenance_dataset: prov_data?,
+        environment: environment?,
+        proposer: proposer?,
+        repository,
+    })
+}
+
+fn command(v: &mut Check, prefix: &str, obj: &Map<String, Value>) -> Option<Command> {
+    let cmd = match obj.get("command") {
+        Some(Value::String(s)) if !s.is_empty() && !s.contains('\0') && s.trim() == s => {
+            Some(s.clone())
+        }
+        Some(other) => {
+            v.err(
+                &format!("{prefix}.command"),
+                "must be a non-empty string without NUL or surrounding whitespace",
+                Some(other),
+            );
+            None
+        }
+        None => {
+            v.err(&format!("{prefix}.command"), "is required", None);
+            None
+        }
+    };
+    let args = match obj.get("args") {
+        None => Some(Vec::new()),
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            let mut ok = true;
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) if !s.contains('\0') => out.push(s.clone()),
+                    other => {
+                        v.err(
+                            &format!("{prefix}.args[{i}]"),
+                            "must be a string without NUL",
+                            Some(other),
+                        );
+                        ok = false;
+                    }
+                }
+            }
+            ok.then_some(out)
+        }
+        Some(other) => {
+            v.err(
+                &format!("{prefix}.args"),
+                "must be an array of strings (no shell: one argument per entry)",
+                Some(other),
+            );
+            None
+        }
+    };
+    Some(Command {
+        command: cmd?,
+        args: args?,
+    })
+}
+
+fn evaluation(v: &mut Check, x: &Value) -> Option<Evaluation> {
+    let Value::Object(obj) = x else {
+        v.err(
+            "evaluation",
+            "must be an object {command, args, cwd?}",
+            Some(x),
+        );
+        return None;
+    };
+    v.unknown_keys("evaluation.", obj, EVALUATION_KEYS);
+    let argv = command(v, "evaluation", obj);
+    let cwd = match obj.get("cwd") {
+        None => Some(".".to_owned()),
+        Some(Value::String(s)) if s == "." => Some(".".to_owned()),
+        Some(c) => v.safe_path("evaluation.cwd", c),
+    };
+    Some(Evaluation {
+        argv: argv?,
+        cwd: cwd?,
+    })
+}
+
+fn allowlists(v: &mut Check, x: &Value) -> Option<Allowlists> {
+    let Value::Object(obj) = x else {
+        v.err("exceptional_allowlists", "must be an object", Some(x));
+        return None;
+    };
+    v.unknown_keys("exceptional_allowlists.", obj, ALLOWLIST_KEYS);
+    let mut list = |key: &str| match obj.get(key) {
+        None => Some(Vec::new()),
+        Some(x) => v.path_list(&format!("exceptional_allowlists.{key}"), x, false),
+    };
+    let out = Allowlists {
+        dependencies: list("dependencies")?,
+        evaluators: list("evaluators")?,
+        datasets: list("datasets")?,
+        submodules: list("submodules")?,
+        git_config: list("gitConfig")?,
+    };
+    for (i, p) in out.git_config.iter().enumerate() {
+        if p != ".git/config" && p != ".git/config.worktree" {
+            v.err(
+                &format!("exceptional_allowlists.gitConfig[{i}]"),
+                "must be .git/config or .git/config.worktree",
+                Some(&json!(p)),
+            );
+        }
+    }
+    Some(out)
+}
+
+fn environment(v: &mut Check, x: &Value) -> Option<BTreeMap<String, String>> {
+    let Value::Object(obj) = x else {
+        v.err("environment", "must be an object of string values", Some(x));
+        return None;
+    };
+    let mut out = BTreeMap::new();
+    let mut ok = true;
+    for (key, value) in obj {
+        let field = format!("environment.{key}");
+        if !is_env_key(key) {
+            v.err(
+                &field,
+                "key must match ^[A-Za-z_][A-Za-z0-9_]*$",
+                Some(&json!(key)),
+            );
+            ok = false;
+        } else if key.to_ascii_uppercase().starts_with("DSH_") {
+            v.err(&field, "the DSH_ prefix is reserved", Some(&json!(key)));
+            ok = false;
+        }
+        match value {
+            Value::String(s) if !s.contains('\0') => {
+                out.insert(key.clone(), s.clone());
+            }
+            other => {
+                v.err(&field, "value must be a string without NUL", Some(other));
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(out)
+}
+
+#[derive(Default)]
+struct Check {
+    errors: Vec<SpecError>,
+}
+
+impl Check {
+    fn err(&mut self, field: &str, rule: &str, value: Option<&Value>) {
+        self.errors.push(SpecError {
+            field: field.to_owned(),
+            rule: rule.to_owned(),
+            value: value
+                .map(|v| crate::metric::clip(&v.to_string(), 120))
+                .unwrap_or_default(),
+            did_you_mean: None,
+        });
+    }
+
+    fn required<'a>(&mut self, obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+        let found = obj.get(key);
+        if found.is_none() {
+            self.err(key, "is required", None);
+        }
+        found
+    }
+
+    fn unknown_keys(&mut self, prefix: &str, obj: &Map<String, Value>, known: &[&str]) {
+        for key in obj.keys() {
+            if !known.contains(&key.as_str()) {
+                self.errors.push(SpecError {
+                    field: format!("{prefix}{key}"),
+                    rule: "unknown key".into(),
+                    value: String::new(),
+                    did_you_mean: suggest(key, known).map(str::to_owned),
+                });
+            }
+        }
+    }
+
+    /// Non-empty text without NUL or surrounding whitespace; `multiline` allows LF.
+    fn text(&mut self, field: &str, x: &Value, max: usize, multiline: bool) -> Option<String> {
+        match x {
+            Value::String(s)
+                if !s.trim().is_empty()
+                    && s.trim() == s
+                    && !s.contains('\0')
+                    && !s.contains('\r')
+                    && (multiline || !s.contains('\n'))
+                    && s.chars().count() <= max =>
+            {
+                Some(s.clone())
+            }
+            other => {
+                let lines = if multiline { "" } else { ", single-line" };
+                self.err(
+                    field,
+                    &format!("must be non-empty text{lines} without NUL/CR or surrounding whitespace, at most {max} characters"),
+                    Some(other),
+                );
+                None
+            }
+        }
+    }
+
+    fn text_list(&mut self, field: &str, x: &Value) -> Option<Vec<String>> {
+        let Value::Array(items) = x else {
+            self.err(field, "must be an array of strings", Some(x));
+            return None;
+        };
+        if items.len() > MAX_LIST_ENTRIES {
+            self.err(
+                field,
+                &format!("must have at most {MAX_LIST_ENTRIES} entries"),
+                None,
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            match self.text(&format!("{field}[{i}]"), item, MAX_OBJECTIVE_CHARS, false) {
+                Some(s) => out.push(s),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn safe_path(&mut self, field: &str, x: &Value) -> Option<String> {
+        match x {
+            Value::String(s) => match path_problem(s) {
+                None => Some(s.clone()),
+                Some(rule) => {
+                    self.err(field, rule, Some(x));
+                    None
+                }
+            },
+            other => {
+                self.err(field, "must be a relative path string", Some(other));
+                None
+            }
+        }
+    }
+
+    fn path_list(&mut self, field: &str, x: &Value, non_empty: bool) -> Option<Vec<String>> {
+        let Value::Array(items) = x else {
+            self.err(
+                field,
+                "must be an array of relative paths or globs",
+                Some(x),
+            );
+            return None;
+        };
+        if non_empty && items.is_empty() {
+            self.err(field, "must not be empty", Some(x));
+            return None;
+        }
+        if items.len() > MAX_LIST_ENTRIES {
+            self.err(
+                field,
+                &format!("must have at most {MAX_LIST_ENTRIES} entries"),
+                None,
+            );
+            return None;
+        }
+        let mut out: Vec<String> = Vec::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            match self.safe_path(&format!("{field}[{i}]"), item) {
+                Some(s) if !out.contains(&s) => out.push(s),
+                Some(_) => {}
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn int(&mut self, field: &str, x: &Value, min: u64, max: u64) -> Option<u64> {
+        match x.as_u64() {
+            Some(n) if (min..=max).contains(&n) => Some(n),
+            _ => {
+                // Integral floats such as 5.0 are accepted as JavaScript would send them.
+                if let Some(f) = x
+                    .as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= min as f64 && *f <= max as f64)
+                {
+                    return Some(f as u64);
+                }
+                self.err(
+                    field,
+                    &format!("must be an integer from {min} to {max}"),
+                    Some(x),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Why `path` is not a safe relative path (or glob), if it is not.
+pub fn path_problem(path: &str) -> Option<&'static str> {
+    if path.is_empty() || path.trim() != path {
+        return Some("must be a non-empty relative path without surrounding whitespace");
+    }
+    if path.contains(['\0', '\r', '\n']) {
+        return Some("must not contain NUL, CR or LF");
+    }
+    if path.contains('\\') {
+        return Some("must use / as the separator (no backslash)");
+    }
+    if path.starts_with('/') {
+        return Some("must be relative (no leading /)");
+    }
+    let b = path.as_bytes();
+    if b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic() {
+        return Some("must be relative (no drive letter)");
+    }
+    if path.split('/').any(|seg| seg == "..") {
+        return Some("must not contain a .. segment");
+    }
+    None
+}
+
+fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| {
+            g.len() == n
+                && g.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+}
+
+/// Whether `s` is a valid run id (a lowercase UUID).
+pub fn is_run_id(s: &str) -> bool {
+    is_uuid(s)
+}
+
+fn is_run_tag(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= MAX_RUN_TAG_CHARS
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-".contains(c))
+        && !s.ends_with('.')
+        && !s.contains("..")
+        && !s.ends_with(".lock")
+}
+
+fn is_metric_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= MAX_METRIC_NAME_CHARS
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"_.-".contains(c))
+}
+
+fn is_env_key(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// The known key closest to `key` (case-insensitive edit distance at most a third of its length,
+/// at least 1), if any.
+pub fn suggest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    let key_l = key.to_ascii_lowercase().replace('-', "_");
+    let limit = (key_l.chars().count() / 3).max(1);
+    known
+        .iter()
+        .filter_map(|k| {
+            let d = levenshtein(&key_l, &k.to_ascii_lowercase());
+            (d <= limit).then_some((d, *k))
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

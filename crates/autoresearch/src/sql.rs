@@ -1,0 +1,444 @@
+//! The durable tracker's SQL: schema migrations, pragmas and every statement, as constants with
+//! named parameters. The core builds [`Statement`]s (text plus bound values) inside
+//! [`crate::Effect::Persist`]; the driver runs them on one SQLite database per repository state
+//! root (`<git-common-dir>/<state_root>/tracker.sqlite`) and never writes SQL of its own.
+//!
+//! Driver contract for opening: create the directory owner-only (0700), open the file (0600), run
+//! [`PRAGMAS`], read `PRAGMA user_version`, ask [`migration_plan`] which [`MIGRATIONS`] to apply,
+//! and apply each one inside `BEGIN IMMEDIATE … COMMIT` followed by `PRAGMA user_version = N`.
+//! A database newer than [`SCHEMA_VERSION`] is refused. Every [`crate::Effect::Persist`] is one
+//! `BEGIN IMMEDIATE` transaction; the driver answers with each statement's change count.
+//!
+//! The database enforces the run transition table itself (the `run_transitions` table plus a
+//! trigger), and a terminal run's state can never change again.
+
+/// The schema version the latest migration produces.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Connection settings, run on every open before migrating.
+pub const PRAGMAS: &str = "PRAGMA journal_mode = WAL;
+PRAGMA synchronous = FULL;
+PRAGMA foreign_keys = ON;
+PRAGMA busy_timeout = 5000;";
+
+/// One schema migration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Migration {
+    /// The `user_version` after it.
+    pub version: i64,
+    /// Statements to run (a batch; no parameters).
+    pub sql: &'static str,
+}
+
+/// Every migration, oldest first.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: V1,
+}];
+
+/// Why a database cannot be opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaTooNew {
+    /// Its `user_version`.
+    pub found: i64,
+}
+
+/// The migrations to apply to a database at `user_version == current`.
+pub fn migration_plan(current: i64) -> Result<&'static [Migration], SchemaTooNew> {
+    if !(0..=SCHEMA_VERSION).contains(&current) {
+        return Err(SchemaTooNew { found: current });
+    }
+    let start = MIGRATIONS
+        .iter()
+        .position(|m| m.version > current)
+        .unwrap_or(MIGRATIONS.len());
+    Ok(&MIGRATIONS[start..])
+}
+
+const V1: &str = "
+CREATE TABLE runs (
+  run_id TEXT PRIMARY KEY,
+  repository_id TEXT NOT NULL,
+  run_tag TEXT NOT NULL,
+  branch TEXT NOT NULL UNIQUE,
+  worktree TEXT NOT NULL UNIQUE,
+  start_commit TEXT NOT NULL CHECK (length(start_commit) = 40),
+  policy_json TEXT NOT NULL,
+  policy_sha256 TEXT NOT NULL CHECK (length(policy_sha256) = 64),
+  provenance_json TEXT,
+  provenance_sha256 TEXT,
+  state TEXT NOT NULL CHECK (state IN ('initializing', 'baseline-running', 'ready', 'proposing',
+    'candidate-prepared', 'candidate-running', 'deciding', 'target-reached', 'budget-limited',
+    'baseline-blocked', 'blocked', 'round-failed', 'cancelled')),
+  baseline_commit TEXT,
+  baseline_metric REAL,
+  best_commit TEXT,
+  best_metric REAL,
+  best_experiment_id TEXT,
+  consecutive_failures INTEGER NOT NULL DEFAULT 0 CHECK (consecutive_failures >= 0),
+  terminal_reason TEXT,
+  blocker_json TEXT,
+  quiescent INTEGER NOT NULL DEFAULT 1 CHECK (quiescent IN (0, 1)),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  terminal_at INTEGER
+) STRICT;
+
+CREATE TABLE experiments (
+  experiment_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs (run_id),
+  ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
+  kind TEXT NOT NULL CHECK (kind IN ('baseline', 'candidate')),
+  state TEXT NOT NULL CHECK (state IN ('proposing', 'prepared', 'running', 'evaluated',
+    'accepted', 'rejected', 'failed', 'policy-violation', 'cancelled')),
+  parent_commit TEXT NOT NULL,
+  candidate_commit TEXT,
+  hypothesis TEXT,
+  summary TEXT,
+  changed_paths_json TEXT,
+  metric REAL,
+  decision TEXT CHECK (decision IS NULL OR decision IN ('accept', 'reject', 'fail')),
+  failure_code TEXT,
+  failure_message TEXT,
+  evidence_json TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (run_id, ordinal),
+  CHECK (kind = 'candidate' OR ordinal = 0),
+  CHECK (state NOT IN ('accepted', 'rejected') OR (metric IS NOT NULL AND failure_code IS NULL))
+) STRICT;
+
+CREATE TABLE attempts (
+  attempt_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs (run_id),
+  experiment_id TEXT NOT NULL REFERENCES experiments (experiment_id),
+  ordinal INTEGER NOT NULL CHECK (ordinal >= 1),
+  state TEXT NOT NULL CHECK (state IN ('running', 'exited', 'interrupted')),
+  argv_json TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  env_json TEXT NOT NULL,
+  provenance_sha256 TEXT NOT NULL,
+  timeout_ms INTEGER NOT NULL CHECK (timeout_ms > 0),
+  pid INTEGER,
+  pgid INTEGER,
+  process_start_time TEXT,
+  exit_code INTEGER,
+  signal TEXT,
+  timed_out INTEGER CHECK (timed_out IS NULL OR timed_out IN (0, 1)),
+  quiescent INTEGER CHECK (quiescent IS NULL OR quiescent IN (0, 1)),
+  failure_code TEXT,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  UNIQUE (experiment_id, ordinal)
+) STRICT;
+
+CREATE TABLE artifacts (
+  artifact_id TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL REFERENCES runs (run_id),
+  experiment_id TEXT NOT NULL REFERENCES experiments (experiment_id),
+  attempt_id TEXT NOT NULL REFERENCES attempts (attempt_id),
+  kind TEXT NOT NULL CHECK (kind IN ('stdout', 'stderr')),
+  location TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+  truncated INTEGER NOT NULL CHECK (truncated IN (0, 1)),
+  created_at INTEGER NOT NULL,
+  UNIQUE (run_id, location)
+) STRICT;
+
+CREATE TABLE locks (
+  run_id TEXT PRIMARY KEY,
+  repository_id TEXT NOT NULL,
+  run_tag TEXT NOT NULL,
+  acquired_at INTEGER NOT NULL,
+  released_at INTEGER
+) STRICT;
+CREATE UNIQUE INDEX locks_live_tag ON locks (repository_id, run_tag) WHERE released_at IS NULL;
+
+CREATE TABLE run_transitions (
+  from_state TEXT NOT NULL,
+  to_state TEXT NOT NULL,
+  PRIMARY KEY (from_state, to_state)
+) STRICT, WITHOUT ROWID;
+INSERT INTO run_transitions (from_state, to_state) VALUES
+  ('initializing', 'baseline-running'), ('initializing', 'blocked'),
+  ('initializing', 'cancelled'),
+  ('baseline-running', 'ready'), ('baseline-running', 'baseline-blocked'),
+  ('baseline-running', 'blocked'), ('baseline-running', 'cancelled'),
+  ('ready', 'proposing'), ('ready', 'target-reached'), ('ready', 'budget-limited'),
+  ('ready', 'round-failed'), ('ready', 'blocked'), ('ready', 'cancelled'),
+  ('proposing', 'candidate-prepared'), ('proposing', 'ready'), ('proposing', 'blocked'),
+  ('proposing', 'cancelled'),
+  ('candidate-prepared', 'candidate-running'), ('candidate-prepared', 'ready'),
+  ('candidate-prepared', 'blocked'), ('candidate-prepared', 'cancelled'),
+  ('candidate-running', 'deciding'), ('candidate-running', 'blocked'),
+  ('candidate-running', 'cancelled'),
+  ('deciding', 'ready'), ('deciding', 'blocked'), ('deciding', 'cancelled');
+
+CREATE TRIGGER runs_transition_checked BEFORE UPDATE OF state ON runs
+WHEN NEW.state IS NOT OLD.state AND NOT EXISTS (
+  SELECT 1 FROM run_transitions WHERE from_state = OLD.state AND to_state = NEW.state)
+BEGIN
+  SELECT RAISE(ABORT, 'autoresearch: illegal run transition');
+END;
+
+CREATE TRIGGER runs_identity_immutable BEFORE UPDATE OF run_id, repository_id, run_tag, branch,
+  worktree, start_commit, policy_json, policy_sha256 ON runs
+BEGIN
+  SELECT RAISE(ABORT, 'autoresearch: run identity is immutable');
+END;
+";
+
+/// A bound SQL value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SqlValue {
+    /// `NULL`.
+    Null,
+    /// `INTEGER`.
+    Integer(i64),
+    /// `REAL` (always finite).
+    Real(f64),
+    /// `TEXT`.
+    Text(String),
+}
+
+impl From<&str> for SqlValue {
+    fn from(s: &str) -> Self {
+        SqlValue::Text(s.to_owned())
+    }
+}
+impl From<String> for SqlValue {
+    fn from(s: String) -> Self {
+        SqlValue::Text(s)
+    }
+}
+impl From<i64> for SqlValue {
+    fn from(n: i64) -> Self {
+        SqlValue::Integer(n)
+    }
+}
+impl From<u64> for SqlValue {
+    fn from(n: u64) -> Self {
+        SqlValue::Integer(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+}
+impl From<u32> for SqlValue {
+    fn from(n: u32) -> Self {
+        SqlValue::Integer(i64::from(n))
+    }
+}
+impl From<bool> for SqlValue {
+    fn from(b: bool) -> Self {
+        SqlValue::Integer(i64::from(b))
+    }
+}
+impl From<f64> for SqlValue {
+    fn from(f: f64) -> Self {
+        if f.is_finite() {
+            SqlValue::Real(f)
+        } else {
+            SqlValue::Null
+        }
+    }
+}
+impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
+    fn from(o: Option<T>) -> Self {
+        o.map_or(SqlValue::Null, Into::into)
+    }
+}
+
+/// One statement with its named parameters (`:name` in the text, `name` here, without the colon).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    /// One of this module's constants.
+    pub sql: &'static str,
+    /// Every parameter the text names, exactly once.
+    pub params: Vec<(&'static str, SqlValue)>,
+}
+
+impl Statement {
+    /// Builds a statement.
+    pub fn new(sql: &'static str, params: Vec<(&'static str, SqlValue)>) -> Self {
+        Statement { sql, params }
+    }
+}
+
+/// Takes a repository lock for a new run. Changes 0 rows when the repository already has
+/// `:max_active` live runs; fails with a UNIQUE constraint when the tag is live.
+pub const ACQUIRE_LOCK: &str = "INSERT INTO locks (run_id, repository_id, run_tag, acquired_at, released_at)
+SELECT :run_id, :repository_id, :run_tag, :now, NULL
+WHERE (SELECT count(*) FROM locks WHERE repository_id = :repository_id AND released_at IS NULL) < :max_active";
+
+/// Releases a run's lock (idempotent).
+pub const RELEASE_LOCK: &str =
+    "UPDATE locks SET released_at = :now WHERE run_id = :run_id AND released_at IS NULL";
+
+/// Inserts a fresh run in `initializing`, only if it holds a live lock (run in the same
+/// transaction as [`ACQUIRE_LOCK`], so a lock never exists without its run).
+pub const INSERT_RUN: &str =
+    "INSERT INTO runs (run_id, repository_id, run_tag, branch, worktree, start_commit,
+  policy_json, policy_sha256, state, created_at, updated_at)
+SELECT :run_id, :repository_id, :run_tag, :branch, :worktree, :start_commit, :policy_json,
+  :policy_sha256, 'initializing', :now, :now
+WHERE EXISTS (SELECT 1 FROM locks WHERE run_id = :run_id AND released_at IS NULL)";
+
+/// Moves a run from `:from` to `:to` (compare-and-set: changes 0 rows if the state moved).
+pub const SET_RUN_STATE: &str =
+    "UPDATE runs SET state = :to, updated_at = :now WHERE run_id = :run_id AND state = :from";
+
+/// Freezes the run's evaluator provenance.
+pub const SET_PROVENANCE: &str = "UPDATE runs SET provenance_json = :provenance_json,
+  provenance_sha256 = :provenance_sha256, updated_at = :now WHERE run_id = :run_id";
+
+/// Records the baseline and makes it the first best.
+pub const SET_BASELINE: &str =
+    "UPDATE runs SET baseline_commit = :commit, baseline_metric = :metric,
+  best_commit = :commit, best_metric = :metric, best_experiment_id = :experiment_id,
+  updated_at = :now WHERE run_id = :run_id";
+
+/// Records a new best (after an accepted candidate).
+pub const SET_BEST: &str = "UPDATE runs SET best_commit = :commit, best_metric = :metric,
+  best_experiment_id = :experiment_id, updated_at = :now WHERE run_id = :run_id";
+
+/// Records the consecutive failed-round count.
+pub const SET_FAILURES: &str = "UPDATE runs SET consecutive_failures = :consecutive_failures,
+  updated_at = :now WHERE run_id = :run_id";
+
+/// Moves a run into a terminal state with its reason and blocker evidence.
+pub const SET_TERMINAL: &str = "UPDATE runs SET state = :to, terminal_reason = :reason,
+  blocker_json = :blocker_json, quiescent = :quiescent, terminal_at = :now, updated_at = :now
+WHERE run_id = :run_id AND state = :from";
+
+/// Marks a terminal run's processes as proven gone (recovery of a non-quiescent run).
+pub const SET_QUIESCENT: &str =
+    "UPDATE runs SET quiescent = 1, updated_at = :now WHERE run_id = :run_id";
+
+/// Inserts an experiment.
+pub const INSERT_EXPERIMENT: &str = "INSERT INTO experiments (experiment_id, run_id, ordinal, kind, state,
+  parent_commit, candidate_commit, created_at, updated_at)
+VALUES (:experiment_id, :run_id, :ordinal, :kind, :state, :parent_commit, :candidate_commit, :now, :now)";
+
+/// Sets an experiment's state.
+pub const SET_EXPERIMENT_STATE: &str =
+    "UPDATE experiments SET state = :state, updated_at = :now WHERE experiment_id = :experiment_id";
+
+/// Records a proposal's report and validated paths (experiment → `prepared`).
+pub const SET_EXPERIMENT_PROPOSAL: &str =
+    "UPDATE experiments SET state = 'prepared', hypothesis = :hypothesis,
+  summary = :summary, changed_paths_json = :changed_paths_json, updated_at = :now
+WHERE experiment_id = :experiment_id";
+
+/// Records a candidate's commit.
+pub const SET_EXPERIMENT_COMMIT: &str =
+    "UPDATE experiments SET candidate_commit = :candidate_commit,
+  updated_at = :now WHERE experiment_id = :experiment_id";
+
+/// Records an experiment's final (or measured) facts.
+pub const FINISH_EXPERIMENT: &str = "UPDATE experiments SET state = :state, metric = :metric,
+  decision = :decision, failure_code = :failure_code, failure_message = :failure_message,
+  evidence_json = :evidence_json, hypothesis = coalesce(:hypothesis, hypothesis),
+  summary = coalesce(:summary, summary), updated_at = :now
+WHERE experiment_id = :experiment_id";
+
+/// Records an evaluator attempt's spawn intent (before spawning).
+pub const INSERT_ATTEMPT: &str =
+    "INSERT INTO attempts (attempt_id, run_id, experiment_id, ordinal, state,
+  argv_json, cwd, env_json, provenance_sha256, timeout_ms, started_at)
+VALUES (:attempt_id, :run_id, :experiment_id, :ordinal, 'running', :argv_json, :cwd, :env_json,
+  :provenance_sha256, :timeout_ms, :now)";
+
+/// Records the spawned process group (evidence for recovery).
+pub const SET_ATTEMPT_PROCESS: &str = "UPDATE attempts SET pid = :pid, pgid = :pgid,
+  process_start_time = :process_start_time WHERE attempt_id = :attempt_id";
+
+/// Records an attempt's exit facts.
+pub const FINISH_ATTEMPT: &str = "UPDATE attempts SET state = :state, exit_code = :exit_code,
+  signal = :signal, timed_out = :timed_out, quiescent = :quiescent, failure_code = :failure_code,
+  ended_at = :now WHERE attempt_id = :attempt_id AND state = 'running'";
+
+/// Records that an attempt's process group is proven gone.
+pub const MARK_ATTEMPT_QUIESCENT: &str =
+    "UPDATE attempts SET quiescent = 1 WHERE attempt_id = :attempt_id";
+
+/// Records an evaluator output artifact.
+pub const INSERT_ARTIFACT: &str =
+    "INSERT INTO artifacts (artifact_id, run_id, experiment_id, attempt_id, kind,
+  location, size_bytes, sha256, truncated, created_at)
+VALUES (:artifact_id, :run_id, :experiment_id, :attempt_id, :kind, :location, :size_bytes,
+  :sha256, :truncated, :now)";
+
+/// Loads one run (columns map one-to-one onto [`crate::StoredRun`]'s fields; `lock_held` is 0/1).
+pub const LOAD_RUN: &str =
+    "SELECT run_id, repository_id, run_tag, branch, worktree, start_commit, policy_json,
+  policy_sha256, provenance_json, provenance_sha256, state, baseline_commit, baseline_metric,
+  best_commit, best_metric, best_experiment_id, consecutive_failures, terminal_reason,
+  blocker_json, quiescent,
+  EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
+FROM runs WHERE run_id = :run_id";
+
+/// Loads a run's experiments, by ordinal (columns map onto [`crate::StoredExperiment`]).
+pub const LOAD_EXPERIMENTS: &str =
+    "SELECT experiment_id, ordinal, kind, state, parent_commit, candidate_commit,
+  hypothesis, summary, changed_paths_json, metric, decision, failure_code, failure_message
+FROM experiments WHERE run_id = :run_id ORDER BY ordinal";
+
+/// Loads a run's attempts (columns map onto [`crate::StoredAttempt`]).
+pub const LOAD_ATTEMPTS: &str =
+    "SELECT attempt_id, experiment_id, ordinal, state, pid, pgid, process_start_time,
+  quiescent FROM attempts WHERE run_id = :run_id ORDER BY experiment_id, ordinal";
+
+/// Loads a run's artifacts (columns map onto [`crate::ArtifactFact`] plus ids).
+pub const LOAD_ARTIFACTS: &str =
+    "SELECT artifact_id, experiment_id, attempt_id, kind, location, size_bytes, sha256,
+  truncated FROM artifacts WHERE run_id = :run_id ORDER BY created_at, artifact_id";
+
+/// Every statement constant, for tests and driver-side preparation.
+pub const ALL_STATEMENTS: &[&str] = &[
+    ACQUIRE_LOCK,
+    RELEASE_LOCK,
+    INSERT_RUN,
+    SET_RUN_STATE,
+    SET_PROVENANCE,
+    SET_BASELINE,
+    SET_BEST,
+    SET_FAILURES,
+    SET_TERMINAL,
+    SET_QUIESCENT,
+    INSERT_EXPERIMENT,
+    SET_EXPERIMENT_STATE,
+    SET_EXPERIMENT_PROPOSAL,
+    SET_EXPERIMENT_COMMIT,
+    FINISH_EXPERIMENT,
+    INSERT_ATTEMPT,
+    SET_ATTEMPT_PROCESS,
+    FINISH_ATTEMPT,
+    MARK_ATTEMPT_QUIESCENT,
+    INSERT_ARTIFACT,
+    LOAD_RUN,
+    LOAD_EXPERIMENTS,
+    LOAD_ATTEMPTS,
+    LOAD_ARTIFACTS,
+];
+
+/// The distinct `:name` parameters a statement's text uses, in order of first use.
+pub fn parameter_names(sql: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b':' {
+            let start = i + 1;
+            let mut end = start;
+            while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+                end += 1;
+            }
+            if end > start && !out.contains(&&sql[start..end]) {
+                out.push(&sql[start..end]);
+            }
+            i = end.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}

@@ -1,0 +1,460 @@
+use crate::jcs::{canonical, number};
+use crate::metric::{ParseError, parse_metric, parse_report};
+use crate::run::{RunState, transition_allowed};
+use crate::spec::{self, Limits, Request, check_resume, suggest};
+use crate::sql;
+use crate::surface::{
+    self, CandidateCheck, InputPath, MutableSurface, WorktreeChanges, parse_status_z,
+};
+use serde_json::json;
+
+fn fresh(v: serde_json::Value) -> crate::RunPolicy {
+    match spec::validate(&v, &Limits::default()).unwrap() {
+        Request::Fresh { policy, .. } => *policy,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn minimal() -> serde_json::Value {
+    json!({
+        "objective": "speed up",
+        "mutable_globs": ["src/**/*.rs"],
+        "evaluation": {"command": "cargo", "args": ["run", "--bin", "bench"]},
+        "metric_name": "ms",
+        "metric_direction": "minimize",
+        "run_tag": "t1"
+    })
+}
+
+fn errors(v: serde_json::Value) -> Vec<String> {
+    spec::validate(&v, &Limits::default())
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+// ----- canonical JSON -----
+
+#[test]
+fn jcs_matches_the_rfc_8785_example() {
+    let input = r#"{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+        "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/", "literals": [null, true, false]}"#;
+    let v: serde_json::Value = serde_json::from_str(input).unwrap();
+    assert_eq!(
+        canonical(&v),
+        r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#
+    );
+}
+
+#[test]
+fn jcs_numbers_follow_ecmascript() {
+    let cases: &[(f64, &str)] = &[
+        (0.0, "0"),
+        (-0.0, "0"),
+        (1.0, "1"),
+        (-1.5, "-1.5"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (123456789012345680000.0, "123456789012345680000"),
+        (1e-6, "0.000001"),
+        (1e-7, "1e-7"),
+        (1.2345e-7, "1.2345e-7"),
+        (5e-324, "5e-324"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"),
+        (9007199254740993.0, "9007199254740992"),
+        (0.1 + 0.2, "0.30000000000000004"),
+    ];
+    for (f, want) in cases {
+        assert_eq!(number(*f), *want, "{f:e}");
+    }
+}
+
+#[test]
+fn jcs_sorts_keys_by_utf16_code_units() {
+    // U+1F600 (surrogates D83D DE00) sorts before U+FB33 in UTF-16, after it in UTF-8/chars.
+    let v = json!({"\u{fb33}": 1, "\u{1f600}": 2, "a": 3, "B": 4});
+    assert_eq!(
+        canonical(&v),
+        "{\"B\":4,\"a\":3,\"\u{1f600}\":2,\"\u{fb33}\":1}"
+    );
+}
+
+// ----- metric parsing -----
+
+#[test]
+fn metric_reads_the_final_line_only() {
+    assert_eq!(
+        parse_metric("warmup\n{\"score\": 0.5, \"ms\": 3}\n", "score", false),
+        Ok(0.5)
+    );
+    assert_eq!(
+        parse_metric("{\"score\": 9}\r\n{\"score\": 2}\r\n\r\n", "score", false),
+        Ok(2.0)
+    );
+    assert_eq!(
+        parse_metric("{\"score\":-1e3}", "score", false),
+        Ok(-1000.0)
+    );
+}
+
+#[test]
+fn metric_refuses_what_is_not_one_finite_number() {
+    let bad: &[(&str, ParseError)] = &[
+        ("", ParseError::Empty),
+        ("  \n\n", ParseError::Empty),
+        (
+            "{\"score\": 1}\ndone",
+            ParseError::NotAnObject("done".into()),
+        ),
+        ("[1]", ParseError::NotAnObject("[1]".into())),
+        ("{\"other\": 1}", ParseError::MissingKey("score".into())),
+        ("{\"score\": \"1\"}", ParseError::NotANumber("score".into())),
+        ("{\"score\": null}", ParseError::NotANumber("score".into())),
+        (
+            "{\"score\": 1, \"score\": 2}",
+            ParseError::DuplicateKey("score".into()),
+        ),
+    ];
+    for (out, err) in bad {
+        assert_eq!(
+            parse_metric(out, "score", false).as_ref(),
+            Err(err),
+            "{out:?}"
+        );
+    }
+    assert!(parse_metric("{\"score\": 1e999}", "score", false).is_err());
+    assert_eq!(
+        parse_metric("{\"score\": 1}", "score", true),
+        Err(ParseError::TruncatedLine)
+    );
+    assert_eq!(
+        parse_metric("...tail\n{\"score\": 1}", "score", true),
+        Ok(1.0)
+    );
+    assert_eq!(ParseError::TruncatedLine.code(), "output-limit");
+}
+
+#[test]
+fn proposer_report_needs_hypothesis_and_summary() {
+    let r = parse_report(
+        "thinking\n{\"hypothesis\": \"h\", \"summary\": \"s\"}\n",
+        false,
+    )
+    .unwrap();
+    assert_eq!((r.hypothesis.as_str(), r.summary.as_str()), ("h", "s"));
+    assert_eq!(
+        parse_report("{\"hypothesis\": \"h\"}", false),
+        Err(ParseError::MissingKey("summary".into()))
+    );
+    assert_eq!(
+        parse_report("{\"hypothesis\": \" \", \"summary\": \"s\"}", false),
+        Err(ParseError::BadField("hypothesis".into()))
+    );
+}
+
+// ----- spec validation -----
+
+#[test]
+fn a_minimal_spec_takes_the_defaults() {
+    let p = fresh(minimal());
+    assert_eq!(
+        (p.timeout_ms, p.max_experiments, p.max_consecutive_failures),
+        (900_000, 20, 3)
+    );
+    assert_eq!(p.evaluation.cwd, ".");
+    assert_eq!(p.target, None);
+    let again = spec::policy_from_json(&p.to_json(), &Limits::default()).unwrap();
+    assert_eq!(again, p, "the durable JSON round-trips");
+    assert_eq!(again.sha256(), p.sha256());
+}
+
+#[test]
+fn errors_name_the_field_the_rule_and_the_value() {
+    let mut v = minimal();
+    v["evaluation"]["cwd"] = json!("../outside");
+    v["metric_direction"] = json!("down");
+    v["timeout_ms"] = json!(0);
+    v["max_experiments"] = json!(101);
+    v["environment"] = json!({"DSH_TOKEN": "x", "OK": "a\u{0}b", "1BAD": "v"});
+    v["mutable_globs"] = json!(["/etc/passwd", "src/[a"]);
+    v["target"] = json!("5");
+    let e = errors(v);
+    let want = [
+        "evaluation.cwd: must not contain a .. segment (got \"../outside\")",
+        "metric_direction: must be \"minimize\" or \"maximize\" (got \"down\")",
+        "timeout_ms: must be an integer from 1 to 3600000 (got 0)",
+        "max_experiments: must be an integer from 1 to 100 (got 101)",
+        "environment.DSH_TOKEN: the DSH_ prefix is reserved (got \"DSH_TOKEN\")",
+        "environment.OK: value must be a string without NUL",
+        "environment.1BAD: key must match ^[A-Za-z_][A-Za-z0-9_]*$ (got \"1BAD\")",
+        "mutable_globs[0]: must be relative (no leading /) (got \"/etc/passwd\")",
+        "target: must be a finite number (got \"5\")",
+    ];
+    for w in want {
+        assert!(
+            e.iter().any(|x| x.starts_with(w)),
+            "missing {w:?} in {e:#?}"
+        );
+    }
+}
+
+#[test]
+fn unknown_keys_get_a_did_you_mean() {
+    let mut v = minimal();
+    v["mutable_glob"] = json!(["x"]);
+    v["evaluation"]["shell"] = json!(true);
+    v["timeoutMs"] = json!(5);
+    let e = errors(v);
+    assert!(
+        e.contains(&"mutable_glob: unknown key; did you mean `mutable_globs`?".to_owned()),
+        "{e:#?}"
+    );
+    assert!(
+        e.contains(&"evaluation.shell: unknown key".to_owned()),
+        "{e:#?}"
+    );
+    assert!(
+        e.contains(&"timeoutMs: unknown key; did you mean `timeout_ms`?".to_owned()),
+        "{e:#?}"
+    );
+    assert_eq!(
+        suggest("objectve", &["objective", "target"]),
+        Some("objective")
+    );
+    assert_eq!(suggest("zzz", &["objective"]), None);
+}
+
+#[test]
+fn exactly_one_of_run_tag_and_resume_run_id() {
+    let mut v = minimal();
+    v["resume_run_id"] = json!("0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9");
+    assert!(errors(v.clone())[0].contains("mutually exclusive"));
+    v.as_object_mut().unwrap().remove("run_tag");
+    assert!(matches!(
+        spec::validate(&v, &Limits::default()),
+        Ok(Request::Resume { .. })
+    ));
+    v.as_object_mut().unwrap().remove("resume_run_id");
+    assert!(errors(v)[0].starts_with("run_tag: exactly one"));
+    for bad in ["Upper", "a..b", "dot.", "-lead", "x.lock", ""] {
+        let mut v = minimal();
+        v["run_tag"] = json!(bad);
+        assert!(errors(v)[0].starts_with("run_tag:"), "{bad}");
+    }
+}
+
+#[test]
+fn arguments_are_kept_exactly_and_only_nul_is_refused() {
+    let mut v = minimal();
+    v["evaluation"]["args"] = json!(["-n", "1", "-n", "1", " x ", "a\nb", ""]);
+    assert_eq!(
+        fresh(v.clone()).evaluation.argv.args,
+        ["-n", "1", "-n", "1", " x ", "a\nb", ""]
+    );
+    v["evaluation"]["args"] = json!(["a\u{0}"]);
+    assert!(errors(v)[0].starts_with("evaluation.args[0]: must be a string without NUL"));
+}
+
+#[test]
+fn resume_keys_must_match_the_stored_policy() {
+    let p = fresh(minimal());
+    let stored = p.to_json();
+    let given = json!({"objective": "speed up", "timeout_ms": 900000})
+        .as_object()
+        .cloned()
+        .unwrap();
+    assert_eq!(check_resume(&stored, &given, &Limits::default()), Ok(()));
+    let given = json!({"objective": "slow down", "max_experiments": 20, "target": 3})
+        .as_object()
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        check_resume(&stored, &given, &Limits::default())
+            .unwrap_err()
+            .fields,
+        ["objective", "target"]
+    );
+}
+
+// ----- mutable surface -----
+
+#[test]
+fn globs_use_globset_semantics_with_a_literal_separator() {
+    let s = MutableSurface::new(&[
+        "src/*.rs".into(),
+        "lib/**".into(),
+        "{a,b}.txt".into(),
+        "src".into(),
+    ])
+    .unwrap();
+    assert!(s.matches("src/main.rs"));
+    assert!(!s.matches("src/nested/main.rs"));
+    assert!(s.matches("lib/x/y/z.js"));
+    assert!(s.matches("a.txt") && s.matches("b.txt") && !s.matches("c.txt"));
+    assert!(s.matches("src") && !s.matches("other/src/main.rs"));
+    assert!(MutableSurface::new(&["src/[a".into()]).is_err());
+}
+
+#[test]
+fn evaluator_inputs_are_the_command_arguments_and_labels() {
+    let p = fresh(json!({
+        "objective": "o", "mutable_globs": ["**"], "metric_name": "m", "metric_direction": "maximize", "run_tag": "t",
+        "evaluation": {"command": "./bin/eval.sh", "args": ["--data=../data/x.csv", "-v", "model.py", "/abs/tool", "7", "../../escape"], "cwd": "bench"}
+    }));
+    let got = surface::evaluator_inputs(&p.evaluation, &["data/labels.json", "label text"]);
+    assert_eq!(
+        got,
+        [
+            InputPath::Worktree("bench/bin/eval.sh".into()),
+            InputPath::Worktree("bench/model.py".into()),
+            InputPath::Worktree("data/labels.json".into()),
+            InputPath::Worktree("data/x.csv".into()),
+            InputPath::External("../../escape".into()).clone(),
+            InputPath::External("/abs/tool".into()),
+        ]
+        .into_iter()
+        .map(|x| match x {
+            InputPath::External(e) if e == "../../escape" =>
+                InputPath::External("bench/../../escape".into()),
+            other => other,
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn status_parsing_and_candidate_checks() {
+    let out =
+        " M src/a.rs\0?? src/new.rs\0R  src/to.rs\0src/from.rs\0!! target/x.o\0 D src/gone.rs\0";
+    let c = parse_status_z(out).unwrap();
+    assert_eq!(
+        c.changed,
+        [
+            "src/a.rs",
+            "src/from.rs",
+            "src/gone.rs",
+            "src/new.rs",
+            "src/to.rs"
+        ]
+    );
+    assert_eq!(c.ignored, ["target/x.o"]);
+    assert!(parse_status_z("garbage").is_err());
+
+    let s = MutableSurface::new(&["**".into()]).unwrap();
+    let inputs = [InputPath::Worktree("eval.py".into())];
+    let allow = spec::Allowlists::default();
+    let check = |paths: &[&str], allow: &spec::Allowlists| {
+        let changes = WorktreeChanges {
+            changed: paths.iter().map(|p| p.to_string()).collect(),
+            ignored: vec![],
+        };
+        surface::check_candidate(&changes, &s, &inputs, allow)
+    };
+    assert_eq!(check(&[], &allow), CandidateCheck::Empty);
+    assert_eq!(
+        check(&["src/a.rs"], &allow),
+        CandidateCheck::Valid(vec!["src/a.rs".into()])
+    );
+    let CandidateCheck::Violation(v) = check(
+        &["eval.py", "package.json", ".git/hooks/x", "ok.rs"],
+        &allow,
+    ) else {
+        panic!()
+    };
+    let reasons: Vec<_> = v.iter().map(|v| (v.path.as_str(), v.reason)).collect();
+    assert_eq!(
+        reasons,
+        [
+            ("eval.py", "protected-evaluator-input"),
+            ("package.json", "protected-dependency"),
+            (".git/hooks/x", "protected-git")
+        ]
+    );
+    let allow = spec::Allowlists {
+        dependencies: vec!["package.json".into()],
+        evaluators: vec!["eval.py".into()],
+        ..Default::default()
+    };
+    assert!(matches!(
+        check(&["eval.py", "package.json"], &allow),
+        CandidateCheck::Valid(_)
+    ));
+}
+
+// ----- SQL -----
+
+#[test]
+fn migrations_are_planned_by_version() {
+    assert_eq!(sql::migration_plan(0).unwrap().len(), sql::MIGRATIONS.len());
+    assert!(sql::migration_plan(sql::SCHEMA_VERSION).unwrap().is_empty());
+    assert_eq!(
+        sql::migration_plan(sql::SCHEMA_VERSION + 1),
+        Err(sql::SchemaTooNew {
+            found: sql::SCHEMA_VERSION + 1
+        })
+    );
+    assert!(
+        sql::MIGRATIONS
+            .windows(2)
+            .all(|w| w[0].version < w[1].version)
+    );
+}
+
+#[test]
+fn every_table_is_strict_and_statements_use_named_parameters() {
+    let v1 = sql::MIGRATIONS[0].sql;
+    for table in [
+        "runs",
+        "experiments",
+        "attempts",
+        "artifacts",
+        "locks",
+        "run_transitions",
+    ] {
+        let start = v1.find(&format!("CREATE TABLE {table} (")).unwrap();
+        let end = start + v1[start..].find(";").unwrap();
+        assert!(v1[start..end].contains(") STRICT"), "{table}");
+    }
+    for st in sql::ALL_STATEMENTS {
+        assert!(!st.contains('?'), "positional parameter in {st}");
+        assert!(!sql::parameter_names(st).is_empty(), "{st}");
+    }
+    assert_eq!(
+        sql::parameter_names("a = :x AND b = :y_2 OR c = :x"),
+        ["x", "y_2"]
+    );
+}
+
+#[test]
+fn the_sql_transition_table_equals_the_rust_one() {
+    let v1 = sql::MIGRATIONS[0].sql;
+    let values = &v1[v1.find("INSERT INTO run_transitions").unwrap()..];
+    let values = &values[..values.find(";").unwrap()];
+    let mut pairs = Vec::new();
+    for chunk in values.split('(').skip(2) {
+        let inner = &chunk[..chunk.find(')').unwrap()];
+        let names: Vec<&str> = inner
+            .split(',')
+            .map(|s| s.trim().trim_matches('\''))
+            .collect();
+        pairs.push((
+            RunState::parse(names[0]).unwrap(),
+            RunState::parse(names[1]).unwrap(),
+        ));
+    }
+    for from in RunState::ALL {
+        for to in RunState::ALL {
+            assert_eq!(
+                transition_allowed(from, to),
+                pairs.contains(&(from, to)),
+                "{from:?} -> {to:?}"
+            );
+        }
+    }
+    for s in RunState::ALL.into_iter().filter(|s| s.is_terminal()) {
+        assert!(RunState::ALL.iter().all(|t| !transition_allowed(s, *t)));
+    }
+}

@@ -1,0 +1,561 @@
+//! A fake driver for the run core: an in-memory git world (commits as file snapshots), a real
+//! in-memory SQLite running the core's SQL, and scripted proposer and evaluator.
+#![allow(dead_code, missing_docs)]
+
+use autoresearch_core as core;
+use core::jcs::sha256_hex;
+use core::sql::{self, SqlValue};
+use core::*;
+use rusqlite::Connection;
+use std::collections::BTreeMap;
+
+pub type Files = BTreeMap<String, String>;
+pub const RUN_ID: &str = "0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9";
+pub const NOW: Millis = 1_700_000_000_000;
+
+/// What the scripted evaluator does.
+pub type Evaluator = Box<dyn FnMut(&mut Files, u32) -> ProcessOutcome>;
+/// What the scripted proposer does in round `n` (edits files; returns a report or an error).
+pub type Proposer = Box<dyn FnMut(&mut Files, u32) -> Result<(String, String), String>>;
+
+pub struct World {
+    pub db: Connection,
+    pub commits: BTreeMap<String, Files>,
+    pub start: String,
+    pub caller_branch: (String, String),
+    pub run_branch: Option<(String, String)>,
+    pub worktree_head: Option<String>,
+    pub files: Files,
+    pub evaluator: Evaluator,
+    pub proposer: Proposer,
+    pub evaluations: u32,
+    pub rounds: u32,
+    pub log: Vec<String>,
+    /// Effects performed so far; `crash_after` stops driving after that many.
+    pub performed: usize,
+    pub crash_after: Option<usize>,
+    /// Fail the nth effect whose log line starts with the prefix.
+    pub fail: Option<(String, String)>,
+    /// Whether interrupted process groups are gone when asked to terminate.
+    pub groups_gone: bool,
+    /// Outstanding (spawned but not exited) evaluator, when a crash happened mid-evaluation.
+    pub cancel_during_eval: Option<u32>,
+    pub reports: Vec<RunResult>,
+    pub interrupts: u32,
+    pub tsv: Option<String>,
+}
+
+pub fn metric_out(name: &str, value: f64) -> ProcessOutcome {
+    ProcessOutcome {
+        exit_code: Some(0),
+        quiescent: true,
+        stdout_tail: format!("log line\n{{\"{name}\": {value}}}\n"),
+        ..ProcessOutcome::default()
+    }
+}
+
+/// The evaluator reads `score.txt` and prints `{"score": <its number>}`.
+pub fn score_evaluator() -> Evaluator {
+    Box::new(|files, _| {
+        let v: f64 = files
+            .get("score.txt")
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(f64::NAN);
+        if v.is_nan() {
+            return ProcessOutcome {
+                exit_code: Some(1),
+                quiescent: true,
+                stderr_tail: "no score".into(),
+                ..Default::default()
+            };
+        }
+        metric_out("score", v)
+    })
+}
+
+/// Writes each value in turn to `score.txt`.
+pub fn score_proposer(values: Vec<f64>) -> Proposer {
+    Box::new(move |files, n| {
+        let v = values.get((n - 1) as usize).copied().unwrap_or(0.0);
+        files.insert(
+            "score.txt".into(),
+            format!("{v}\n{}", " ".repeat(n as usize)),
+        );
+        Ok((format!("try {v}"), format!("set score to {v}")))
+    })
+}
+
+pub fn base_files() -> Files {
+    let mut f = Files::new();
+    f.insert("score.txt".into(), "10\n".into());
+    f.insert("eval.mjs".into(), "print score".into());
+    f.insert("README.md".into(), "hello".into());
+    f
+}
+
+pub fn spec_json(extra: serde_json::Value) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "objective": "lower the score",
+        "mutable_globs": ["score.txt", "src/**"],
+        "evaluation": {"command": "node", "args": ["eval.mjs"]},
+        "metric_name": "score",
+        "metric_direction": "minimize",
+        "run_tag": "exp-1",
+        "max_experiments": 3
+    });
+    for (k, x) in extra.as_object().unwrap() {
+        if x.is_null() {
+            v.as_object_mut().unwrap().remove(k);
+        } else {
+            v[k] = x.clone();
+        }
+    }
+    v
+}
+
+pub fn policy(extra: serde_json::Value) -> RunPolicy {
+    match spec::validate(&spec_json(extra), &Limits::default()).unwrap() {
+        Request::Fresh { policy, .. } => *policy,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn commit_id(parent: &str, files: &Files) -> String {
+    let text = format!("{parent}\n{files:?}");
+    sha256_hex(text.as_bytes())[..40].to_owned()
+}
+
+impl World {
+    pub fn new(evaluator: Evaluator, proposer: Proposer) -> World {
+        let db = Connection::open_in_memory().unwrap();
+        db.execute_batch(sql::PRAGMAS).unwrap();
+        for m in sql::migration_plan(0).unwrap() {
+            db.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {} PRAGMA user_version = {}; COMMIT;",
+                m.sql, m.version
+            ))
+            .unwrap();
+        }
+        let files = base_files();
+        let start = commit_id("root", &files);
+        let mut commits = BTreeMap::new();
+        commits.insert(start.clone(), files);
+        World {
+            db,
+            commits,
+            start: start.clone(),
+            caller_branch: ("main".into(), start),
+            run_branch: None,
+            worktree_head: None,
+            files: Files::new(),
+            evaluator,
+            proposer,
+            evaluations: 0,
+            rounds: 0,
+            log: Vec::new(),
+            performed: 0,
+            crash_after: None,
+            fail: None,
+            groups_gone: true,
+            cancel_during_eval: None,
+            reports: Vec::new(),
+            interrupts: 0,
+            tsv: None,
+        }
+    }
+
+    fn fails(&mut self, line: &str) -> Option<String> {
+        if let Some((prefix, error)) = &self.fail
+            && line.starts_with(prefix.as_str())
+        {
+            let e = error.clone();
+            self.fail = None;
+            return Some(e);
+        }
+        None
+    }
+
+    /// Performs one effect, returning the answers (none for Interrupt/Report).
+    pub fn perform(&mut self, effect: Effect) -> Vec<Input> {
+        self.performed += 1;
+        let line = describe(&effect);
+        self.log.push(line.clone());
+        if let Some(error) = self.fails(&line)
+            && let Some(id) = effect.id()
+        {
+            return vec![Input::Failed { id, error }];
+        }
+        match effect {
+            Effect::Discover { id, .. } => vec![Input::Discovered {
+                id,
+                facts: RepoFacts {
+                    toplevel: "/repo".into(),
+                    git_common_dir: "/repo/.git".into(),
+                    head: self.start.clone(),
+                },
+            }],
+            Effect::OpenTracker { id, .. } => vec![Input::Done { id }],
+            Effect::Persist { id, statements } => match self.persist(&statements) {
+                Ok(changes) => vec![Input::Persisted { id, changes }],
+                Err(error) => vec![Input::Failed { id, error }],
+            },
+            Effect::LoadRun { id, run_id } => vec![Input::Loaded {
+                id,
+                rows: self.load(&run_id).map(Box::new),
+            }],
+            Effect::CreateWorktree {
+                id,
+                branch,
+                start_commit,
+                ..
+            } => {
+                if let Some((b, c)) = &self.run_branch
+                    && (b != &branch || c != &start_commit)
+                {
+                    return vec![Input::Failed {
+                        id,
+                        error: "branch exists".into(),
+                    }];
+                }
+                if self.run_branch.is_none() {
+                    self.run_branch = Some((branch, start_commit.clone()));
+                    self.files = self.commits[&start_commit].clone();
+                    self.worktree_head = Some(start_commit);
+                }
+                vec![Input::Done { id }]
+            }
+            Effect::HashInputs { id, paths, .. } => vec![Input::Hashed {
+                id,
+                files: paths
+                    .iter()
+                    .map(|p| HashedFile {
+                        path: p.as_str().to_owned(),
+                        sha256: self.files.get(p.as_str()).map(|c| sha256_hex(c.as_bytes())),
+                    })
+                    .collect(),
+            }],
+            Effect::RunEvaluator { id, attempt_id, .. } => {
+                self.evaluations += 1;
+                let mut out = vec![Input::Spawned {
+                    id,
+                    process: ProcessIdentity {
+                        pid: 4000 + self.evaluations,
+                        pgid: 4000 + self.evaluations,
+                        start_time: Some("123".into()),
+                    },
+                }];
+                if self.crash_after.is_some_and(|n| self.performed >= n) {
+                    // The host dies mid-evaluation: the process was spawned, never reported exit.
+                    let _ = attempt_id;
+                    return out;
+                }
+                if self.cancel_during_eval == Some(self.evaluations) {
+                    // Hold the evaluator: the test cancels, and the interrupt answers it.
+                    self.log.push("(evaluator held)".into());
+                    return out;
+                }
+                let o = (self.evaluator)(&mut self.files, self.evaluations);
+                out.push(Input::Exited { id, outcome: o });
+                out
+            }
+            Effect::RunProposer { id, .. } => {
+                self.rounds += 1;
+                match (self.proposer)(&mut self.files, self.rounds) {
+                    Ok((hypothesis, summary)) => {
+                        vec![Input::Proposed {
+                            id,
+                            report: core::metric::ProposalReport {
+                                hypothesis,
+                                summary,
+                            },
+                        }]
+                    }
+                    Err(error) => vec![Input::Failed { id, error }],
+                }
+            }
+            Effect::ListChanges { id, .. } => {
+                let head = &self.commits[self.worktree_head.as_ref().unwrap()];
+                let mut out = String::new();
+                for (path, content) in &self.files {
+                    match head.get(path) {
+                        None if path.ends_with(".cache") => out.push_str(&format!("!! {path}\0")),
+                        None => out.push_str(&format!("?? {path}\0")),
+                        Some(c) if c != content => out.push_str(&format!(" M {path}\0")),
+                        _ => {}
+                    }
+                }
+                for path in head.keys() {
+                    if !self.files.contains_key(path) {
+                        out.push_str(&format!(" D {path}\0"));
+                    }
+                }
+                vec![Input::Changes {
+                    id,
+                    porcelain_z: out,
+                }]
+            }
+            Effect::Commit {
+                id, parent, paths, ..
+            } => {
+                let mut snap = self.commits[&parent].clone();
+                for p in &paths {
+                    match self.files.get(p) {
+                        Some(c) => snap.insert(p.clone(), c.clone()),
+                        None => snap.remove(p),
+                    };
+                }
+                let c = commit_id(&parent, &snap);
+                self.commits.insert(c.clone(), snap.clone());
+                self.files = snap;
+                self.worktree_head = Some(c.clone());
+                vec![Input::Committed { id, commit: c }]
+            }
+            Effect::CheckoutClean { id, commit, .. } => {
+                self.files = self.commits[&commit].clone();
+                self.worktree_head = Some(commit);
+                vec![Input::Done { id }]
+            }
+            Effect::FastForwardRunBranch {
+                id,
+                branch,
+                from,
+                to,
+            } => {
+                let (b, c) = self.run_branch.clone().unwrap();
+                assert_eq!(b, branch, "only the run branch ever moves");
+                if c == to {
+                    return vec![Input::Done { id }];
+                }
+                if c != from {
+                    return vec![Input::Failed {
+                        id,
+                        error: format!("branch at {c}, expected {from}"),
+                    }];
+                }
+                self.run_branch = Some((b, to));
+                vec![Input::Done { id }]
+            }
+            Effect::TerminateProcessGroup { id, .. } => vec![Input::Terminated {
+                id,
+                gone: self.groups_gone,
+            }],
+            Effect::Interrupt { .. } => {
+                self.interrupts += 1;
+                vec![]
+            }
+            Effect::ExportTsv { id, contents, .. } => {
+                self.tsv = Some(contents);
+                vec![Input::Done { id }]
+            }
+            Effect::RemoveWorktree { id, .. } => vec![Input::Done { id }],
+            Effect::Report(r) => {
+                self.reports.push(*r);
+                vec![]
+            }
+        }
+    }
+
+    fn persist(&mut self, statements: &[sql::Statement]) -> Result<Vec<u64>, String> {
+        let tx = self.db.unchecked_transaction().map_err(|e| e.to_string())?;
+        let mut changes = Vec::new();
+        for st in statements {
+            let names = sql::parameter_names(st.sql);
+            let mut given: Vec<&str> = st.params.iter().map(|(n, _)| *n).collect();
+            given.sort();
+            let mut want = names.clone();
+            want.sort();
+            assert_eq!(given, want, "parameters of {}", st.sql);
+            let owned: Vec<(String, rusqlite::types::Value)> = st
+                .params
+                .iter()
+                .map(|(n, v)| (format!(":{n}"), to_sql(v)))
+                .collect();
+            let refs: Vec<(&str, &dyn rusqlite::ToSql)> = owned
+                .iter()
+                .map(|(n, v)| (n.as_str(), v as &dyn rusqlite::ToSql))
+                .collect();
+            let n = tx
+                .execute(st.sql, refs.as_slice())
+                .map_err(|e| e.to_string())?;
+            changes.push(n as u64);
+        }
+        tx.commit().map_err(|e| e.to_string())?;
+        Ok(changes)
+    }
+
+    pub fn load(&self, run_id: &str) -> Option<StoredRows> {
+        let mut q = self.db.prepare(sql::LOAD_RUN).unwrap();
+        let run = q
+            .query_row(rusqlite::named_params! {":run_id": run_id}, |r| {
+                Ok(StoredRun {
+                    run_id: r.get("run_id")?,
+                    repository_id: r.get("repository_id")?,
+                    run_tag: r.get("run_tag")?,
+                    branch: r.get("branch")?,
+                    worktree: r.get("worktree")?,
+                    start_commit: r.get("start_commit")?,
+                    policy_json: r.get("policy_json")?,
+                    policy_sha256: r.get("policy_sha256")?,
+                    provenance_json: r.get("provenance_json")?,
+                    provenance_sha256: r.get("provenance_sha256")?,
+                    state: r.get("state")?,
+                    baseline_commit: r.get("baseline_commit")?,
+                    baseline_metric: r.get("baseline_metric")?,
+                    best_commit: r.get("best_commit")?,
+                    best_metric: r.get("best_metric")?,
+                    best_experiment_id: r.get("best_experiment_id")?,
+                    consecutive_failures: r.get("consecutive_failures")?,
+                    terminal_reason: r.get("terminal_reason")?,
+                    blocker_json: r.get("blocker_json")?,
+                    quiescent: r.get::<_, i64>("quiescent")? == 1,
+                    lock_held: r.get::<_, i64>("lock_held")? == 1,
+                })
+            })
+            .ok()?;
+        let mut q = self.db.prepare(sql::LOAD_EXPERIMENTS).unwrap();
+        let experiments = q
+            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+                Ok(StoredExperiment {
+                    experiment_id: r.get("experiment_id")?,
+                    ordinal: r.get("ordinal")?,
+                    kind: r.get("kind")?,
+                    state: r.get("state")?,
+                    parent_commit: r.get("parent_commit")?,
+                    candidate_commit: r.get("candidate_commit")?,
+                    hypothesis: r.get("hypothesis")?,
+                    summary: r.get("summary")?,
+                    changed_paths_json: r.get("changed_paths_json")?,
+                    metric: r.get("metric")?,
+                    decision: r.get("decision")?,
+                    failure_code: r.get("failure_code")?,
+                    failure_message: r.get("failure_message")?,
+                })
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let mut q = self.db.prepare(sql::LOAD_ATTEMPTS).unwrap();
+        let attempts = q
+            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+                Ok(StoredAttempt {
+                    attempt_id: r.get("attempt_id")?,
+                    experiment_id: r.get("experiment_id")?,
+                    ordinal: r.get("ordinal")?,
+                    state: r.get("state")?,
+                    pid: r.get("pid")?,
+                    pgid: r.get("pgid")?,
+                    process_start_time: r.get("process_start_time")?,
+                    quiescent: r.get::<_, Option<i64>>("quiescent")?.map(|q| q == 1),
+                })
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let mut q = self.db.prepare(sql::LOAD_ARTIFACTS).unwrap();
+        let artifacts = q
+            .query_map(rusqlite::named_params! {":run_id": run_id}, |r| {
+                Ok(StoredArtifact {
+                    artifact_id: r.get("artifact_id")?,
+                    experiment_id: r.get("experiment_id")?,
+                    attempt_id: r.get("attempt_id")?,
+                    kind: r.get("kind")?,
+                    location: r.get("location")?,
+                    size_bytes: r.get("size_bytes")?,
+                    sha256: r.get("sha256")?,
+                    truncated: r.get::<_, i64>("truncated")? == 1,
+                })
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        Some(StoredRows {
+            run,
+            experiments,
+            attempts,
+            artifacts,
+        })
+    }
+
+    pub fn scalar<T: rusqlite::types::FromSql>(&self, sql: &str) -> T {
+        self.db.query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    /// Drives `run` until it reports or a crash is simulated. Returns the report, if any.
+    pub fn drive(&mut self, run: &mut Run) -> Option<RunResult> {
+        let mut now = NOW;
+        for _ in 0..100_000 {
+            if self.crash_after.is_some_and(|n| self.performed >= n) {
+                return None;
+            }
+            let Some(effect) = run.poll() else {
+                return match run.status() {
+                    Phase::Done(r) => Some(*r),
+                    Phase::Waiting => None,
+                };
+            };
+            for input in self.perform(effect) {
+                now += 1;
+                run.handle(input, now).expect("driver contract");
+            }
+        }
+        panic!("the run did not finish");
+    }
+}
+
+fn to_sql(v: &SqlValue) -> rusqlite::types::Value {
+    match v {
+        SqlValue::Null => rusqlite::types::Value::Null,
+        SqlValue::Integer(i) => rusqlite::types::Value::Integer(*i),
+        SqlValue::Real(f) => rusqlite::types::Value::Real(*f),
+        SqlValue::Text(s) => rusqlite::types::Value::Text(s.clone()),
+    }
+}
+
+/// One line per effect, for transcripts.
+pub fn describe(e: &Effect) -> String {
+    match e {
+        Effect::Discover { .. } => "discover".into(),
+        Effect::OpenTracker { .. } => "open-tracker".into(),
+        Effect::Persist { statements, .. } => {
+            let names: Vec<String> = statements
+                .iter()
+                .map(|s| {
+                    let first = s
+                        .sql
+                        .split_whitespace()
+                        .take(3)
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    match s.params.iter().find(|(n, _)| *n == "to" || *n == "state") {
+                        Some((_, SqlValue::Text(t))) => format!("{first}→{t}"),
+                        _ => first,
+                    }
+                })
+                .collect();
+            format!("persist [{}]", names.join("; "))
+        }
+        Effect::LoadRun { .. } => "load-run".into(),
+        Effect::CreateWorktree { branch, .. } => format!("create-worktree {branch}"),
+        Effect::HashInputs { paths, .. } => format!(
+            "hash {:?}",
+            paths.iter().map(|p| p.as_str()).collect::<Vec<_>>()
+        ),
+        Effect::RunEvaluator {
+            argv, attempt_id, ..
+        } => format!("evaluate {argv:?} {attempt_id}"),
+        Effect::RunProposer { .. } => "propose".into(),
+        Effect::ListChanges { .. } => "list-changes".into(),
+        Effect::Commit { paths, .. } => format!("commit {paths:?}"),
+        Effect::CheckoutClean { commit, .. } => format!("checkout-clean {}", &commit[..8]),
+        Effect::FastForwardRunBranch { to, .. } => format!("fast-forward {}", &to[..8]),
+        Effect::TerminateProcessGroup { pid, .. } => format!("terminate {pid:?}"),
+        Effect::Interrupt { target } => format!("interrupt {}", target.0),
+        Effect::ExportTsv { .. } => "export-tsv".into(),
+        Effect::RemoveWorktree { .. } => "remove-worktree".into(),
+        Effect::Report(r) => format!("report {}", r.status.as_str()),
+    }
+}
+
+pub fn start(policy: RunPolicy) -> Run {
+    Run::start(policy, RUN_ID, Settings::default(), NOW).unwrap()
+}

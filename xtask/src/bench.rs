@@ -23,14 +23,15 @@ const COLD_START_MS_BUDGET: f64 = 15.0;
 const WASM_RAW_BUDGET: u64 = 300 * 1024;
 
 fn usage() -> &'static str {
-    "usage: cargo xtask bench [--quick] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
+    "usage: cargo xtask bench [--package ROW]... [--quick] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --package     only that package's benches: research-nudge (the default set below) or limit-break (memory scale, target/bench/limit-break.json)\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
 }
 
 /// `cargo xtask bench`.
 pub fn run(args: &[String]) -> Result<()> {
+    let (chosen, args) = packages::selected(args)?;
     let mut quick = false;
     let mut mode = "all";
-    for arg in args {
+    for arg in &args {
         match arg.as_str() {
             "--quick" => quick = true,
             "--profile" => mode = "profile",
@@ -42,17 +43,30 @@ pub fn run(args: &[String]) -> Result<()> {
             other => bail!("unknown argument `{other}`\n{}", usage()),
         }
     }
-    build::ensure_built(packages::research_nudge())?;
     let bin = node::ensure_node()?;
     node::ensure_node_modules()?;
     let node = Node { bin };
     let out_dir = root().join("target").join("bench");
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", rel(&out_dir)))?;
-    match mode {
-        "profile" => profile(&node, &out_dir),
-        "wasm-study" => wasm_study(&node, &out_dir, quick),
-        _ => all(&node, &out_dir, quick),
+    let rows: Vec<&str> = chosen.iter().map(|p| p.row).collect();
+    if rows.contains(&"research-nudge") {
+        build::ensure_built(packages::research_nudge())?;
+        match mode {
+            "profile" => profile(&node, &out_dir)?,
+            "wasm-study" => wasm_study(&node, &out_dir, quick)?,
+            _ => all(&node, &out_dir, quick)?,
+        }
     }
+    if rows.contains(&"limit-break") && mode == "all" {
+        let package = packages::by_row("limit-break")?;
+        build::ensure_built(package)?;
+        let report = crate::memory_bench::bench(|script, args| node.bench(script, args))?;
+        let path = out_dir.join("limit-break.json");
+        std::fs::write(&path, format!("{report:#}\n"))
+            .with_context(|| format!("writing {}", rel(&path)))?;
+        println!("\nbench: wrote {}", rel(&path));
+    }
+    Ok(())
 }
 
 struct Node {

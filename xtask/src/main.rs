@@ -11,6 +11,7 @@ mod dsh;
 mod editor;
 mod fault;
 mod fuzz;
+mod memory_bench;
 mod mock_model;
 mod node;
 mod pack;
@@ -58,8 +59,12 @@ const COMMANDS: &[(&str, &str)] = &[
         "the plugins in the real dsh: turns against a scripted model, explained",
     ),
     (
-        "bench [--quick | --profile | --wasm-study]",
-        "measure cost per tool event, failure sizes, cold start, size, memory; target/bench/report.json",
+        "bench [--package ROW] [--quick | --profile | --wasm-study]",
+        "measure cost per tool event, failure sizes, cold start, size, memory; limit-break's memory at scale",
+    ),
+    (
+        "recall-bench",
+        "limit-break's recall set (crates/memory/recall): hit@1, hit@3, MRR per category",
     ),
     (
         "build-fault",
@@ -109,6 +114,7 @@ fn main() -> ExitCode {
         "release-smoke" => smoke::run(rest),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
+        "recall-bench" => memory_bench::recall_bench(rest),
         "build-fault" => fault::run(rest),
         "fuzz" => fuzz::run(rest),
         "ci" => ci::run(rest),

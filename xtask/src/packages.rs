@@ -21,6 +21,8 @@ pub struct Package {
     pub out_name: &'static str,
     /// The `bin` commands of its package.json, each `bin/<command>.js`.
     pub bins: &'static [&'static str],
+    /// Modules of its own under `lib/` besides `index.js` and `core.js` (the I/O drivers).
+    pub lib: &'static [&'static str],
 }
 
 /// Every package, in the order they are built, packed and mounted.
@@ -31,6 +33,7 @@ pub const ALL: &[Package] = &[
         feature: "research-nudge",
         out_name: "research_nudge",
         bins: &["research-nudge"],
+        lib: &[],
     },
     Package {
         row: "pain-point-check",
@@ -38,6 +41,15 @@ pub const ALL: &[Package] = &[
         feature: "pain-point-check",
         out_name: "pain_point_check",
         bins: &["pain-point-check"],
+        lib: &[],
+    },
+    Package {
+        row: "limit-break",
+        npm: "dsh-limit-break",
+        feature: "limit-break",
+        out_name: "limit_break",
+        bins: &["limit-break"],
+        lib: &["memory.js"],
     },
 ];
 

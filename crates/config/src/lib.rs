@@ -15,6 +15,7 @@
 //! sentinel object `{"\u0000js": "<text>"}`, are rejected like any other wrong value and are shown
 //! as their bare text in messages.
 
+pub mod limit_break;
 pub mod pain_point_check;
 mod patch_schema;
 pub mod research_nudge;
@@ -51,6 +52,12 @@ pub const ROWS: &[Row] = &[
         package: pain_point_check::PACKAGE_NAME,
         defaults: || defaults_of::<pain_point_check::RowConfig>(),
         schema: pain_point_check::json_schema,
+    },
+    Row {
+        id: limit_break::ROW_ID,
+        package: limit_break::PACKAGE_NAME,
+        defaults: || defaults_of::<limit_break::RowConfig>(),
+        schema: limit_break::json_schema,
     },
 ];
 
@@ -130,6 +137,8 @@ pub enum Rule {
     },
     /// A string with a non-whitespace character.
     Text,
+    /// Any string, the empty one included (which then usually means "the default").
+    AnyText,
     /// One of these strings.
     OneOf(&'static [&'static str]),
 }
@@ -232,6 +241,10 @@ fn check(rule: Rule, key: &str, value: &Value, issues: &mut Vec<Issue>) -> Optio
         Rule::Text => match value {
             Value::String(text) if !text.trim().is_empty() => return Some(value.clone()),
             _ => "must be a string with some text".to_owned(),
+        },
+        Rule::AnyText => match value {
+            Value::String(_) => return Some(value.clone()),
+            _ => "must be a string".to_owned(),
         },
         Rule::OneOf(choices) => match value {
             Value::String(text) if choices.contains(&text.as_str()) => return Some(value.clone()),

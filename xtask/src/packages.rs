@@ -49,7 +49,7 @@ pub const ALL: &[Package] = &[
         feature: "limit-break",
         out_name: "limit_break",
         bins: &["limit-break"],
-        lib: &["memory.js"],
+        lib: &["memory.js", "fetch.js"],
     },
 ];
 

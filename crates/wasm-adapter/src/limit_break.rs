@@ -1,12 +1,14 @@
 //! limit-break's WebAssembly surface (cargo feature `limit-break`).
 //!
 //! The shim (`packages/limit-break/lib/index.js`) registers the tools whose definitions come from
-//! [`tools`], and its drivers (`lib/memory.js`) perform the file operations that
-//! `limit-break-memory` asks for. Everything the drivers would otherwise have to decide lives
+//! [`tools`], and its drivers perform the I/O the cores ask for: `lib/memory.js` the file
+//! operations of `limit-break-memory`'s save protocol, `lib/fetch.js` the steps of
+//! `limit-break-fetch`'s ladder ([`fetch`]). Everything the drivers would otherwise have to decide lives
 //! here or in the cores: argument rules, the store format, ranking, the lock protocol's
 //! decisions, the index cache's freshness, the answers and every message. The drivers only do I/O
 //! and hand over what they found (bytes, stat fields, error codes, the time).
 
+pub mod fetch;
 pub mod memory;
 pub mod tools;
 

@@ -1,7 +1,8 @@
 // limit-break: the DSH plugin module. This shim is the only code that knows DSH: it registers the
 // tools whose definitions (names, descriptions, schemas, timeouts) come from the Rust core and
-// routes each call to its driver (lib/memory.js), which performs the I/O the core asks for. Every
-// rule, default, limit, decision and message lives in Rust.
+// routes each call to its driver (lib/memory.js for the memory tools, lib/fetch.js for
+// resilient_fetch), which performs the I/O the core asks for. Every rule, default, limit,
+// decision and message lives in Rust.
 //
 // Importing this module has no side effects: no file is read, no process spawned and no
 // WebAssembly compiled until DSH validates the config or calls `apply`.
@@ -10,6 +11,7 @@ import { resolve, sep } from 'node:path'
 import { core, encodeConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter } from './common/dsh.js'
+import { createFetch } from './fetch.js'
 import { createMemory, storePaths } from './memory.js'
 
 export const name = 'limit-break'
@@ -36,21 +38,30 @@ export function apply(ctx, config) {
   const osHome = homedir()
   const paths = storePaths(wasm, resolve(plugin.dshHome(dshHomeEnv, osHome, sep)))
   const memory = createMemory(wasm, plugin, paths, { dshHomeEnv, osHome })
+  const fetch = createFetch(wasm, plugin)
   const run = {
     memory_save: (args) => memory.save(args),
     memory_recall: (args) => memory.recall(args),
     memory_stats: () => memory.stats(),
+    resilient_fetch: (args, exec) => fetch(args, exec?.signal),
   }
+  // A fetch result reads like a fetched page (status line, ladder, text); the memory answers
+  // are their JSON.
+  const renders = {
+    resilient_fetch: (value) => wasm.renderFetchResult(JSON.stringify(value)),
+  }
+  const asJson = (value) => JSON.stringify(value, null, 2)
 
   for (const tool of JSON.parse(plugin.toolsJson())) {
     const perform = run[tool.name]
+    const render = renders[tool.name] ?? asJson
     ctx.tools.register({
       name: tool.name,
       description: tool.description,
       parameters: tool.parameters,
       output: {
         schema: tool.outputSchema,
-        render: (_args, value) => [{ type: 'text', text: JSON.stringify(value, null, 2) }],
+        render: (_args, value) => [{ type: 'text', text: render(value) }],
       },
       timeoutMs: tool.timeoutMs,
       ...(tool.concurrencySafe ? { isConcurrencySafe: () => true } : {}),

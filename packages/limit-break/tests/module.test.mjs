@@ -43,6 +43,10 @@ test('the empty config is every documented default', () => {
   assert.equal(issues, undefined)
   assert.equal(value.enabled, true)
   assert.equal(value.dshHome, '')
+  assert.equal(value.allowPrivateNetwork, false)
+  assert.equal(value.fetchTimeoutMs, 30000)
+  assert.equal(value.maxBodyBytes, 2097152)
+  assert.equal(value.maxTextChars, 20000)
   assert.deepEqual(validate(undefined).value, value)
   assert.deepEqual(validate(null).value, value)
 })
@@ -53,6 +57,9 @@ test('bad values name the field, the rule and the value, with a path', () => {
   ])
   assert.deepEqual(validate({ dshHome: NaN }).issues, [
     { path: ['dshHome'], message: 'dshHome must be a string (got NaN)' },
+  ])
+  assert.deepEqual(validate({ rungTimeoutMs: 100 }).issues, [
+    { path: ['rungTimeoutMs'], message: 'rungTimeoutMs must be an integer >= 500 (got 100)' },
   ])
   assert.deepEqual(validate({ enabeld: false }).issues, [
     { path: ['enabeld'], message: 'enabeld is not a config key; did you mean enabled? (got false)' },
@@ -70,9 +77,10 @@ test('enabled: false registers no tool', async (t) => {
   assert.equal(tools.defs.size, 0)
 })
 
-test('the memory tools register with schemas in the subset DSH enforces', async (t) => {
+test('the four tools register with schemas in the subset DSH enforces', async (t) => {
   const { tools } = await mount(t)
-  for (const name of ['memory_save', 'memory_recall', 'memory_stats']) {
+  assert.deepEqual([...tools.defs.keys()], ['memory_save', 'memory_recall', 'memory_stats', 'resilient_fetch'])
+  for (const name of tools.defs.keys()) {
     const def = tools.defs.get(name)
     assert.ok(def, name)
     assert.deepEqual(schemaViolations(def.output.schema), [], name)
@@ -84,11 +92,24 @@ test('the memory tools register with schemas in the subset DSH enforces', async 
   assert.equal(tools.defs.get('memory_recall').isConcurrencySafe({}), true)
   assert.equal(tools.defs.get('memory_stats').isConcurrencySafe({}), true)
   assert.ok(tools.defs.get('memory_save').timeoutMs > 8000, 'a save may wait out the lock')
+  const fetch = tools.defs.get('resilient_fetch')
+  assert.equal(fetch.isConcurrencySafe({}), true)
+  assert.ok(fetch.timeoutMs > 30000, 'DSH\'s timeout outlives the ladder\'s own 30 s deadline')
+  assert.deepEqual(fetch.parameters.required, ['url'])
+  assert.match(fetch.description, /refused/)
+})
+
+test('the fetch tool\'s description and timeout follow the row config', async (t) => {
+  const { tools } = await mount(t, { allowPrivateNetwork: true, fetchTimeoutMs: 5000, rungTimeoutMs: 2000, maxTextChars: 5000 })
+  const fetch = tools.defs.get('resilient_fetch')
+  assert.match(fetch.description, /allowed by this profile's config/)
+  assert.match(fetch.description, /at most 5000 characters/)
+  assert.ok(fetch.timeoutMs > 5000 && fetch.timeoutMs < 30000)
 })
 
 test('disposing the plugin unregisters its tools', async (t) => {
   const { tools, fiber } = await mount(t)
-  assert.ok(tools.defs.size >= 3)
+  assert.equal(tools.defs.size, 4)
   await fiber.dispose()
   assert.equal(tools.defs.size, 0)
 })

@@ -8,6 +8,8 @@
 //! annotations): no bounds, so the bounds live in the cores.
 
 use config::limit_break::RowConfig;
+use fetch::input::MAX_URL_LEN;
+use fetch::ladder::CURL_KILL_GRACE_MS;
 use memory::args::{DEFAULT_LIMIT, MAX_LIMIT, MAX_TAGS};
 use memory::lock::WAIT_MS;
 use serde_json::{Value, json};
@@ -18,6 +20,12 @@ pub const MEMORY_SAVE: &str = "memory_save";
 pub const MEMORY_RECALL: &str = "memory_recall";
 /// `memory_stats`'s name.
 pub const MEMORY_STATS: &str = "memory_stats";
+/// `resilient_fetch`'s name.
+pub const RESILIENT_FETCH: &str = "resilient_fetch";
+
+/// Time a fetch may take beyond its own deadline before DSH's timeout policy steps in: the last
+/// curl's kill grace and the rendering.
+const FETCH_ALLOWANCE_MS: u64 = 4_000;
 
 /// Time a save may take beyond the lock wait (read, write, fsync, rename).
 const SAVE_IO_ALLOWANCE_MS: u64 = 12_000;
@@ -25,8 +33,13 @@ const SAVE_IO_ALLOWANCE_MS: u64 = 12_000;
 const READ_TIMEOUT_MS: u64 = 20_000;
 
 /// Every tool the row registers, in order.
-pub fn definitions(_row: &RowConfig) -> Value {
-    json!([memory_save(), memory_recall(), memory_stats()])
+pub fn definitions(row: &RowConfig) -> Value {
+    json!([
+        memory_save(),
+        memory_recall(),
+        memory_stats(),
+        resilient_fetch(row)
+    ])
 }
 
 fn string(description: &str) -> Value {
@@ -153,6 +166,92 @@ fn memory_stats() -> Value {
     })
 }
 
+fn resilient_fetch(row: &RowConfig) -> Value {
+    let settings = row.fetch_settings();
+    let private = if settings.allow_private_network {
+        "Loopback and private addresses are allowed by this profile's config; cloud metadata addresses are always refused."
+    } else {
+        "Loopback, private, link-local and cloud metadata addresses (however spelled, and whatever a name resolves to) are refused."
+    };
+    json!({
+        "name": RESILIENT_FETCH,
+        "description": format!(
+            "Fetch an http(s) URL with GET and return its text; HTML becomes readable text unless `format` is \"raw\". When the plain request fails at the transport level (connection reset, refused, timed out, TLS handshake), it climbs a ladder instead of giving up: curl over IPv6, curl over IPv4, then a sibling host of the same service whose certificate still verifies (a Wikipedia article via the Wikimedia API). The result says which rung answered and what each rung did. Any HTTP status is an answer, not a failure. Certificates are always verified and no proxy is used. {private} Reads at most {} bytes and returns at most {} characters; redirects are followed (at most {}) and checked hop by hop.",
+            settings.max_body_bytes, settings.max_text_chars, settings.max_redirects,
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "url": string(&format!("Absolute http:// or https:// URL (at most {MAX_URL_LEN} bytes).")),
+                "format": {
+                    "type": "string",
+                    "enum": ["text", "raw"],
+                    "description": "`text` (default): HTML converted to readable text, other text types as served. `raw`: the decoded body as served, HTML included.",
+                },
+            },
+            "required": ["url"],
+            "additionalProperties": false,
+        },
+        "outputSchema": {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "ok": { "type": "boolean", "const": true },
+                        "url": { "type": "string" },
+                        "finalUrl": { "type": "string", "description": "The URL that answered, after redirects (the sibling's on rung 4)." },
+                        "status": { "type": "integer" },
+                        "contentType": { "description": "The Content-Type as served, or null." },
+                        "text": { "type": "string" },
+                        "truncated": { "type": "boolean" },
+                        "bytes": { "type": "integer", "description": "Body bytes read." },
+                        "report": report_schema(),
+                    },
+                    "required": ["ok", "url", "finalUrl", "status", "text", "truncated", "bytes", "report"],
+                },
+                {
+                    "type": "object",
+                    "description": "No answer. `code`: fetch.invalid_input, fetch.invalid_url, fetch.blocked, fetch.redirect_refused, fetch.too_many_redirects, fetch.unsupported_content, fetch.failed, fetch.timeout or fetch.aborted.",
+                    "properties": {
+                        "ok": { "type": "boolean", "const": false },
+                        "code": { "type": "string" },
+                        "message": { "type": "string" },
+                        "report": report_schema(),
+                    },
+                    "required": ["ok", "code", "message", "report"],
+                },
+            ],
+        },
+        "timeoutMs": settings.deadline_ms + CURL_KILL_GRACE_MS + FETCH_ALLOWANCE_MS,
+        "concurrencySafe": true,
+    })
+}
+
+fn report_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "Which rung answered and what every rung did.",
+        "properties": {
+            "answered": { "description": "fetch, curl-ipv6, curl-ipv4, sibling, or null." },
+            "curl": { "type": "string", "enum": ["available", "missing"] },
+            "rungs": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "rung": { "type": "string", "enum": ["fetch", "curl-ipv6", "curl-ipv4", "sibling"] },
+                        "outcome": { "type": "string", "enum": ["answered", "failed", "skipped", "refused"] },
+                        "ms": { "type": "integer" },
+                    },
+                    "required": ["rung", "outcome", "ms"],
+                },
+            },
+            "notes": { "type": "array", "items": { "type": "string" } },
+        },
+        "required": ["answered", "curl", "rungs", "notes"],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,7 +314,10 @@ mod tests {
             assert!(def["description"].as_str().unwrap().len() > 80);
             assert!(def["timeoutMs"].as_u64().unwrap() > 0);
         }
-        assert_eq!(names, [MEMORY_SAVE, MEMORY_RECALL, MEMORY_STATS]);
+        assert_eq!(
+            names,
+            [MEMORY_SAVE, MEMORY_RECALL, MEMORY_STATS, RESILIENT_FETCH]
+        );
     }
 
     #[test]
@@ -224,5 +326,26 @@ mod tests {
         assert!(defs[0]["timeoutMs"].as_u64().unwrap() > WAIT_MS);
         assert_eq!(defs[0]["concurrencySafe"], false);
         assert_eq!(defs[1]["concurrencySafe"], true);
+    }
+
+    #[test]
+    fn the_fetch_tool_states_its_caps_and_outlives_its_deadline() {
+        let row = RowConfig::default();
+        let def = &definitions(&row)[3];
+        let description = def["description"].as_str().unwrap();
+        assert!(description.contains("at most 2097152 bytes"));
+        assert!(description.contains("at most 20000 characters"));
+        assert!(description.contains("are refused"));
+        assert!(def["timeoutMs"].as_u64().unwrap() > u64::from(row.fetch_timeout_ms));
+        let open = RowConfig {
+            allow_private_network: true,
+            ..RowConfig::default()
+        };
+        assert!(
+            definitions(&open)[3]["description"]
+                .as_str()
+                .unwrap()
+                .contains("allowed by this profile's config")
+        );
     }
 }

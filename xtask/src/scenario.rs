@@ -236,6 +236,62 @@ pub fn request_text(body: &Value) -> String {
     out
 }
 
+/// What each conversation request added to the conversation, one line per message: the model's
+/// reply (its text and tool call), the tool's result, and injected notices.
+pub fn transcript(turn: &Turn) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut seen = 0;
+    for (i, request) in turn.conversation().iter().enumerate() {
+        let messages = request.body["messages"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
+        for message in messages.iter().skip(seen) {
+            let text = match &message["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => String::new(),
+            };
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or_default();
+            let line = match message["role"].as_str().unwrap_or_default() {
+                "assistant" => {
+                    let calls: Vec<String> = message["tool_calls"]
+                        .as_array()
+                        .map_or(&[][..], Vec::as_slice)
+                        .iter()
+                        .map(|c| {
+                            format!(
+                                "{} {}",
+                                c["function"]["name"].as_str().unwrap_or_default(),
+                                c["function"]["arguments"].as_str().unwrap_or_default()
+                            )
+                        })
+                        .collect();
+                    let said = if text.is_empty() {
+                        String::new()
+                    } else {
+                        format!("says {:?}; ", clip(&text.replace('\n', " | "), 90))
+                    };
+                    format!("model     {said}calls {}", clip(&calls.join(", "), 80))
+                }
+                "tool" => format!("result    {}", clip(first, 110)),
+                "user" if i == 0 => format!("task      {}", clip(first, 110)),
+                "user" => format!("notice    {}", clip(first, 110)),
+                other => format!("{other:<9} {}", clip(first, 110)),
+            };
+            lines.push(format!("  req {:>2}  {line}", i + 1));
+        }
+        seen = messages.len();
+    }
+    lines
+}
+
 fn clip(text: &str, width: usize) -> String {
     match text.char_indices().nth(width) {
         Some((cut, _)) => format!("{}…", &text[..cut]),

@@ -5,8 +5,8 @@
 //! knows wasm-bindgen; it still knows nothing of DSH: the shim turns DSH events into the flat
 //! arguments of [`AgentTracker::observe`], one call per tool event, and everything that decides
 //! behaviour (validation, classification, debt, reminders, snooze replies) happens here or below.
-//! The one place it reads a DSH format is [`session_log`]: the replay CLI's reader of DSH session
-//! logs, which sees the log's JSON lines, never live DSH objects.
+//! The one place it reads a DSH format is [`session_log`]: the replay CLI's mapping of DSH session
+//! logs (read by `dsh-session-log` from the log's JSON lines, never live DSH objects) to the policy.
 
 pub mod replay;
 pub mod session_log;

@@ -183,10 +183,21 @@ fn all(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     println!("\n==> bench: pain-point-check per tool call (guard + tools/result) and cold start");
     let gate_package = packages::by_row("pain-point-check")?;
     build::ensure_built(gate_package)?;
-    let (calls, gate_rounds) = if quick { ("20000", "5") } else { ("100000", "15") };
+    let (calls, gate_rounds) = if quick {
+        ("20000", "5")
+    } else {
+        ("100000", "15")
+    };
     let gate = node.bench(
         "pain-point-check.mjs",
-        &["--calls", calls, "--rounds", gate_rounds, "--runs", cold_runs],
+        &[
+            "--calls",
+            calls,
+            "--rounds",
+            gate_rounds,
+            "--runs",
+            cold_runs,
+        ],
     )?;
     let (gate_raw, gate_gz) = wasm_sizes(&gate_package.glue_wasm())?;
     let (raw, gz) = wasm_sizes(&packages::research_nudge().glue_wasm())?;

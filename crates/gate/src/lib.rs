@@ -327,9 +327,13 @@ impl Reaction {
             }
             Reaction::UserPrompt { cleared: false } => None,
             Reaction::Lift(LiftOutcome::Lifted) => Some(TimelineEntry::Lifted),
-            Reaction::Lift(LiftOutcome::Partial { missing }) => {
+            // A reply that answers nothing (a tool-only step) is no partial answer.
+            Reaction::Lift(LiftOutcome::Partial { missing })
+                if missing.len() < Marker::ALL.len() =>
+            {
                 Some(TimelineEntry::Partial(*missing))
             }
+            Reaction::Lift(LiftOutcome::Partial { .. }) => None,
             Reaction::Lift(LiftOutcome::NotPending) => None,
             Reaction::Notice(Some(notice)) => Some(match notice.kind {
                 NoticeKind::Check => TimelineEntry::CheckShown,

@@ -16,6 +16,9 @@
 /// a started call, `ABORTED_BEFORE_DISPATCH` closes one whose body never ran.
 pub const CANCEL_CODES: [&str; 2] = ["ABORTED", "ABORTED_BEFORE_DISPATCH"];
 
+/// DSH's error code of a call its timeout policy stopped (`packages/guard/timeout-policy`).
+pub const TIMEOUT_CODE: &str = "TOOL_TIMEOUT";
+
 /// The failure rule both guards share: an error result (`ok == false`), or a successful result
 /// that reported a non-zero exit code (DSH reports a non-zero exit as a success). Kills and
 /// timeouts are not part of it; see [`Outcome::failed`].
@@ -96,11 +99,30 @@ impl Outcome {
     /// The outcome of a recorded result: `ok` is `!isError`, `error_code` is DSH's error code
     /// (a [`CANCEL_CODES`] one makes it cancelled), `status` the markers read from its text.
     pub fn from_result(ok: bool, error_code: Option<&str>, status: &ShellStatus) -> Self {
+        Self::from_facts(
+            ok,
+            error_code,
+            status.exit_code,
+            status.signal.is_some(),
+            status.timeout_ms.is_some(),
+        )
+    }
+
+    /// The outcome of a live result: `ok` is `!isError`, `error_code` its `error.info.code`, and
+    /// the shell facts come from its value (`exitCode`, a `signal`, `timedOut`). A timeout is
+    /// either the shell's own or the harness's timeout policy ([`TIMEOUT_CODE`]).
+    pub fn from_facts(
+        ok: bool,
+        error_code: Option<&str>,
+        exit_code: Option<i64>,
+        killed: bool,
+        timed_out: bool,
+    ) -> Self {
         Self {
             ok,
-            exit_code: status.exit_code,
-            killed: status.signal.is_some(),
-            timed_out: status.timeout_ms.is_some(),
+            exit_code,
+            killed,
+            timed_out: timed_out || error_code == Some(TIMEOUT_CODE),
             cancelled: error_code.is_some_and(|code| CANCEL_CODES.contains(&code)),
         }
     }

@@ -74,29 +74,6 @@ impl Plugin {
     }
 }
 
-/// DSH's error codes of a call the user or the harness cancelled (not an experiment).
-const CANCELLED_CODES: [&str; 2] = ["ABORTED", "ABORTED_BEFORE_DISPATCH"];
-/// DSH's error code of a call the timeout policy stopped.
-const TIMEOUT_CODE: &str = "TOOL_TIMEOUT";
-
-/// The gate's reading of a DSH tool result's facts.
-pub fn outcome_of(
-    ok: bool,
-    exit_code: Option<f64>,
-    killed: bool,
-    timed_out: bool,
-    error_code: Option<&str>,
-) -> Outcome {
-    Outcome {
-        ok,
-        // `as` saturates; the shim passes integers only.
-        exit_code: exit_code.map(|code| code as i64),
-        killed,
-        timed_out: timed_out || error_code == Some(TIMEOUT_CODE),
-        cancelled: error_code.is_some_and(|code| CANCELLED_CODES.contains(&code)),
-    }
-}
-
 /// What an assistant reply did, for the shim (it logs nothing and keeps no state of its own
 /// beyond which agents are pending).
 #[wasm_bindgen(js_name = LiftResult)]
@@ -160,7 +137,9 @@ impl Gate {
         timed_out: bool,
         error_code: Option<String>,
     ) {
-        let outcome = outcome_of(ok, exit_code, killed, timed_out, error_code.as_deref());
+        // `as` saturates; the shim passes integers only.
+        let exit_code = exit_code.map(|code| code as i64);
+        let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
         let _ = self.inner.on_result(
             &plugin.settings,
             name,

@@ -30,7 +30,9 @@
 //! expected replay output; without the flag the committed file must exist).
 //!
 //! `exit` is a code or `"fail"` (any non-zero code). `requests` counts the conversation requests
-//! (those offering tools). `first_seen` maps a text to the 1-based conversation request in which
+//! (those offering tools). `$FIXTURES` in the patch stands for `xtask/fixtures/`, so a test-only
+//! plugin there (e.g. `plugins/steer.mjs`, a person steering a running turn) can be mounted by
+//! path. `first_seen` maps a text to the 1-based conversation request in which
 //! it first appears (in any message: a notice, a tool result, the model's own reply); it appears
 //! in none before. The patch overlay is JSON, which is YAML, so it goes to `--patch` as it is.
 
@@ -128,9 +130,14 @@ impl Scenario {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
+        // `$FIXTURES` in the overlay is `xtask/fixtures/` (test-only plugins are mounted by path).
+        let fixtures = root().join("xtask").join("fixtures");
         let patch = match &self.doc["patch"] {
             Value::Null => None,
-            overlay => Some(serde_json::to_string_pretty(overlay)?),
+            overlay => Some(
+                serde_json::to_string_pretty(overlay)?
+                    .replace("$FIXTURES", &fixtures.display().to_string()),
+            ),
         };
         let turn = h.turn(TurnSpec {
             name: &self.name,

@@ -34,6 +34,10 @@ const SIGNALS_HEAD: &str = "Current signals:";
 const SNOOZE_TOOL: &str = "research_nudge_snooze";
 /// Where the loop's scrubbed session log is kept.
 pub const FIXTURE: &str = "packages/research-nudge/vectors/sessions/smoke-loop.jsonl.zstd";
+/// The overlay of research-nudge's own turns: the other guard of the family sits out, so these
+/// turns measure research-nudge alone (the family scenarios in `xtask/scenarios/` run them
+/// together).
+const RESEARCH_NUDGE_ALONE: &str = "- id: pain-point-check\n  disabled: true\n";
 /// A dsh run that takes longer than this is killed.
 const TURN_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -334,7 +338,8 @@ impl Turn {
             .collect()
     }
 
-    fn describe(&self) -> String {
+    /// Exit code, stdout and the tail of stderr, for failure messages.
+    pub fn describe(&self) -> String {
         format!(
             "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
             self.code,
@@ -678,7 +683,7 @@ pub fn scenario_loop(h: &Harness) -> Result<LoopOutcome> {
         task: LOOP_TASK,
         files: LOOP_FILES,
         script: loop_script(),
-        patch: None,
+        patch: Some(RESEARCH_NUDGE_ALONE),
     })?;
     if turn.code != Some(0) || turn.unused != 0 {
         bail!(
@@ -838,7 +843,7 @@ fn scenario_research(h: &Harness) -> Result<(String, usize)> {
         task: LOOP_TASK,
         files: LOOP_FILES,
         script,
-        patch: None,
+        patch: Some(RESEARCH_NUDGE_ALONE),
     })?;
     completed(&turn)?;
     let (log, logged) = h.logged(&turn)?;
@@ -919,7 +924,7 @@ fn scenario_snooze(h: &Harness) -> Result<(String, usize)> {
         task: LOOP_TASK,
         files: LOOP_FILES,
         script,
-        patch: None,
+        patch: Some(RESEARCH_NUDGE_ALONE),
     })?;
     completed(&turn)?;
     let (log, logged) = h.logged(&turn)?;
@@ -987,12 +992,14 @@ fn snooze_reply(h: &Harness, minutes: u32) -> Result<String> {
 
 /// Scenario d: `enabled: false` registers nothing.
 fn scenario_disabled(h: &Harness) -> Result<(String, usize)> {
+    let patch =
+        format!("{RESEARCH_NUDGE_ALONE}- id: research-nudge\n  config:\n    enabled: false\n");
     let turn = h.turn(TurnSpec {
         name: "d-disabled",
         task: LOOP_TASK,
         files: LOOP_FILES,
         script: loop_script(),
-        patch: Some("- id: research-nudge\n  config:\n    enabled: false\n"),
+        patch: Some(&patch),
     })?;
     completed(&turn)?;
     no_reminders(&turn)?;
@@ -1059,6 +1066,40 @@ fn bad_config(h: &Harness, name: &str, yaml_key: &str, config: Value) -> Result<
 }
 
 /// Step 5: scrub the loop's log into a fixture; check it (and the committed one).
+/// Scrubs a turn's session log; with `update` writes it to `fixture` (relative to the root);
+/// checks that the committed fixture exists and reads back. Returns a report line.
+pub fn keep_session_fixture(
+    h: &Harness,
+    turn: &Turn,
+    fixture: &str,
+    update: bool,
+) -> Result<String> {
+    let node = h.toolchain.node();
+    let log = session_log::find(&h.home, &node, &turn.cwd)?;
+    let texts = session_log::read_frames(&node, &log)?;
+    let scrub = Scrub::new(&turn.cwd, &h.home);
+    let scrubbed = scrub.frames(&texts)?;
+    let leaks = scrub.leaks(&scrubbed);
+    if !leaks.is_empty() {
+        bail!("scrubbing left machine paths in: {leaks:?}");
+    }
+    let committed = root().join(fixture);
+    if update {
+        std::fs::create_dir_all(committed.parent().context("a fixture path has a folder")?)?;
+        session_log::write_frames(&node, &committed, &scrubbed)?;
+        println!("fixture: wrote {fixture}");
+    }
+    if !committed.is_file() {
+        bail!("{fixture} is missing; run `cargo xtask release-smoke --update-fixture`");
+    }
+    let kept = session_log::read_frames(&node, &committed)?;
+    Ok(format!(
+        "{fixture} ({} frames) checks out; this run's log scrubbed to {} frames",
+        kept.len(),
+        scrubbed.len()
+    ))
+}
+
 fn fixture(h: &Harness, outcome: &LoopOutcome, update: bool) -> Result<String> {
     let node = h.toolchain.node();
     let texts = session_log::read_frames(&node, &outcome.log)?;
@@ -1171,13 +1212,16 @@ pub fn run(args: &[String]) -> Result<()> {
     ));
     let fixture_line = t.step("session-log fixture", || fixture(&h, &outcome, update))?;
     report.push(format!("fixture: {fixture_line}"));
+    let scenarios = crate::scenario::run_all(&h, &mut t, update)?;
+    turns += scenarios.len();
+    report.extend(scenarios);
 
     println!("\nrelease-smoke report");
     for line in &report {
         println!("  {line}");
     }
     println!(
-        "  turns run: {turns} (+2 boots that failed as they must); model requests checked: {checked}"
+        "  turns and boots run: {turns} (+2 research-nudge boots that failed as they must); model requests checked: {checked}"
     );
     println!("\nseconds per step");
     print!("{}", t.table());

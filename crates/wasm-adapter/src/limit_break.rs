@@ -13,7 +13,6 @@ pub mod memory;
 pub mod tools;
 
 use config::limit_break::{self as row, RowConfig};
-use serde_json::{Value, json};
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows.
@@ -26,21 +25,11 @@ const DEFAULT_HOME_DIR: &str = ".dsh";
 /// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
 #[wasm_bindgen(js_name = validateLimitBreakConfig)]
 pub fn validate_config(input: &str) -> String {
-    let result = match parse_config(input) {
-        Ok(row) => json!({ "value": row }),
-        Err(issues) => json!({ "issues": issues }),
-    };
-    result.to_string()
+    crate::standard_schema_json(parse_config(input))
 }
 
 fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    let value: Value = serde_json::from_str(input).map_err(|error| {
-        vec![config::Issue {
-            path: Vec::new(),
-            message: format!("config must be JSON ({error})"),
-        }]
-    })?;
-    row::validate(&value)
+    crate::parse_row(input, row::validate)
 }
 
 /// The plugin for one validated config.
@@ -157,6 +146,7 @@ fn join(base: &str, rest: &str, sep: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn config_validation_answers_in_standard_schema_shape() {

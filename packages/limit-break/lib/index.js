@@ -11,7 +11,6 @@ import { resolve, sep } from 'node:path'
 import { core, encodeConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter } from './common/dsh.js'
-import { createFetch } from './fetch.js'
 import { createMemory, storePaths } from './memory.js'
 
 export const name = 'limit-break'
@@ -38,12 +37,18 @@ export function apply(ctx, config) {
   const osHome = homedir()
   const paths = storePaths(wasm, resolve(plugin.dshHome(dshHomeEnv, osHome, sep)))
   const memory = createMemory(wasm, plugin, paths, { dshHomeEnv, osHome })
-  const fetch = createFetch(wasm, plugin)
+  // lib/fetch.js (node:http, node:https: tens of milliseconds to load) is imported by the first
+  // resilient_fetch call, not when DSH imports the plugin.
+  let fetch
+  const fetchOnce = async (args, signal) => {
+    fetch ??= import('./fetch.js').then(({ createFetch }) => createFetch(wasm, plugin))
+    return (await fetch)(args, signal)
+  }
   const run = {
     memory_save: (args) => memory.save(args),
     memory_recall: (args) => memory.recall(args),
     memory_stats: () => memory.stats(),
-    resilient_fetch: (args, exec) => fetch(args, exec?.signal),
+    resilient_fetch: (args, exec) => fetchOnce(args, exec?.signal),
   }
   // A fetch result reads like a fetched page (status line, ladder, text); the memory answers
   // are their JSON.

@@ -212,9 +212,19 @@ async function acquire(wasm, lock, paths) {
         await sleep(decision.ms)
         attempt += 1
         break
-      case 'steal':
-        await steal(wasm, lock, paths, seen.text)
+      case 'steal': {
+        // Judged a moment ago; if it changed since, another writer already took it over, and
+        // moving it aside now would displace that writer's fresh lock.
+        let again
+        try {
+          again = await observe(paths.lock)
+        } catch (error) {
+          if (error.code === 'ENOENT') break
+          throw error
+        }
+        if (wasm.LimitBreakLock.sameLock(again.text, seen.text)) await steal(wasm, lock, paths, seen.text)
         break
+      }
       default:
         return JSON.stringify(decision.answer)
     }
@@ -267,32 +277,31 @@ async function putBack(from, to) {
   }
 }
 
-/** A take-over: rename aside, and put it back if what moved is not the lock that was judged. */
-async function steal(wasm, lock, paths, judged) {
-  const aside = join(paths.dir, lock.stealName)
+/**
+ * Renames the lock to `aside` (a name only this writer uses), reads what moved, and deletes it
+ * only if `mine(text)` says it is the lock this writer meant to remove; otherwise puts it back
+ * (never over a newer lock). A lock already gone is fine.
+ */
+async function removeAside(lockPath, aside, mine) {
   try {
-    await rename(paths.lock, aside)
+    await rename(lockPath, aside)
   } catch (error) {
     if (error?.code === 'ENOENT') return
     throw error
   }
   const moved = (await readFileOrUndefined(aside))?.toString('utf8') ?? ''
-  if (!wasm.LimitBreakLock.sameLock(moved, judged)) await putBack(aside, paths.lock)
+  if (!mine(moved)) await putBack(aside, lockPath)
   await unlink(aside).catch(() => {})
 }
 
-/** Step 7: release the lock if it is still ours; a missing lock is fine. */
-async function release(lock, paths) {
-  const aside = join(paths.dir, lock.releaseName)
-  try {
-    await rename(paths.lock, aside)
-  } catch (error) {
-    if (error?.code === 'ENOENT') return
-    throw error
-  }
-  const text = (await readFileOrUndefined(aside))?.toString('utf8') ?? ''
-  if (!lock.owns(text)) await putBack(aside, paths.lock)
-  await unlink(aside).catch(() => {})
+/** A take-over: removes the lock only if it is still the one that was judged stale. */
+function steal(wasm, lock, paths, judged) {
+  return removeAside(paths.lock, join(paths.dir, lock.stealName), (moved) => wasm.LimitBreakLock.sameLock(moved, judged))
+}
+
+/** Step 7: release the lock if it is still ours. */
+function release(lock, paths) {
+  return removeAside(paths.lock, join(paths.dir, lock.releaseName), (moved) => lock.owns(moved))
 }
 
 /**

@@ -130,6 +130,8 @@ test('two writers facing one stale lock both take it over in turn and lose nothi
   const startAt = String(Date.now() + 1500)
   const results = await Promise.all(['s1', 's2', 's3'].map((p) => run(SAVER, [home, 'locked', p, '2', startAt]).done))
   for (const r of results) assert.equal(r.code, 0, r.stderr)
+  const answers = results.flatMap((r) => JSON.parse(r.stdout).answers)
+  assert.deepEqual(answers.filter((a) => !a.ok), [], 'every save answered ok')
   const ids = JSON.parse(await readFile(join(dir, 'facts.json'), 'utf8')).facts.map((f) => f.id).sort()
   assert.deepEqual(ids, ['s1.0', 's1.1', 's2.0', 's2.1', 's3.0', 's3.1'])
   assert.deepEqual((await readdir(dir)).sort(), ['facts.json'])

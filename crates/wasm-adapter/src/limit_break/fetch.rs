@@ -14,7 +14,7 @@
 //! - `{ kind: "http", id, rung, url, tls, host, port, path, addresses: [{ address, family }],
 //!   headers: { name: value }, timeoutMs, maxBodyBytes }`;
 //! - `{ kind: "curl", id, rung, url, argv, timeoutMs, killAfterMs, maxStdoutBytes }`;
-//! - `{ kind: "done", outcome }`.
+//! - `{ kind: "done", outcome }` (also `outcomeJson()` once done).
 //!
 //! Inputs, as JSON (with `bytes` where noted):
 //! - `{ kind: "resolved", addresses: ["192.0.2.1", "2001:db8::1"] }`;
@@ -108,10 +108,16 @@ impl Fetch {
             ladder.abort(millis(now_ms));
         }
     }
+
+    /// The outcome (the tool's value) as JSON text once done, else `undefined`.
+    #[wasm_bindgen(js_name = outcomeJson)]
+    pub fn outcome_json(&self) -> Option<String> {
+        self.outcome().map(|v| v.to_string())
+    }
 }
 
 impl Fetch {
-    /// The outcome's JSON once done (tests).
+    /// The outcome once done.
     pub fn outcome(&self) -> Option<Value> {
         match &self.state {
             State::Refused(outcome) => Some(outcome.to_json()),

@@ -476,6 +476,10 @@ pub struct Run {
     artifacts: Vec<ArtifactRef>,
     baseline: Option<Point>,
     best: Option<Point>,
+    /// A new best (and whether it is the baseline) whose transaction is outstanding: it becomes
+    /// `best` only when that write is durable, so a crash in between can never make a resumed run
+    /// report a best lower than one it already showed.
+    pending_best: Option<(Point, bool)>,
     consecutive_failures: u32,
     provenance_sha256: Option<String>,
     inputs: Vec<InputPath>,
@@ -563,6 +567,7 @@ impl Run {
             artifacts: Vec::new(),
             baseline: None,
             best: None,
+            pending_best: None,
             consecutive_failures: 0,
             provenance_sha256: None,
             inputs: Vec::new(),
@@ -611,7 +616,9 @@ impl Run {
             .count() as u32
     }
 
-    /// The best point so far.
+    /// The best point so far, as durably recorded: a new best appears only once the transaction
+    /// that records it has been answered `Persisted`, so what a driver shows can never be undone
+    /// by a crash and resume.
     pub fn best(&self) -> Option<&Point> {
         self.best.as_ref()
     }
@@ -831,6 +838,7 @@ impl Run {
             (Await::Load, Input::Loaded { rows, .. }) => self.on_loaded(rows),
             (Await::Write { cas, then }, Input::Persisted { changes, .. }) => {
                 if let Some(&i) = cas.iter().find(|&&i| changes.get(i) != Some(&1)) {
+                    self.pending_best = None;
                     return self.block(
                         "state-conflict",
                         "a compare-and-set write changed no row: another controller moved this run",
@@ -839,6 +847,12 @@ impl Run {
                     );
                 }
                 self.durable = self.state;
+                if let Some((point, is_baseline)) = self.pending_best.take() {
+                    if is_baseline {
+                        self.baseline = Some(point.clone());
+                    }
+                    self.best = Some(point);
+                }
                 self.advance(then);
             }
             (Await::SideWrite, _) => {}
@@ -948,6 +962,7 @@ impl Run {
                 } else {
                     // The in-memory state ran ahead of the failed transaction: roll it back.
                     self.state = self.durable;
+                    self.pending_best = None;
                     self.block(
                         "persist-failed",
                         "a tracker write failed",
@@ -1592,8 +1607,7 @@ impl Run {
                     metric: m,
                     experiment_id: e.id.clone(),
                 };
-                self.baseline = Some(point.clone());
-                self.best = Some(point);
+                self.pending_best = Some((point, true));
                 let sts = vec![
                     self.finish_experiment(exp),
                     Statement::new(
@@ -1690,7 +1704,7 @@ impl Run {
             self.set_failures(),
             self.set_state(RunState::Ready),
         ];
-        self.best = Some(point);
+        self.pending_best = Some((point, false));
         self.write(sts, vec![3], Then::Ready);
     }
 

@@ -192,49 +192,112 @@ proptest! {
         cancel_at in proptest::option::of(0usize..120),
         crash_at in proptest::option::of(1usize..120),
     ) {
-        let direction = if maximize { "maximize" } else { "minimize" };
-        let mut extra = json!({"max_experiments": max, "max_consecutive_failures": max_fail.min(max), "metric_direction": direction});
-        if let Some(t) = target {
-            extra["target"] = json!(t);
-        }
-        let policy = policy(extra.clone());
-        let dir = policy.direction;
-        let mut w = world(rounds, evals);
-        w.crash_after = crash_at;
-        let mut run = start(policy);
-        let mut obs = Observer { last_state: RunState::Initializing, best: None, direction: dir, max, resyncing: false };
-        let mut result = drive_checked(&mut w, &mut run, &mut obs, cancel_at)?;
-        if result.is_none() {
-            // Crash: resume from the durable rows with a fresh machine.
-            w.crash_after = None;
-            let mut resumed = Run::resume(RUN_ID, Default::default(), None, Settings::default(), NOW).unwrap();
-            obs.last_state = RunState::Initializing;
-            obs.resyncing = true;
-            result = drive_checked(&mut w, &mut resumed, &mut obs, None)?;
-            run = resumed;
-        }
-        let r = result.expect("a report");
-        if let Some(b) = &r.blocker {
-            prop_assert!(!["persist-failed", "state-conflict", "state-ambiguous", "lock-lost"].contains(&b.code.as_str()), "{:?}", b);
-        }
-        prop_assert!(r.counts.experiments_started <= max);
-        // Terminal is terminal: no more answers are accepted, the stored state agrees.
-        prop_assert_eq!(run.handle(Input::Done { id: EffectId(1) }, NOW), Err(DriverError::Finished));
-        if r.persisted {
-            let stored: String = w.scalar("SELECT state FROM runs");
-            prop_assert_eq!(stored.as_str(), r.status.as_str());
-            prop_assert_eq!(w.scalar::<i64>("SELECT count(*) FROM experiments WHERE state IN ('proposing','prepared','running','evaluated')"), 0);
-        }
-        if r.status == Status::TargetReached {
-            let t = f64::from(target.unwrap());
-            prop_assert!(dir.meets(r.best.as_ref().unwrap().metric, t));
-        }
-        // The caller's branch never moves; the run branch is the best commit.
-        prop_assert_eq!(&w.caller_branch.1, &w.start);
-        if let (Some(best), Some((_, head))) = (&r.best, &w.run_branch) {
-            prop_assert_eq!(&best.commit, head);
-        }
+        check_case(rounds, evals, max, max_fail, maximize, target, cancel_at, crash_at)?;
     }
+
+}
+
+/// One case of the state-machine property (also called by the regression tests below).
+#[allow(clippy::too_many_arguments)]
+fn check_case(
+    rounds: Vec<Round>,
+    evals: Vec<Eval>,
+    max: u32,
+    max_fail: u32,
+    maximize: bool,
+    target: Option<u8>,
+    cancel_at: Option<usize>,
+    crash_at: Option<usize>,
+) -> Result<(), TestCaseError> {
+    let direction = if maximize { "maximize" } else { "minimize" };
+    let mut extra = json!({"max_experiments": max, "max_consecutive_failures": max_fail.min(max), "metric_direction": direction});
+    if let Some(t) = target {
+        extra["target"] = json!(t);
+    }
+    let policy = policy(extra.clone());
+    let dir = policy.direction;
+    let mut w = world(rounds, evals);
+    w.crash_after = crash_at;
+    let mut run = start(policy);
+    let mut obs = Observer {
+        last_state: RunState::Initializing,
+        best: None,
+        direction: dir,
+        max,
+        resyncing: false,
+    };
+    let mut result = drive_checked(&mut w, &mut run, &mut obs, cancel_at)?;
+    if result.is_none() {
+        // Crash: resume from the durable rows with a fresh machine.
+        w.crash_after = None;
+        let mut resumed =
+            Run::resume(RUN_ID, Default::default(), None, Settings::default(), NOW).unwrap();
+        obs.last_state = RunState::Initializing;
+        obs.resyncing = true;
+        let resumed_result = drive_checked(&mut w, &mut resumed, &mut obs, None);
+        if std::env::var("AR_TRACE").is_ok() {
+            for (i, l) in w.log.iter().enumerate() {
+                eprintln!("{i:3} {l}");
+            }
+        }
+        result = resumed_result?;
+        run = resumed;
+    }
+    let r = result.expect("a report");
+    if let Some(b) = &r.blocker {
+        prop_assert!(
+            ![
+                "persist-failed",
+                "state-conflict",
+                "state-ambiguous",
+                "lock-lost"
+            ]
+            .contains(&b.code.as_str()),
+            "{:?}",
+            b
+        );
+    }
+    prop_assert!(r.counts.experiments_started <= max);
+    // Terminal is terminal: no more answers are accepted, the stored state agrees.
+    prop_assert_eq!(
+        run.handle(Input::Done { id: EffectId(1) }, NOW),
+        Err(DriverError::Finished)
+    );
+    if r.persisted {
+        let stored: String = w.scalar("SELECT state FROM runs");
+        prop_assert_eq!(stored.as_str(), r.status.as_str());
+        prop_assert_eq!(w.scalar::<i64>("SELECT count(*) FROM experiments WHERE state IN ('proposing','prepared','running','evaluated')"), 0);
+    }
+    if r.status == Status::TargetReached {
+        let t = f64::from(target.unwrap());
+        prop_assert!(dir.meets(r.best.as_ref().unwrap().metric, t));
+    }
+    // The caller's branch never moves; the run branch is the best commit.
+    prop_assert_eq!(&w.caller_branch.1, &w.start);
+    if let (Some(best), Some((_, head))) = (&r.best, &w.run_branch) {
+        prop_assert_eq!(&best.commit, head);
+    }
+    Ok(())
+}
+
+/// Regression (found by the property): the run crashes after the accepting fast-forward (effect
+/// 24) but before the transaction recording the new best. The core used to publish the new best
+/// (11) in memory as soon as it emitted that write, so `Run::best()` showed 11; the resumed run
+/// loaded the durable best (10) and showed it until it re-decided: "best went 11 -> 10". A new
+/// best is now published only when its write is answered. `AR_TRACE=1` prints the transcript.
+#[test]
+fn crash_between_fast_forward_and_accept_never_lowers_the_best() {
+    check_case(
+        vec![Round::Score(11)],
+        vec![Eval::Metric, Eval::Metric],
+        1,
+        1,
+        true,
+        None,
+        None,
+        Some(24),
+    )
+    .unwrap();
 }
 
 proptest! {

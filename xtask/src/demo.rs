@@ -1,9 +1,11 @@
-//! `cargo xtask demo`: the packed plugin inside the real dsh, one looping headless turn against
-//! the built-in scripted model, told as a story: each tool call with its research debt, the
-//! request that carried the reminder, and the reminder as the model saw it. No API key; the
-//! network is needed only for the one-time install from the package registries.
+//! `cargo xtask demo`: the packed family inside the real dsh, headless turns against the built-in
+//! scripted model, told as a story. research-nudge: each tool call with its research debt, the
+//! request that carried the reminder, and the reminder as the model saw it. pain-point-check: the
+//! `pain-point-check-gate` scenario, request by request: what the model did and what came back.
+//! No API key; the network is needed only for the one-time install from the package registries.
 
 use crate::dsh;
+use crate::scenario::{self, Scenario};
 use crate::session_log::{Logged, ToolEvent};
 use crate::smoke::{self, Timings};
 use crate::util::rel;
@@ -85,6 +87,20 @@ pub fn run(args: &[String]) -> Result<()> {
         "dsh's own session log of this turn: {}\n",
         rel(&outcome.log)
     );
+
+    let gate = Scenario::load(&scenario::dir().join("pain-point-check-gate.json"))?;
+    let (turn, summary) = timings.step("the pain-point-check gate in one headless turn", || {
+        gate.run(&harness)
+    })?;
+    println!(
+        "\n================ pain-point-check demo ================\n\
+         {}.\n(research-nudge sits out in this turn; xtask/scenarios/ has them together.)\n",
+        gate.about
+    );
+    for line in scenario::transcript(&turn) {
+        println!("{line}");
+    }
+    println!("\nchecked: {summary}\n");
     println!("seconds per step");
     print!("{}", timings.table());
     Ok(())

@@ -15,6 +15,7 @@ mod mock_model;
 mod node;
 mod pack;
 mod packages;
+mod scenario;
 mod schema;
 mod session_log;
 mod smoke;

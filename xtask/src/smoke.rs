@@ -34,6 +34,10 @@ const SIGNALS_HEAD: &str = "Current signals:";
 const SNOOZE_TOOL: &str = "research_nudge_snooze";
 /// Where the loop's scrubbed session log is kept.
 pub const FIXTURE: &str = "packages/research-nudge/vectors/sessions/smoke-loop.jsonl.zstd";
+/// The overlay of research-nudge's own turns: the other guard of the family sits out, so these
+/// turns measure research-nudge alone (the family scenarios in `xtask/scenarios/` run them
+/// together).
+const RESEARCH_NUDGE_ALONE: &str = "- id: pain-point-check\n  disabled: true\n";
 /// A dsh run that takes longer than this is killed.
 const TURN_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -334,7 +338,8 @@ impl Turn {
             .collect()
     }
 
-    fn describe(&self) -> String {
+    /// Exit code, stdout and the tail of stderr, for failure messages.
+    pub fn describe(&self) -> String {
         format!(
             "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
             self.code,
@@ -678,7 +683,7 @@ pub fn scenario_loop(h: &Harness) -> Result<LoopOutcome> {
         task: LOOP_TASK,
         files: LOOP_FILES,
         script: loop_script(),
-        patch: None,
+        patch: Some(RESEARCH_NUDGE_ALONE),
     })?;
     if turn.code != Some(0) || turn.unused != 0 {
         bail!(
@@ -838,7 +843,7 @@ fn scenario_research(h: &Harness) -> Result<(String, usize)> {
         task: LOOP_TASK,
         files: LOOP_FILES,
         script,
-        patch: None,
+        patch: Some(RESEARCH_NUDGE_ALONE),
     })?;
     completed(&turn)?;
     let (log, logged) = h.logged(&turn)?;
@@ -919,7 +924,7 @@ fn scenario_snooze(h: &Harness) -> Result<(String, usize)> {
         task: LOOP_TASK,
         files: LOOP_FILES,
         script,
-        patch: None,
+        patch: Some(RESEARCH_NUDGE_ALONE),
     })?;
     completed(&turn)?;
     let (log, logged) = h.logged(&turn)?;
@@ -987,12 +992,14 @@ fn snooze_reply(h: &Harness, minutes: u32) -> Result<String> {
 
 /// Scenario d: `enabled: false` registers nothing.
 fn scenario_disabled(h: &Harness) -> Result<(String, usize)> {
+    let patch =
+        format!("{RESEARCH_NUDGE_ALONE}- id: research-nudge\n  config:\n    enabled: false\n");
     let turn = h.turn(TurnSpec {
         name: "d-disabled",
         task: LOOP_TASK,
         files: LOOP_FILES,
         script: loop_script(),
-        patch: Some("- id: research-nudge\n  config:\n    enabled: false\n"),
+        patch: Some(&patch),
     })?;
     completed(&turn)?;
     no_reminders(&turn)?;
@@ -1171,13 +1178,16 @@ pub fn run(args: &[String]) -> Result<()> {
     ));
     let fixture_line = t.step("session-log fixture", || fixture(&h, &outcome, update))?;
     report.push(format!("fixture: {fixture_line}"));
+    let scenarios = crate::scenario::run_all(&h, &mut t)?;
+    turns += scenarios.len();
+    report.extend(scenarios);
 
     println!("\nrelease-smoke report");
     for line in &report {
         println!("  {line}");
     }
     println!(
-        "  turns run: {turns} (+2 boots that failed as they must); model requests checked: {checked}"
+        "  turns and boots run: {turns} (+2 research-nudge boots that failed as they must); model requests checked: {checked}"
     );
     println!("\nseconds per step");
     print!("{}", t.table());

@@ -1412,6 +1412,16 @@ impl Run {
     fn on_terminated(&mut self, attempt: usize, gone: bool) {
         if !gone {
             let evidence = self.process_evidence(attempt);
+            if self.finishing.is_some() {
+                // Recovering a run that is already terminal (but not proven quiescent): it stays
+                // exactly as stored, lock kept. `finish` would be a no-op here and leave the
+                // driver waiting on nothing.
+                self.warnings.push(format!(
+                    "process group still not proven gone: {}",
+                    evidence.join("; ")
+                ));
+                return self.report();
+            }
             return self.block(
                 "not-quiescent",
                 "an interrupted attempt's process group could not be proven gone",

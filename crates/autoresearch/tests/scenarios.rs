@@ -723,6 +723,24 @@ fn recovery_blocks_when_the_process_group_cannot_be_proven_gone_and_keeps_the_lo
 }
 
 #[test]
+fn a_second_resume_while_the_group_still_lives_reports_blocked_again() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0]));
+    let mut run = start(policy(json!({})));
+    w.crash_after = Some(8);
+    assert!(w.drive(&mut run).is_none());
+    w.groups_gone = false;
+    for _ in 0..2 {
+        let r = resume(&mut w, json!({}), Settings::default());
+        assert_eq!(r.status, Status::Blocked);
+        assert_eq!(r.blocker.as_ref().unwrap().code, "not-quiescent");
+        assert_eq!(
+            w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
+            1
+        );
+    }
+}
+
+#[test]
 fn an_interrupted_proposal_is_a_charged_failed_round() {
     let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 7.0]));
     let mut run = start(policy(json!({"max_experiments": 2})));

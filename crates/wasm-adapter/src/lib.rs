@@ -12,3 +12,6 @@ pub mod research_nudge;
 
 #[cfg(feature = "pain-point-check")]
 pub mod pain_point_check;
+
+#[cfg(feature = "autoresearch")]
+pub mod autoresearch;

@@ -937,9 +937,8 @@ impl Run {
                     Err((
                         "proposer-failed".to_owned(),
                         format!(
-                            "the proposer exited with {:?} / signal {:?}: {}",
-                            outcome.exit_code,
-                            outcome.signal,
+                            "the proposer {}: {}",
+                            ended_how(&outcome),
                             metric::clip(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS)
                         ),
                     ))
@@ -1254,10 +1253,7 @@ impl Run {
         } else if outcome.exit_code != Some(0) {
             Verdict::Failure {
                 code: "exit".into(),
-                message: format!(
-                    "the evaluator exited with {:?}: {stderr}",
-                    outcome.exit_code
-                ),
+                message: format!("the evaluator {}: {stderr}", ended_how(&outcome)),
             }
         } else {
             match metric::parse_metric(
@@ -2634,6 +2630,15 @@ fn row(e: &Experiment) -> ExperimentRow {
         failure_message: e.failure_message.clone(),
         hypothesis: e.report.as_ref().map(|r| r.hypothesis.clone()),
         summary: e.report.as_ref().map(|r| r.summary.clone()),
+    }
+}
+
+/// "exited with code 3", "was killed by SIGKILL" or "ended without an exit code".
+fn ended_how(outcome: &ProcessOutcome) -> String {
+    match (&outcome.signal, outcome.exit_code) {
+        (Some(sig), _) => format!("was killed by {sig}"),
+        (None, Some(code)) => format!("exited with code {code}"),
+        (None, None) => "ended without an exit code".to_owned(),
     }
 }
 

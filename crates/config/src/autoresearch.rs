@@ -1,9 +1,12 @@
-//! The `autoresearch` row: its serde type, every default (the run limits and settings come from
-//! `autoresearch-core`, the one source of them), its validation rules (per key, then across keys)
-//! and schema, and the conversion into the core's [`Settings`].
+//! The `autoresearch` row: its serde type, every default, its validation rules (per key, then
+//! across keys) and schema, and (cargo feature `autoresearch`) the conversion into
+//! `autoresearch-core`'s `Settings`, whose defaults a test checks against these.
+//!
+//! The dependency on the core is optional: the core turns on serde_json's `float_roundtrip`, and
+//! feature unification would carry it into every other package's `.wasm` (~33 KB).
 
 use crate::{Field, Issue, PathSegment, Rule, validate_fields};
-use autoresearch::spec::path_problem;
+#[cfg(feature = "autoresearch")]
 use autoresearch::{Limits, Settings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -38,6 +41,18 @@ pub const RESULT_MIN_CHARS: u32 = 1_024;
 pub const RESULT_MAX_CHARS: u32 = 1_000_000;
 /// Default result limit (the tool result and the runner's `--json` line).
 pub const DEFAULT_MAX_RESULT_CHARS: u32 = 16_384;
+/// Default candidate cap of a spec without `max_experiments`.
+pub const DEFAULT_MAX_EXPERIMENTS: u32 = 20;
+/// Default largest `max_experiments`.
+pub const DEFAULT_EXPERIMENTS_CAP: u32 = 100;
+/// Default per-attempt timeout (15 min).
+pub const DEFAULT_TIMEOUT_MS: u32 = 900_000;
+/// Default largest per-attempt timeout (60 min).
+pub const DEFAULT_TIMEOUT_CAP_MS: u32 = 3_600_000;
+/// Default SIGTERM-to-SIGKILL grace.
+pub const DEFAULT_GRACE_MS: u32 = 5_000;
+/// Default output cap per stream (1 MiB).
+pub const DEFAULT_OUTPUT_BYTES: u32 = 1_048_576;
 /// Bounds of the retention windows, in days.
 pub const RETENTION_MIN_DAYS: u32 = 1;
 /// Largest retention window (ten years).
@@ -112,33 +127,27 @@ pub struct RowConfig {
 
 impl Default for RowConfig {
     fn default() -> Self {
-        let limits = Limits::default();
-        let settings = Settings::default();
         Self {
             git_executable: "git".into(),
-            state_root: settings.state_root,
-            branch_prefix: settings.branch_prefix,
-            default_max_experiments: limits.default_max_experiments,
-            max_experiments: limits.max_experiments,
-            default_timeout_ms: saturate(limits.default_timeout_ms),
-            max_timeout_ms: saturate(limits.max_timeout_ms),
-            termination_grace_ms: saturate(settings.termination_grace_ms),
-            max_active_runs_per_repository: settings.max_active_runs_per_repository,
-            max_stdout_bytes: saturate(settings.max_stdout_bytes),
-            max_stderr_bytes: saturate(settings.max_stderr_bytes),
+            state_root: "dsh-autoresearch".into(),
+            branch_prefix: "autoresearch/".into(),
+            default_max_experiments: DEFAULT_MAX_EXPERIMENTS,
+            max_experiments: DEFAULT_EXPERIMENTS_CAP,
+            default_timeout_ms: DEFAULT_TIMEOUT_MS,
+            max_timeout_ms: DEFAULT_TIMEOUT_CAP_MS,
+            termination_grace_ms: DEFAULT_GRACE_MS,
+            max_active_runs_per_repository: 1,
+            max_stdout_bytes: DEFAULT_OUTPUT_BYTES,
+            max_stderr_bytes: DEFAULT_OUTPUT_BYTES,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             artifact_retention_days: DEFAULT_RETENTION_DAYS,
             retain_failed_artifacts: true,
-            retain_worktrees: !settings.cleanup_worktrees_on_success,
-            cleanup_worktrees_on_success: settings.cleanup_worktrees_on_success,
-            export_tsv: settings.export_tsv,
+            retain_worktrees: true,
+            cleanup_worktrees_on_success: false,
+            export_tsv: true,
             tsv_retention_days: DEFAULT_RETENTION_DAYS,
         }
     }
-}
-
-fn saturate(n: u64) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 const EXPERIMENTS: Rule = Rule::Integer {
@@ -226,11 +235,20 @@ fn git_executable(text: &str) -> Result<(), String> {
 }
 
 fn state_root(text: &str) -> Result<(), String> {
-    match path_problem(text) {
-        Some(rule) => Err(rule.to_owned()),
-        None if text.split('/').any(|s| s == ".") => Err("must not contain a . segment".into()),
-        None => Ok(()),
-    }
+    let problem = if text.is_empty() || text.trim() != text {
+        "must be a non-empty relative path without surrounding whitespace"
+    } else if text.contains(['\0', '\r', '\n', '\\']) {
+        "must not contain NUL, CR, LF or a backslash"
+    } else if text.starts_with('/') {
+        "must be relative (no leading /)"
+    } else if text.split('/').any(|s| s == "..") {
+        "must not contain a .. segment"
+    } else if text.split('/').any(|s| s == "." || s.is_empty()) {
+        "must not contain a . or empty segment"
+    } else {
+        return Ok(());
+    };
+    Err(problem.into())
 }
 
 fn branch_prefix(text: &str) -> Result<(), String> {
@@ -258,7 +276,12 @@ fn branch_prefix(text: &str) -> Result<(), String> {
 /// per-key rules first, then the rules across keys.
 pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
     let row: RowConfig = validate_fields(&FIELDS, value)?;
-    row.settings().map(|_| row)
+    let issues = row.across();
+    if issues.is_empty() {
+        Ok(row)
+    } else {
+        Err(issues)
+    }
 }
 
 fn across(key: &str, message: String) -> Issue {
@@ -266,8 +289,8 @@ fn across(key: &str, message: String) -> Issue {
 }
 
 impl RowConfig {
-    /// The core's settings, or the issues only several keys together show.
-    pub fn settings(&self) -> Result<Settings, Vec<Issue>> {
+    /// The problems only several keys together show.
+    fn across(&self) -> Vec<Issue> {
         let mut issues = Vec::new();
         if self.default_max_experiments > self.max_experiments {
             issues.push(across(
@@ -293,6 +316,13 @@ impl RowConfig {
                 "cannot be true while retainWorktrees is true (set retainWorktrees: false to remove the worktrees of successful runs) (got true)".into(),
             ));
         }
+        issues
+    }
+
+    /// The core's settings, or the issues only several keys together show.
+    #[cfg(feature = "autoresearch")]
+    pub fn settings(&self) -> Result<Settings, Vec<Issue>> {
+        let issues = self.across();
         if !issues.is_empty() {
             return Err(issues);
         }

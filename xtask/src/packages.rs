@@ -21,6 +21,8 @@ pub struct Package {
     pub out_name: &'static str,
     /// The `bin` commands of its package.json, each `bin/<command>.js`.
     pub bins: &'static [&'static str],
+    /// Files it ships besides the common ones, its glue, bins and schemas (e.g. `lib/driver.js`).
+    pub extra_files: &'static [&'static str],
 }
 
 /// Every package, in the order they are built, packed and mounted.
@@ -31,6 +33,7 @@ pub const ALL: &[Package] = &[
         feature: "research-nudge",
         out_name: "research_nudge",
         bins: &["research-nudge"],
+        extra_files: &[],
     },
     Package {
         row: "pain-point-check",
@@ -38,6 +41,20 @@ pub const ALL: &[Package] = &[
         feature: "pain-point-check",
         out_name: "pain_point_check",
         bins: &["pain-point-check"],
+        extra_files: &[],
+    },
+    Package {
+        row: "autoresearch",
+        npm: "dsh-autoresearch",
+        feature: "autoresearch",
+        out_name: "autoresearch",
+        bins: &["dsh-autoresearch"],
+        extra_files: &[
+            "lib/driver.js",
+            "lib/git.js",
+            "lib/process.js",
+            "lib/tracker.js",
+        ],
     },
 ];
 

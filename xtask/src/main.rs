@@ -55,6 +55,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "pack all, install dsh 0.1.0-rc.8 (.cache/dsh), add every package, run real turns on a mock model",
     ),
     (
+        "scenario [NAME...]",
+        "pack all, install dsh, run only the named xtask/scenarios/*.json turns (all without names)",
+    ),
+    (
         "demo",
         "the plugins in the real dsh: turns against a scripted model, explained",
     ),
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         "editor-test" => editor::run(rest),
         "pack" => pack::run(rest),
         "release-smoke" => smoke::run(rest),
+        "scenario" => scenario::run(rest),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
         "build-fault" => fault::run(rest),

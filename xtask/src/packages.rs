@@ -51,8 +51,10 @@ pub const ALL: &[Package] = &[
         bins: &["dsh-autoresearch"],
         extra_files: &[
             "lib/driver.js",
+            "lib/dsh-runner.js",
             "lib/git.js",
             "lib/process.js",
+            "lib/round.js",
             "lib/tracker.js",
         ],
     },

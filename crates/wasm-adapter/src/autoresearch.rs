@@ -9,6 +9,7 @@
 //! driver the tracker's SQL texts so it never writes SQL of its own. Nothing here performs I/O or
 //! knows DSH.
 
+pub mod tool;
 pub mod wire;
 
 use autoresearch::spec::{self, Request, SpecError};
@@ -330,6 +331,51 @@ pub fn render_stored_js(
     format: &str,
 ) -> Result<String, JsError> {
     render_stored(rows_json, tracker, config_json, format).map_err(|m| JsError::new(&m))
+}
+
+/// The DSH tool's texts and shapes (see [`tool::texts`]) as JSON text.
+#[wasm_bindgen(js_name = autoresearchToolTexts)]
+pub fn tool_texts() -> String {
+    tool::texts().to_string()
+}
+
+/// The proposal child's first message for one round.
+#[wasm_bindgen(js_name = autoresearchRoundPrompt)]
+pub fn round_prompt(handoff: &str) -> String {
+    tool::round_prompt(handoff)
+}
+
+/// The guard's refusal of a call after the report.
+#[wasm_bindgen(js_name = autoresearchRoundOver)]
+pub fn round_over(tool_name: &str) -> String {
+    tool::round_over(tool_name)
+}
+
+/// Checks the report tool's arguments: `{"ok": {hypothesis, summary}}` or `{"error"}`.
+#[wasm_bindgen(js_name = checkAutoresearchReport)]
+pub fn check_report(args_json: &str) -> String {
+    tool::check_report(args_json).to_string()
+}
+
+/// The model-facing text of a tool output value (JSON text).
+#[wasm_bindgen(js_name = renderAutoresearchOutput)]
+pub fn render_output(value_json: &str) -> String {
+    match serde_json::from_str::<Value>(value_json) {
+        Ok(v) => tool::render_output(&v),
+        Err(_) => value_json.to_owned(),
+    }
+}
+
+/// A background job's final output from the bounded result JSON.
+#[wasm_bindgen(js_name = autoresearchJobOutput)]
+pub fn job_output(result_json: &str) -> String {
+    tool::job_output(result_json)
+}
+
+/// The prompt note about unfinished runs (from `listRuns` rows), or `undefined`.
+#[wasm_bindgen(js_name = autoresearchInterruptedNote)]
+pub fn interrupted_note(rows_json: &str) -> Option<String> {
+    tool::interrupted_note(rows_json)
 }
 
 /// One autoresearch run, driven from JS.

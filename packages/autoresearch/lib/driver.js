@@ -88,12 +88,13 @@ export function reapProposers(runner, runId, graceMs) {
  * `io.runner` spawns processes; `io.callerCwd` resolves the spec's repository; `io.propose`
  * (inside DSH) runs a proposal round when the run has no proposer program:
  * `({worktree, handoff, timeoutMs, signal}) → {hypothesis, summary}`; `io.onProgress(text)` gets
- * the core's progress lines; `io.signal` cancels the run (its reason becomes the cancel reason).
+ * the core's progress lines; `io.onStep(run)` is called after every answer the core takes;
+ * `io.signal` cancels the run (its reason becomes the cancel reason).
  */
 export async function drive(run, io) {
   const {
     runner, callerCwd = process.cwd(), gitExecutable = 'git', propose, onProgress = () => {},
-    signal, now = Date.now,
+    onStep = () => {}, signal, now = Date.now,
   } = io
   const git = io.git ?? createGit({ runner, executable: gitExecutable })
   const world = { gitCommonDir: undefined, tracker: undefined, worktree: undefined }
@@ -365,6 +366,7 @@ export async function drive(run, io) {
       while (inbox.length > 0 && !run.done) {
         run.handle(JSON.stringify(inbox.shift()), now())
         progress()
+        onStep(run)
       }
     }
   } finally {

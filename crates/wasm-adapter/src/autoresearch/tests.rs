@@ -170,3 +170,77 @@ fn list_renders_table_tsv_and_json() {
     );
     assert!(render_list("[]", "xml").is_err());
 }
+
+#[test]
+fn report_arguments_are_checked() {
+    let ok = tool::check_report(r#"{"hypothesis": " cache the parse ", "summary": "memoized"}"#);
+    assert_eq!(ok["ok"]["hypothesis"], "cache the parse");
+    let bad = tool::check_report(r#"{"hypothesis": "", "sumary": "x"}"#);
+    let error = bad["error"].as_str().unwrap();
+    assert!(error.contains("sumary: unknown key"), "{error}");
+    assert!(
+        error.contains("hypothesis: must be a non-empty string (got \"\")"),
+        "{error}"
+    );
+    assert!(error.contains("summary: is required"), "{error}");
+    assert!(tool::check_report("[]")["error"].is_string());
+}
+
+#[test]
+fn tool_outputs_render_for_the_model() {
+    let bg = json!({"kind": "background", "runId": "r1", "jobId": "autoresearch-1", "branch": "autoresearch/t-r1", "worktree": "/w"});
+    let text = tool::render_output(&bg);
+    assert!(text.starts_with("Started autoresearch run r1 as background job autoresearch-1."));
+    assert!(text.contains("job_output (job_id autoresearch-1, wait: true)"));
+    let failed = json!({"kind": "background-start-failed", "status": "failed", "reason": "lock-unavailable", "evidence": ["run_tag=t"]});
+    assert_eq!(
+        tool::render_output(&failed),
+        "The autoresearch run could not start (failed): lock-unavailable\n- run_tag=t"
+    );
+    let run = json!({"run_id": "r1", "status": "budget-limited", "metric_name": "score", "metric_direction": "minimize",
+        "target": null, "baseline": {"metric": 10.0, "commit": "aaaaaaaaaa"}, "best": {"metric": 8.0, "commit": "bbbbbbbbbb"},
+        "counts": {"experiments_started": 2, "accepted": 1, "rejected": 0, "failed": 1, "policy_violations": 0},
+        "branch": "autoresearch/t-r1", "blocker": null,
+        "experiments": [{"ordinal": 0, "state": "accepted", "metric": 10.0, "candidate_commit": null},
+            {"ordinal": 1, "state": "accepted", "metric": 8.0, "candidate_commit": "bbbbbbbbbb", "hypothesis": "smaller"},
+            {"ordinal": 2, "state": "failed", "metric": null, "candidate_commit": null, "failure_code": "timeout", "failure_message": "timed out"}]});
+    let text = tool::render_output(&json!({"kind": "foreground", "run": run}));
+    assert!(text.starts_with("autoresearch run r1: budget-limited\nmetric score (minimize): baseline 10 at aaaaaaaa, best 8 at bbbbbbbb\n"), "{text}");
+    assert!(text.contains("#1 accepted 8 bbbbbbbb — smaller"), "{text}");
+    assert!(
+        text.contains("#2 failed - - — timeout: timed out"),
+        "{text}"
+    );
+    assert!(tool::job_output(&run.to_string()).contains("result JSON:"));
+}
+
+#[test]
+fn the_texts_hold_the_schemas_and_the_round_prompt_carries_the_handoff() {
+    let t = tool::texts();
+    assert_eq!(t["name"], "autoresearch");
+    assert_eq!(t["outputSchema"]["required"], json!(["kind"]));
+    let props = t["parameters"]["properties"].as_object().unwrap();
+    for key in [
+        "objective",
+        "mutable_globs",
+        "evaluation",
+        "metric_name",
+        "metric_direction",
+        "run_tag",
+        "resume_run_id",
+        "mode",
+    ] {
+        assert!(props.contains_key(key), "{key}");
+    }
+    assert!(
+        !props.contains_key("proposer"),
+        "the DSH tool has no proposer parameter"
+    );
+    assert_eq!(t["report"]["name"], "autoresearch_report");
+    let prompt = tool::round_prompt("{\"ordinal\":1}");
+    assert!(prompt.starts_with("AUTORESEARCH PROPOSAL ROUND"));
+    assert!(prompt.contains("{\"ordinal\":1}"));
+    let note = tool::interrupted_note(&json!([{"run_id": "r1", "run_tag": "t", "state": "candidate-running"}, {"run_id": "r2", "state": "budget-limited"}]).to_string()).unwrap();
+    assert!(note.contains("- r1 (tag t, state candidate-running)") && !note.contains("r2"));
+    assert_eq!(tool::interrupted_note("[]"), None);
+}

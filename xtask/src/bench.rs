@@ -180,6 +180,26 @@ fn all(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     let memory = node.bench("memory.mjs", &["--events", memory_events])?;
     println!("\n==> bench: native Rust (policy replay, fingerprint)");
     let native = native(&stream, quick)?;
+    println!("\n==> bench: pain-point-check per tool call (guard + tools/result) and cold start");
+    let gate_package = packages::by_row("pain-point-check")?;
+    build::ensure_built(gate_package)?;
+    let (calls, gate_rounds) = if quick {
+        ("20000", "5")
+    } else {
+        ("100000", "15")
+    };
+    let gate = node.bench(
+        "pain-point-check.mjs",
+        &[
+            "--calls",
+            calls,
+            "--rounds",
+            gate_rounds,
+            "--runs",
+            cold_runs,
+        ],
+    )?;
+    let (gate_raw, gate_gz) = wasm_sizes(&gate_package.glue_wasm())?;
     let (raw, gz) = wasm_sizes(&packages::research_nudge().glue_wasm())?;
 
     let report = json!({
@@ -192,6 +212,11 @@ fn all(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
         "wasm": { "raw_bytes": raw, "gzip_bytes": gz, "file": rel(&packages::research_nudge().glue_wasm()) },
         "memory": { "node": memory, "native": native["memory"] },
         "native_replay": native["replay"],
+        "pain_point_check": {
+            "per_call": gate["per_call_ns"],
+            "cold_start_ms": gate["cold_start_ms"],
+            "wasm": { "raw_bytes": gate_raw, "gzip_bytes": gate_gz, "file": rel(&gate_package.glue_wasm()) },
+        },
     });
     let budgets = budgets(&report);
     let mut report = report;
@@ -365,6 +390,34 @@ fn print_table(r: &Value) {
             "{} | {}",
             mmm(&n["events_per_s"], "M events/s", 1e-6, 2),
             mmm(&n["ns_per_event"], "ns/event", 1.0, 0)
+        ),
+    ));
+    let g = &r["pain_point_check"];
+    rows.push((
+        "pain-point-check per tool call: baseline -> plugin".into(),
+        format!(
+            "{} -> {}",
+            mmm(&g["per_call"]["baseline"], "ns", 1.0, 0),
+            mmm(&g["per_call"]["plugin"], "ns", 1.0, 0)
+        ),
+    ));
+    rows.push((
+        "  added | ratio".into(),
+        format!(
+            "{} | {}",
+            mmm(&g["per_call"]["added"], "ns", 1.0, 0),
+            mmm(&g["per_call"]["ratio"], "x", 1.0, 2)
+        ),
+    ));
+    rows.push((
+        "  cold start (import+instantiate+validate)".into(),
+        mmm(&g["cold_start_ms"], "ms", 1.0, 2),
+    ));
+    rows.push((
+        "  .wasm size".into(),
+        format!(
+            "{} bytes raw, {} bytes gzipped",
+            g["wasm"]["raw_bytes"], g["wasm"]["gzip_bytes"]
         ),
     ));
     for b in r["budgets"].as_array().into_iter().flatten() {

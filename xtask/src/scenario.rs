@@ -24,8 +24,15 @@
 //! }
 //! ```
 //!
+//! An optional `"session_fixture": "packages/<row>/vectors/sessions/NAME.jsonl.zstd"` keeps the
+//! turn's DSH session log, scrubbed of machine paths, as a replay vector of that package
+//! (written by `cargo xtask release-smoke --update-fixture`, which must then be reviewed with its
+//! expected replay output; without the flag the committed file must exist).
+//!
 //! `exit` is a code or `"fail"` (any non-zero code). `requests` counts the conversation requests
-//! (those offering tools). `first_seen` maps a text to the 1-based conversation request in which
+//! (those offering tools). `$FIXTURES` in the patch stands for `xtask/fixtures/`, so a test-only
+//! plugin there (e.g. `plugins/steer.mjs`, a person steering a running turn) can be mounted by
+//! path. `first_seen` maps a text to the 1-based conversation request in which
 //! it first appears (in any message: a notice, a tool result, the model's own reply); it appears
 //! in none before. The patch overlay is JSON, which is YAML, so it goes to `--patch` as it is.
 
@@ -72,7 +79,17 @@ impl Scenario {
             .context("a scenario is a JSON object")?
             .keys()
         {
-            if !["about", "task", "files", "patch", "script", "expect"].contains(&key.as_str()) {
+            if ![
+                "about",
+                "task",
+                "files",
+                "patch",
+                "script",
+                "expect",
+                "session_fixture",
+            ]
+            .contains(&key.as_str())
+            {
                 bail!("{}: unknown key `{key}`", rel(path));
             }
         }
@@ -113,9 +130,14 @@ impl Scenario {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
+        // `$FIXTURES` in the overlay is `xtask/fixtures/` (test-only plugins are mounted by path).
+        let fixtures = root().join("xtask").join("fixtures");
         let patch = match &self.doc["patch"] {
             Value::Null => None,
-            overlay => Some(serde_json::to_string_pretty(overlay)?),
+            overlay => Some(
+                serde_json::to_string_pretty(overlay)?
+                    .replace("$FIXTURES", &fixtures.display().to_string()),
+            ),
         };
         let turn = h.turn(TurnSpec {
             name: &self.name,
@@ -299,7 +321,6 @@ fn clip(text: &str, width: usize) -> String {
     }
 }
 
-/// Runs every scenario file; returns one report line each.
 /// `cargo xtask scenario [NAME...]`: the release-smoke setup, then only the named scenarios
 /// (every one without names), for working on one scenario without the whole smoke.
 pub fn run(names: &[String]) -> Result<()> {
@@ -328,14 +349,25 @@ pub fn run(names: &[String]) -> Result<()> {
     Ok(())
 }
 
-pub fn run_all(h: &Harness, timings: &mut crate::smoke::Timings) -> Result<Vec<String>> {
+/// Runs every scenario file; returns one report line each. `update` rewrites session fixtures.
+pub fn run_all(
+    h: &Harness,
+    timings: &mut crate::smoke::Timings,
+    update: bool,
+) -> Result<Vec<String>> {
     let mut report = Vec::new();
     for path in files()? {
         let scenario = Scenario::load(&path)?;
         println!("\nscenario {}: {}", scenario.name, scenario.about);
-        let (_, summary) =
+        let (turn, summary) =
             timings.step(&format!("scenario {}", scenario.name), || scenario.run(h))?;
         report.push(format!("{}: {summary}", scenario.name));
+        if let Some(fixture) = scenario.doc["session_fixture"].as_str() {
+            report.push(format!(
+                "  fixture: {}",
+                crate::smoke::keep_session_fixture(h, &turn, fixture, update)?
+            ));
+        }
     }
     Ok(report)
 }

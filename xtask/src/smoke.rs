@@ -1066,6 +1066,40 @@ fn bad_config(h: &Harness, name: &str, yaml_key: &str, config: Value) -> Result<
 }
 
 /// Step 5: scrub the loop's log into a fixture; check it (and the committed one).
+/// Scrubs a turn's session log; with `update` writes it to `fixture` (relative to the root);
+/// checks that the committed fixture exists and reads back. Returns a report line.
+pub fn keep_session_fixture(
+    h: &Harness,
+    turn: &Turn,
+    fixture: &str,
+    update: bool,
+) -> Result<String> {
+    let node = h.toolchain.node();
+    let log = session_log::find(&h.home, &node, &turn.cwd)?;
+    let texts = session_log::read_frames(&node, &log)?;
+    let scrub = Scrub::new(&turn.cwd, &h.home);
+    let scrubbed = scrub.frames(&texts)?;
+    let leaks = scrub.leaks(&scrubbed);
+    if !leaks.is_empty() {
+        bail!("scrubbing left machine paths in: {leaks:?}");
+    }
+    let committed = root().join(fixture);
+    if update {
+        std::fs::create_dir_all(committed.parent().context("a fixture path has a folder")?)?;
+        session_log::write_frames(&node, &committed, &scrubbed)?;
+        println!("fixture: wrote {fixture}");
+    }
+    if !committed.is_file() {
+        bail!("{fixture} is missing; run `cargo xtask release-smoke --update-fixture`");
+    }
+    let kept = session_log::read_frames(&node, &committed)?;
+    Ok(format!(
+        "{fixture} ({} frames) checks out; this run's log scrubbed to {} frames",
+        kept.len(),
+        scrubbed.len()
+    ))
+}
+
 fn fixture(h: &Harness, outcome: &LoopOutcome, update: bool) -> Result<String> {
     let node = h.toolchain.node();
     let texts = session_log::read_frames(&node, &outcome.log)?;
@@ -1178,7 +1212,7 @@ pub fn run(args: &[String]) -> Result<()> {
     ));
     let fixture_line = t.step("session-log fixture", || fixture(&h, &outcome, update))?;
     report.push(format!("fixture: {fixture_line}"));
-    let scenarios = crate::scenario::run_all(&h, &mut t)?;
+    let scenarios = crate::scenario::run_all(&h, &mut t, update)?;
     turns += scenarios.len();
     report.extend(scenarios);
 

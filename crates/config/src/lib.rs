@@ -19,6 +19,7 @@ pub mod autoresearch;
 pub mod pain_point_check;
 mod patch_schema;
 pub mod research_nudge;
+pub use names::did_you_mean;
 pub use patch_schema::{EDITOR_CUSTOM_TAG, JS_EXPR_KEY, patch_file_schema};
 
 use serde::Serialize;
@@ -290,50 +291,6 @@ fn unknown_key(fields: &[Field], key: &str, value: &Value) -> Issue {
         vec![PathSegment::Key(key.to_owned())],
         format!("is not a config key{suggestion} (got {})", render(value)),
     )
-}
-
-/// The known name closest to `key`: the same name up to case, `_` and `-`, or within a
-/// Levenshtein distance of 2 (a quarter of the known name's length for long names) of such a
-/// folded spelling. Row configs and tool arguments use it for their "did you mean" hints.
-pub fn did_you_mean<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let folded = fold(key);
-    known
-        .into_iter()
-        .filter_map(|known| {
-            let known_folded = fold(known);
-            let limit = (known_folded.len() / 4).max(2);
-            let distance = levenshtein(&folded, &known_folded, limit)?;
-            Some((distance, known))
-        })
-        .min_by_key(|&(distance, _)| distance)
-        .map(|(_, known)| known)
-}
-
-/// Lowercases and drops `_` and `-`, as chars.
-fn fold(key: &str) -> Vec<char> {
-    key.chars()
-        .filter(|c| !matches!(c, '_' | '-'))
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// The edit distance of `a` and `b` if it is at most `limit`.
-fn levenshtein(a: &[char], b: &[char], limit: usize) -> Option<usize> {
-    if a.len().abs_diff(b.len()) > limit {
-        return None;
-    }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    let distance = previous[b.len()];
-    (distance <= limit).then_some(distance)
 }
 
 /// An issue at `path` whose message is the rendered path, a space and `rest`.

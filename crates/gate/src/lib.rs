@@ -82,6 +82,8 @@ mod text;
 
 pub use answers::{MIN_ANSWER_WEIGHT, Marker, MarkerSet, answered_markers, missing_answers};
 pub use args::{ArgsHash, canonical_args_hash, canonical_args_hash_str};
+/// How a finished tool call ended: shared with research-nudge in `dsh-outcome`.
+pub use outcome::Outcome;
 pub use settings::{
     DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, DEFAULT_REPEAT_THRESHOLD,
     DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem,
@@ -106,82 +108,6 @@ pub enum Language {
     Zh,
     /// English.
     En,
-}
-
-/// How a finished tool call ended, as the driver reads it from the result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Outcome {
-    /// `false` for an error result (DSH `isError`), denials by any plugin included.
-    pub ok: bool,
-    /// The exit code a shell-style result reported (DSH `value.exitCode`), if any. DSH reports a
-    /// non-zero exit as a success; it is a failure here.
-    pub exit_code: Option<i64>,
-    /// The process was killed by a signal.
-    pub killed: bool,
-    /// The call or its process timed out.
-    pub timed_out: bool,
-    /// The user or the harness cancelled the call (DSH error codes `ABORTED` and
-    /// `ABORTED_BEFORE_DISPATCH`): not an experiment, ignored.
-    pub cancelled: bool,
-}
-
-impl Outcome {
-    /// A successful result with no exit code.
-    pub fn success() -> Self {
-        Self {
-            ok: true,
-            exit_code: None,
-            killed: false,
-            timed_out: false,
-            cancelled: false,
-        }
-    }
-
-    /// An error result.
-    pub fn error() -> Self {
-        Self {
-            ok: false,
-            ..Self::success()
-        }
-    }
-
-    /// A successful result of a process that exited with `code`.
-    pub fn exited(code: i64) -> Self {
-        Self {
-            exit_code: Some(code),
-            ..Self::success()
-        }
-    }
-
-    /// A successful result of a process killed by a signal.
-    pub fn killed() -> Self {
-        Self {
-            killed: true,
-            ..Self::success()
-        }
-    }
-
-    /// A result of a call that timed out.
-    pub fn timed_out() -> Self {
-        Self {
-            timed_out: true,
-            ..Self::success()
-        }
-    }
-
-    /// A cancelled call.
-    pub fn cancelled() -> Self {
-        Self {
-            ok: false,
-            cancelled: true,
-            ..Self::success()
-        }
-    }
-
-    /// Whether the experiment failed: an error, a non-zero exit code, a kill or a timeout.
-    pub fn failed(&self) -> bool {
-        !self.ok || self.exit_code.is_some_and(|code| code != 0) || self.killed || self.timed_out
-    }
 }
 
 /// Which thresholds armed the gate, with the counts at arming (`None` for one not reached).
@@ -401,9 +327,13 @@ impl Reaction {
             }
             Reaction::UserPrompt { cleared: false } => None,
             Reaction::Lift(LiftOutcome::Lifted) => Some(TimelineEntry::Lifted),
-            Reaction::Lift(LiftOutcome::Partial { missing }) => {
+            // A reply that answers nothing (a tool-only step) is no partial answer.
+            Reaction::Lift(LiftOutcome::Partial { missing })
+                if missing.len() < Marker::ALL.len() =>
+            {
                 Some(TimelineEntry::Partial(*missing))
             }
+            Reaction::Lift(LiftOutcome::Partial { .. }) => None,
             Reaction::Lift(LiftOutcome::NotPending) => None,
             Reaction::Notice(Some(notice)) => Some(match notice.kind {
                 NoticeKind::Check => TimelineEntry::CheckShown,

@@ -135,9 +135,10 @@ impl<'a> ToolCall<'a> {
         }
     }
 
-    /// Whether the call failed, counting a non-zero exit code as a failure.
+    /// Whether the call failed, counting a non-zero exit code as a failure (the family's shared
+    /// rule, [`outcome::exit_failure`]; a kill or a timeout alone is not a failure here).
     pub fn failed(&self) -> bool {
-        !self.ok || self.exit_code.is_some_and(|code| code != 0)
+        outcome::exit_failure(self.ok, self.exit_code)
     }
 }
 

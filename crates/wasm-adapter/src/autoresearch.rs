@@ -30,21 +30,11 @@ const TABLE_WINDOW: usize = 20;
 /// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
 #[wasm_bindgen(js_name = validateAutoresearchConfig)]
 pub fn validate_config(input: &str) -> String {
-    let result = match parse_config(input) {
-        Ok(row) => json!({ "value": row }),
-        Err(issues) => json!({ "issues": issues }),
-    };
-    result.to_string()
+    crate::standard_schema_json(parse_config(input))
 }
 
 fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    let value: Value = serde_json::from_str(input).map_err(|error| {
-        vec![config::Issue {
-            path: Vec::new(),
-            message: format!("config must be JSON ({error})"),
-        }]
-    })?;
-    row::validate(&value)
+    crate::parse_row(input, row::validate)
 }
 
 /// The validated row and its core settings, or the one-line `autoresearch: invalid config: …`.

@@ -10,7 +10,7 @@ pub mod replay;
 
 use config::pain_point_check::{self as row, RowConfig};
 use gate::{AgentGate, Decision, LiftOutcome, Outcome, Settings, canonical_args_hash_str};
-use serde_json::{Value, json};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows, also the `source.plugin` of the check notice.
@@ -20,21 +20,11 @@ pub const PLUGIN_NAME: &str = "pain-point-check";
 /// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
 #[wasm_bindgen(js_name = validatePainPointConfig)]
 pub fn validate_config(input: &str) -> String {
-    let result = match parse_config(input) {
-        Ok(row) => json!({ "value": row }),
-        Err(issues) => json!({ "issues": issues }),
-    };
-    result.to_string()
+    crate::standard_schema_json(parse_config(input))
 }
 
 fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    let value: Value = serde_json::from_str(input).map_err(|error| {
-        vec![config::Issue {
-            path: Vec::new(),
-            message: format!("config must be JSON ({error})"),
-        }]
-    })?;
-    row::validate(&value)
+    crate::parse_row(input, row::validate)
 }
 
 /// The plugin for one validated config.
@@ -71,29 +61,6 @@ impl Plugin {
     /// The gate's settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
-    }
-}
-
-/// DSH's error codes of a call the user or the harness cancelled (not an experiment).
-const CANCELLED_CODES: [&str; 2] = ["ABORTED", "ABORTED_BEFORE_DISPATCH"];
-/// DSH's error code of a call the timeout policy stopped.
-const TIMEOUT_CODE: &str = "TOOL_TIMEOUT";
-
-/// The gate's reading of a DSH tool result's facts.
-pub fn outcome_of(
-    ok: bool,
-    exit_code: Option<f64>,
-    killed: bool,
-    timed_out: bool,
-    error_code: Option<&str>,
-) -> Outcome {
-    Outcome {
-        ok,
-        // `as` saturates; the shim passes integers only.
-        exit_code: exit_code.map(|code| code as i64),
-        killed,
-        timed_out: timed_out || error_code == Some(TIMEOUT_CODE),
-        cancelled: error_code.is_some_and(|code| CANCELLED_CODES.contains(&code)),
     }
 }
 
@@ -160,7 +127,9 @@ impl Gate {
         timed_out: bool,
         error_code: Option<String>,
     ) {
-        let outcome = outcome_of(ok, exit_code, killed, timed_out, error_code.as_deref());
+        // `as` saturates; the shim passes integers only.
+        let exit_code = exit_code.map(|code| code as i64);
+        let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
         let _ = self.inner.on_result(
             &plugin.settings,
             name,

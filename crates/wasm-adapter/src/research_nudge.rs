@@ -5,8 +5,8 @@
 //! knows wasm-bindgen; it still knows nothing of DSH: the shim turns DSH events into the flat
 //! arguments of [`AgentTracker::observe`], one call per tool event, and everything that decides
 //! behaviour (validation, classification, debt, reminders, snooze replies) happens here or below.
-//! The one place it reads a DSH format is [`session_log`]: the replay CLI's reader of DSH session
-//! logs, which sees the log's JSON lines, never live DSH objects.
+//! The one place it reads a DSH format is [`session_log`]: the replay CLI's mapping of DSH session
+//! logs (read by `dsh-session-log` from the log's JSON lines, never live DSH objects) to the policy.
 
 pub mod replay;
 pub mod session_log;
@@ -14,7 +14,7 @@ pub mod snooze;
 
 use config::research_nudge::{self as row, RowConfig};
 use policy::{AgentState, Millis, Observation, Policy, ToolCall};
-use serde_json::{Value, json};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows, also the `source.plugin` of the reminder message.
@@ -41,11 +41,7 @@ pub enum Outcome {
 /// `{"issues": [{"message", "path"}]}`.
 #[wasm_bindgen(js_name = validateConfig)]
 pub fn validate_config(input: &str) -> String {
-    let result = match parse_config(input) {
-        Ok(row) => json!({ "value": row }),
-        Err(issues) => json!({ "issues": issues }),
-    };
-    result.to_string()
+    crate::standard_schema_json(parse_config(input))
 }
 
 /// Bytes of failure text the fingerprint reads from each end; the shim slices at least this many
@@ -56,13 +52,7 @@ pub fn failure_window() -> usize {
 }
 
 fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    let value: Value = serde_json::from_str(input).map_err(|error| {
-        vec![config::Issue {
-            path: Vec::new(),
-            message: format!("config must be JSON ({error})"),
-        }]
-    })?;
-    row::validate(&value)
+    crate::parse_row(input, row::validate)
 }
 
 /// The plugin for one validated config: settings, the name cache and the snooze tool's texts.

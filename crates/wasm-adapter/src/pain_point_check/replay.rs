@@ -16,13 +16,25 @@
 //! Each line prints `{"line", "agent", "event", …, "gate", "failures", "run", "denials"}` with
 //! what the gate did: `decision` and `reason` for a call, `timeline` for what it changed, and
 //! `notice` for a step that delivered one.
+//!
+//! # DSH session logs
+//!
+//! An input whose first line is a session header is a DSH session log, read by
+//! `crates/session-log` (one session = one agent). Each recorded tool result is judged as the
+//! plugin would have judged the call ([`AgentGate::pre_execute`]), then counted: a call the gate
+//! would deny counts as its denial, any other with its recorded outcome. Each `assistant/message`
+//! is one step (the check block or the escape notice would ride it) and then the reply, which may
+//! lift the gate; a human prompt resets; a reopened session starts a fresh agent. It prints a
+//! timeline of where the gate would arm, deny and lift, or, with `--json`, one JSON line per event
+//! in the event format's output shape.
 
 use super::Plugin;
 use gate::{
     AgentGate, Decision, Input, LiftOutcome, Marker, Observation, Outcome, Reaction, ResetCause,
-    Status, TimelineEntry, canonical_args_hash,
+    Status, TimelineEntry, canonical_args_hash, canonical_args_hash_str,
 };
 use serde_json::{Map, Value, json};
+use session_log::{LogEvent, Reader, session_header};
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
 
@@ -35,6 +47,24 @@ pub struct Replay {
     plugin: Plugin,
     agents: HashMap<String, AgentGate>,
     line: usize,
+    format: Format,
+    json: bool,
+}
+
+/// What the first non-blank line said the input is.
+enum Format {
+    Undecided,
+    Events,
+    Session(Box<Session>),
+}
+
+/// A session log being replayed: its reader, its one agent's gate and the counts for the summary.
+struct Session {
+    reader: Reader,
+    gate: AgentGate,
+    calls: usize,
+    steps: usize,
+    counts: HashMap<&'static str, usize>,
 }
 
 #[wasm_bindgen(js_class = PainPointReplay)]
@@ -45,11 +75,26 @@ impl Replay {
         Self::from_json(config_json).map_err(|message| JsError::new(&message))
     }
 
-    /// Feeds the next input line; returns the output line, or nothing for a blank line. A
+    /// Feeds the next input line; returns the output (one or more lines), or nothing. A
     /// malformed line throws `line N: …` naming the field.
     pub fn feed(&mut self, text: &str) -> Result<Option<String>, JsError> {
         self.feed_line(text)
             .map_err(|message| JsError::new(&message))
+    }
+
+    /// Whether a session log is printed as JSON lines instead of the timeline. The event format
+    /// always prints JSON lines.
+    #[wasm_bindgen(setter)]
+    pub fn set_json(&mut self, json: bool) {
+        self.json = json;
+    }
+
+    /// The closing output after the last line (the timeline's summary), if any.
+    pub fn finish(&self) -> Option<String> {
+        match &self.format {
+            Format::Session(session) if !self.json => Some(session.summary()),
+            _ => None,
+        }
     }
 }
 
@@ -60,6 +105,8 @@ impl Replay {
             plugin: Plugin::from_json(config_json)?,
             agents: HashMap::new(),
             line: 0,
+            format: Format::Undecided,
+            json: false,
         })
     }
 
@@ -70,6 +117,24 @@ impl Replay {
             return Ok(None);
         }
         let line = self.line;
+        if matches!(self.format, Format::Undecided) {
+            if let Some(header) = session_header(text) {
+                let reader = Reader::open(line, &header).map_err(|e| e.to_string())?;
+                let opening = (!self.json).then(|| opening(&reader, &self.plugin));
+                self.format = Format::Session(Box::new(Session {
+                    reader,
+                    gate: AgentGate::new(),
+                    calls: 0,
+                    steps: 0,
+                    counts: HashMap::new(),
+                }));
+                return Ok(opening);
+            }
+            self.format = Format::Events;
+        }
+        if let Format::Session(session) = &mut self.format {
+            return session.feed(&self.plugin, line, text, self.json);
+        }
         self.apply(text)
             .map(|out| Some(out.to_string()))
             .map_err(|message| format!("line {line}: {message}"))
@@ -234,6 +299,228 @@ fn status(status: Status) -> &'static str {
         Status::Pending => "pending",
         Status::Probation => "probation",
     }
+}
+
+fn opening(reader: &Reader, plugin: &Plugin) -> String {
+    let h = reader.header();
+    let s = plugin.settings();
+    let mut out = format!("DSH session {}", h.id);
+    if let Some(cwd) = &h.cwd {
+        out.push_str(&format!(" (cwd {cwd})"));
+    }
+    if s.enabled() {
+        out.push_str(&format!(
+            "\ngate: arms at {} failed calls or {} identical calls; escape after {} denials",
+            s.failure_threshold(),
+            s.repeat_threshold(),
+            s.max_denials()
+        ));
+    } else {
+        out.push_str("\nthe plugin is disabled by this config: nothing is judged");
+    }
+    out.push_str(&format!(
+        "\n\n{:>5}  {:<24}  {:<12}  {:<9}  what the gate does",
+        "#", "event", "result", "gate"
+    ));
+    out
+}
+
+impl Session {
+    fn feed(
+        &mut self,
+        plugin: &Plugin,
+        line: usize,
+        text: &str,
+        json: bool,
+    ) -> Result<Option<String>, String> {
+        let Some(entry) = self.reader.read(line, text).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let settings = plugin.settings();
+        let mut rows: Vec<(String, String, Value)> = Vec::new();
+        match entry.event {
+            LogEvent::ToolResult(result) if !result.repaired => {
+                let Some(call) = &result.call else {
+                    return Ok(None);
+                };
+                self.calls += 1;
+                let args = canonical_args_hash_str(&call.arguments_json);
+                let name = call.name.as_str();
+                let decision = self.gate.handle(settings, Input::ToolCall { name, args });
+                let mut entries = Vec::new();
+                let mut out = json!({ "event": "tool", "tool": name });
+                let outcome = match &decision {
+                    Reaction::Decision(Decision::Deny { reason, .. }) => {
+                        out["decision"] = json!("deny");
+                        out["reason"] = json!(reason);
+                        Outcome::error()
+                    }
+                    _ => {
+                        out["decision"] = json!("allow");
+                        result.outcome()
+                    }
+                };
+                entries.extend(decision.timeline_entry());
+                let observed = self.gate.handle(
+                    settings,
+                    Input::ToolResult {
+                        name,
+                        args,
+                        outcome,
+                    },
+                );
+                if let Reaction::Observation(observation) = &observed {
+                    out["counted"] = json!(counted(observation));
+                }
+                entries.extend(observed.timeline_entry());
+                let label = format!("call {}  {name}", self.calls);
+                rows.push((
+                    label,
+                    outcome_label(&outcome, &out),
+                    self.record(out, &entries),
+                ));
+            }
+            LogEvent::UserPrompt { text } => {
+                let reaction = self
+                    .gate
+                    .handle(settings, Input::UserPrompt { text: &text });
+                let entries: Vec<_> = reaction.timeline_entry().into_iter().collect();
+                let out = self.record(json!({ "event": "user" }), &entries);
+                rows.push(("user prompt".to_owned(), String::new(), out));
+            }
+            LogEvent::AssistantText { text, interrupted } => {
+                self.steps += 1;
+                let step = self.gate.handle(settings, Input::Step);
+                let mut out = json!({ "event": "step" });
+                if let Reaction::Notice(Some(notice)) = &step {
+                    out["notice"] = json!(notice.text);
+                }
+                let entries: Vec<_> = step.timeline_entry().into_iter().collect();
+                let out = self.record(out, &entries);
+                rows.push((format!("step {}", self.steps), String::new(), out));
+                if !interrupted {
+                    let reaction = self
+                        .gate
+                        .handle(settings, Input::AssistantText { text: &text });
+                    let mut out = json!({ "event": "assistant" });
+                    if let Reaction::Lift(LiftOutcome::Partial { missing }) = reaction {
+                        let names: Vec<&str> = missing.iter().map(Marker::en).collect();
+                        out["missing"] = json!(names);
+                    }
+                    let entries: Vec<_> = reaction.timeline_entry().into_iter().collect();
+                    let out = self.record(out, &entries);
+                    rows.push(("  reply".to_owned(), String::new(), out));
+                }
+            }
+            LogEvent::Reopened => {
+                self.gate = AgentGate::new();
+                let out = self.record(json!({ "event": "reopened" }), &[]);
+                rows.push(("session reopened".to_owned(), String::new(), out));
+            }
+            _ => return Ok(None),
+        }
+        let lines: Vec<String> = rows
+            .into_iter()
+            .filter(|(_, _, out)| {
+                json || !out["timeline"].as_array().is_some_and(Vec::is_empty)
+                    || out["event"] == "tool"
+            })
+            .map(|(label, result, mut out)| {
+                if json {
+                    out["line"] = json!(line);
+                    out.to_string()
+                } else {
+                    let what = out["timeline"]
+                        .as_array()
+                        .map(|t| {
+                            t.iter()
+                                .filter_map(Value::as_str)
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        })
+                        .unwrap_or_default();
+                    format!(
+                        "{:>5}  {:<24}  {:<12}  {:<9}  {what}",
+                        line,
+                        clip(&label, 24),
+                        result,
+                        out["gate"].as_str().unwrap_or_default()
+                    )
+                }
+            })
+            .collect();
+        Ok((!lines.is_empty()).then(|| lines.join("\n")))
+    }
+
+    /// Adds the gate's state and the timeline to an output line, and counts the timeline.
+    fn record(&mut self, mut out: Value, entries: &[TimelineEntry]) -> Value {
+        let timeline: Vec<String> = entries.iter().map(|e| describe(*e)).collect();
+        for entry in entries {
+            *self.counts.entry(kind(*entry)).or_default() += 1;
+        }
+        out["timeline"] = json!(timeline);
+        out["gate"] = json!(status(self.gate.status()));
+        out["failures"] = json!(self.gate.failures());
+        out["run"] = json!(self.gate.run_length());
+        out["denials"] = json!(self.gate.denials());
+        out
+    }
+
+    fn summary(&self) -> String {
+        let count = |k: &str| self.counts.get(k).copied().unwrap_or(0);
+        format!(
+            "\nsummary: {} tool calls, {} steps; armed {}, check shown {}, denied {} (+{} same-direction), partial answers {}, lifted {}, escaped {}, reset {}",
+            self.calls,
+            self.steps,
+            count("armed"),
+            count("check"),
+            count("denied"),
+            count("same"),
+            count("partial"),
+            count("lifted"),
+            count("escaped"),
+            count("reset"),
+        )
+    }
+}
+
+fn kind(entry: TimelineEntry) -> &'static str {
+    match entry {
+        TimelineEntry::Armed(_) => "armed",
+        TimelineEntry::CheckShown => "check",
+        TimelineEntry::Denied => "denied",
+        TimelineEntry::SameShotDenied => "same",
+        TimelineEntry::Partial(_) => "partial",
+        TimelineEntry::Lifted => "lifted",
+        TimelineEntry::Escaped { .. } => "escaped",
+        TimelineEntry::Reset(_) => "reset",
+    }
+}
+
+fn outcome_label(outcome: &Outcome, out: &Value) -> String {
+    if out["decision"] == "deny" {
+        "DENIED".to_owned()
+    } else if outcome.cancelled {
+        "cancelled".to_owned()
+    } else if outcome.timed_out {
+        "timed out".to_owned()
+    } else if outcome.killed {
+        "killed".to_owned()
+    } else if !outcome.ok {
+        "error".to_owned()
+    } else if let Some(code) = outcome.exit_code {
+        format!("exit {code}")
+    } else {
+        "ok".to_owned()
+    }
+}
+
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{kept}…")
 }
 
 /// A timeline entry in words, for the JSON lines and the session-log timeline.

@@ -104,8 +104,7 @@ impl Replay {
         let line = self.line;
         if matches!(self.format, Format::Undecided) {
             if let Some(header) = session_log::header(text) {
-                let log = SessionLog::start(&header, self.json)
-                    .map_err(|message| format!("line {line}: {message}"))?;
+                let log = SessionLog::start(line, &header, self.json).map_err(|e| e.to_string())?;
                 let opening = log.opening(&self.plugin);
                 self.format = Format::Session(Box::new(log));
                 return Ok(opening);
@@ -115,7 +114,7 @@ impl Replay {
         match &mut self.format {
             Format::Session(log) => log
                 .feed(&mut self.plugin, line, text)
-                .map_err(|message| format!("line {line}: {message}")),
+                .map_err(|e| e.to_string()),
             _ => self
                 .apply(text)
                 .map(Some)

@@ -1,461 +1,51 @@
 //! DSH session logs as `research-nudge replay` input: what the plugin would have done in a
 //! recorded session.
 //!
-//! DSH (`dsh-session-persistence-jsonl`, format version 0) keeps one append-only log per session
-//! at `$DSH_HOME/sessions/--<project>--/<session-id>/session.jsonl.zstd` (concatenated Zstandard
-//! frames), or `session.jsonl` when compression is off. The CLI decompresses; this module reads
-//! the logical lines: the header `{"type":"session","version":0,"id","createdAt",…}`, then one
-//! `SessionEvent` `{"type","seq","time","data"}` per line, or a packed row of stream chunks
-//! (`text-chunks`, …), which is skipped like every event the policy does not need.
-//!
-//! The mapping, one session = one agent (a subagent writes its own session file):
-//! - `tool/call` `{callId, name, arguments}` remembers the call's name and raw arguments;
-//! - `tool/result` `{message: {content: [{type: "tool-result", toolCallId, isError?, content}]},
-//!   error?: {code}}` is one finished call at its `time`: `isError` is a failure (a denial, an
-//!   invalid call, a thrown error; the text without its `Error: ` prefix is the failure text), and
-//!   otherwise a shell-style `[exit code: N]` last line is the exit code (DSH keeps only the
-//!   rendered text, not the tool's value). A `research_nudge_snooze` call arms the minutes its
-//!   arguments ask for. Results DSH synthesizes when it repairs a crashed turn
-//!   (`TOOL_NOT_STARTED`, `TOOL_OUTCOME_UNKNOWN`) never reached the plugin and are not counted;
-//! - `user/message` whose `source.kind` is `"user"` is a human prompt (injected context has
-//!   other kinds);
-//! - `session/end-seed` after live work means the session was reopened: the plugin would track
-//!   a fresh agent from there;
-//! - events with `seq` below the header's `seedLength` were inherited from the parent session of
-//!   a fork and are skipped.
+//! The reading is `dsh-session-log`'s (the format, fork seeds, reopenings, crash-repaired
+//! results, human prompts, status markers); this module maps its events to the policy and renders
+//! the timeline or the JSON lines. One session = one agent (a subagent writes its own session
+//! file):
+//! - a tool result is one finished call at its `time`: an error result (a denial, an invalid
+//!   call, a thrown error) is a failure with its text, and otherwise a shell-style exit code
+//!   marker is the exit code (DSH keeps only the rendered text, not the tool's value; a kill or a
+//!   timeout alone is not a failure here). A `research_nudge_snooze` call arms the minutes its
+//!   arguments ask for. Results DSH synthesizes when it repairs a crashed turn never reached the
+//!   plugin and are not counted;
+//! - a human prompt starts a new task; a notice this plugin injected when the session ran is
+//!   shown as a live reminder, other injected context and assistant replies are ignored;
+//! - a reopened session is a fresh agent from there.
 //!
 //! Times are the events' `time` (Unix epoch milliseconds); one that steps back counts as no time
 //! passing, as the plugin's monotonic clock would.
 
 use crate::research_nudge::replay::observe_call;
 use crate::research_nudge::{PLUGIN_NAME, Plugin};
+use ::session_log::{Header, LogEvent, ReadError, Reader, ToolResult};
 use policy::{AgentState, Hold, MINUTE, Millis, Observation, Signals, ToolClass, Triggers};
-use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use serde_json::{Value, json};
 
-/// The session log format version this reader understands (DSH's `SESSION_FORMAT_VERSION`).
-pub const FORMAT_VERSION: u64 = 0;
-
-/// Error codes of the results DSH synthesizes when it repairs a crashed turn.
-const REPAIR_CODES: [&str; 2] = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"];
+pub use ::session_log::{FORMAT_VERSION, session_header as header};
 
 /// Characters of a user prompt the timeline quotes.
 const PROMPT_EXCERPT: usize = 40;
 
-/// The parsed first line, when it opens a DSH session log (a JSON object whose `type` is
-/// `"session"`); anything else is the replay event format.
-pub fn header(text: &str) -> Option<Value> {
-    let value: Value = serde_json::from_str(text).ok()?;
-    (value.get("type").and_then(Value::as_str) == Some("session")).then_some(value)
-}
-
-/// The session header's fields the replay uses.
-#[derive(Clone, Debug, PartialEq)]
-struct Header {
-    id: String,
-    created_at: Millis,
-    cwd: Option<String>,
-    parent: Option<String>,
-    subagent: bool,
-    depth: u64,
-    seed_length: u64,
-}
-
-impl Header {
-    fn parse(value: &Value) -> Result<Self, String> {
-        let Value::Object(fields) = value else {
-            return Err(format!("must be a JSON object (got {})", brief(value)));
-        };
-        let version = fields.get("version");
-        match version.and_then(Value::as_u64) {
-            Some(FORMAT_VERSION) => {}
-            Some(other) => {
-                return Err(format!(
-                    "session log format version {other} is not supported (this replay reads version {FORMAT_VERSION}, the format of DSH 0.1)"
-                ));
-            }
-            None => {
-                return Err(format!(
-                    "session header: version must be a non-negative integer (got {})",
-                    shown(version)
-                ));
-            }
+/// How the timeline and the JSON lines name a result's outcome.
+fn label(result: &ToolResult) -> String {
+    if result.repaired {
+        "interrupted".to_owned()
+    } else if result.is_error {
+        match &result.error_code {
+            Some(code) => format!("error {code}"),
+            None => "error".to_owned(),
         }
-        let id = match fields.get("id") {
-            Some(Value::String(id)) if !id.is_empty() => id.clone(),
-            other => {
-                return Err(format!(
-                    "session header: id must be a non-empty string (got {})",
-                    shown(other)
-                ));
-            }
-        };
-        let created_at = millis(fields.get("createdAt")).ok_or_else(|| {
-            format!(
-                "session header: createdAt must be integer Unix epoch milliseconds (got {})",
-                shown(fields.get("createdAt"))
-            )
-        })?;
-        let text = |key: &str| -> Result<Option<String>, String> {
-            match fields.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(format!(
-                    "session header: {key} must be a string (got {})",
-                    brief(other)
-                )),
-            }
-        };
-        let count = |key: &str| -> Result<u64, String> {
-            match fields.get(key) {
-                None | Some(Value::Null) => Ok(0),
-                Some(value) => value.as_u64().ok_or_else(|| {
-                    format!(
-                        "session header: {key} must be a non-negative integer (got {})",
-                        brief(value)
-                    )
-                }),
-            }
-        };
-        Ok(Self {
-            id,
-            created_at,
-            cwd: text("cwd")?,
-            parent: text("parentSession")?,
-            subagent: text("origin")?.as_deref() == Some("subagent"),
-            depth: count("delegationDepth")?,
-            seed_length: count("seedLength")?,
-        })
-    }
-}
-
-/// One logical line of a session log, as far as the replay needs it.
-#[derive(Debug, PartialEq)]
-enum Record<'a> {
-    Header,
-    Call {
-        seq: u64,
-        call_id: &'a str,
-        name: &'a str,
-        arguments: &'a str,
-    },
-    Result {
-        seq: u64,
-        time: Millis,
-        call_id: &'a str,
-        result: ToolResult,
-    },
-    UserMessage {
-        seq: u64,
-        time: Millis,
-        source: Source<'a>,
-        text: String,
-    },
-    EndSeed {
-        seq: u64,
-        time: Millis,
-    },
-    /// Every other event or row: chunks, assistant messages, turn and step bounds, requests, …
-    Other,
-}
-
-/// Who a `user/message` came from, as far as the replay cares.
-#[derive(Debug, PartialEq)]
-enum Source<'a> {
-    /// A human prompt (`source.kind` `"user"`): a new task.
-    Human,
-    /// A reminder this plugin injected when the session ran, with its summary.
-    LiveReminder(Option<&'a str>),
-    /// Any other injected context.
-    Other,
-}
-
-/// A `tool/result` as the plugin would have judged it.
-#[derive(Debug, PartialEq)]
-struct ToolResult {
-    is_error: bool,
-    /// The failure text: the error message for an error result, the output otherwise.
-    text: String,
-    /// `data.error.code`, when DSH recorded one.
-    error_code: Option<String>,
-    /// The `[exit code: N]` of a successful result.
-    exit_code: Option<i64>,
-    /// The `[killed by signal: S]` of a successful result (the plugin sees no exit code then).
-    signal: Option<String>,
-}
-
-impl ToolResult {
-    fn repaired(&self) -> bool {
-        self.error_code
-            .as_deref()
-            .is_some_and(|code| REPAIR_CODES.contains(&code))
-    }
-
-    /// How the timeline and the JSON lines name the outcome.
-    fn label(&self) -> String {
-        if self.repaired() {
-            "interrupted".to_owned()
-        } else if self.is_error {
-            match &self.error_code {
-                Some(code) => format!("error {code}"),
-                None => "error".to_owned(),
-            }
-        } else if let Some(signal) = &self.signal {
-            format!("killed {signal}")
-        } else {
-            match self.exit_code {
-                Some(code) if code != 0 => format!("exit {code}"),
-                _ => "ok".to_owned(),
-            }
+    } else if let Some(signal) = &result.status.signal {
+        format!("killed {signal}")
+    } else {
+        match result.status.exit_code {
+            Some(code) if code != 0 => format!("exit {code}"),
+            _ => "ok".to_owned(),
         }
     }
-}
-
-fn record(value: &Value) -> Result<Record<'_>, String> {
-    let Value::Object(fields) = value else {
-        return Err(format!("must be a JSON object (got {})", brief(value)));
-    };
-    let kind = match fields.get("type") {
-        Some(Value::String(kind)) => kind.as_str(),
-        other => {
-            return Err(format!(
-                "type must be a string naming the session event (got {})",
-                shown(other)
-            ));
-        }
-    };
-    if kind == "session" {
-        return Ok(Record::Header);
-    }
-    if !matches!(
-        kind,
-        "tool/call" | "tool/result" | "user/message" | "session/end-seed"
-    ) {
-        return Ok(Record::Other);
-    }
-    let at = Fields { kind, path: "" };
-    let seq = at.count(fields, "seq")?;
-    let time = millis(fields.get("time")).ok_or_else(|| {
-        format!(
-            "{kind}: time must be integer Unix epoch milliseconds (got {})",
-            shown(fields.get("time"))
-        )
-    })?;
-    let data = at.object(fields, "data")?;
-    let at = Fields {
-        kind,
-        path: "data.",
-    };
-    Ok(match kind {
-        "tool/call" => Record::Call {
-            seq,
-            call_id: at.string(data, "callId")?,
-            name: match at.string(data, "name")? {
-                "" => return Err(format!("{kind}: data.name must not be empty")),
-                name => name,
-            },
-            arguments: at.string(data, "arguments")?,
-        },
-        "tool/result" => {
-            let message = at.object(data, "message")?;
-            let at = Fields {
-                kind,
-                path: "data.message.",
-            };
-            let block = match at.array(message, "content")?.first() {
-                Some(Value::Object(block))
-                    if block.get("type").and_then(Value::as_str) == Some("tool-result") =>
-                {
-                    block
-                }
-                other => {
-                    return Err(format!(
-                        "{kind}: data.message.content[0] must be a tool-result block (got {})",
-                        shown(other)
-                    ));
-                }
-            };
-            let at = Fields {
-                kind,
-                path: "data.message.content[0].",
-            };
-            let is_error = match block.get("isError") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(is_error)) => *is_error,
-                Some(other) => {
-                    return Err(format!(
-                        "{kind}: data.message.content[0].isError must be true or false (got {})",
-                        brief(other)
-                    ));
-                }
-            };
-            let output = text_of(at.array(block, "content")?);
-            let error_code = match data.get("error") {
-                Some(Value::Object(error)) => error.get("code").and_then(Value::as_str),
-                _ => None,
-            };
-            let (exit_code, signal) = if is_error {
-                (None, None)
-            } else {
-                exit_status(&output)
-            };
-            let text = if is_error {
-                output
-                    .strip_prefix("Error: ")
-                    .map(str::to_owned)
-                    .unwrap_or(output)
-            } else {
-                output
-            };
-            Record::Result {
-                seq,
-                time,
-                call_id: at.string(block, "toolCallId")?,
-                result: ToolResult {
-                    is_error,
-                    text,
-                    error_code: error_code.map(str::to_owned),
-                    exit_code,
-                    signal,
-                },
-            }
-        }
-        "user/message" => {
-            let fields = at.object(data, "source")?;
-            let source_at = Fields {
-                kind,
-                path: "data.source.",
-            };
-            let source = match source_at.string(fields, "kind")? {
-                "user" => Source::Human,
-                "plugin" if fields.get("plugin").and_then(Value::as_str) == Some(PLUGIN_NAME) => {
-                    Source::LiveReminder(fields.get("summary").and_then(Value::as_str))
-                }
-                _ => Source::Other,
-            };
-            let text = match data.get("content") {
-                Some(Value::Array(blocks)) => text_of(blocks),
-                Some(Value::String(text)) => text.clone(),
-                _ => String::new(),
-            };
-            Record::UserMessage {
-                seq,
-                time,
-                source,
-                text,
-            }
-        }
-        _ => Record::EndSeed { seq, time },
-    })
-}
-
-/// Field readers that name the event and the field path in their errors.
-struct Fields<'k> {
-    kind: &'k str,
-    path: &'static str,
-}
-
-impl Fields<'_> {
-    fn fail(&self, key: &str, wanted: &str, got: Option<&Value>) -> String {
-        format!(
-            "{}: {}{key} must be {wanted} (got {})",
-            self.kind,
-            self.path,
-            shown(got)
-        )
-    }
-
-    fn string<'v>(&self, map: &'v Map<String, Value>, key: &str) -> Result<&'v str, String> {
-        map.get(key)
-            .and_then(Value::as_str)
-            .ok_or_else(|| self.fail(key, "a string", map.get(key)))
-    }
-
-    fn object<'v>(
-        &self,
-        map: &'v Map<String, Value>,
-        key: &str,
-    ) -> Result<&'v Map<String, Value>, String> {
-        map.get(key)
-            .and_then(Value::as_object)
-            .ok_or_else(|| self.fail(key, "an object", map.get(key)))
-    }
-
-    fn array<'v>(&self, map: &'v Map<String, Value>, key: &str) -> Result<&'v [Value], String> {
-        map.get(key)
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .ok_or_else(|| self.fail(key, "an array", map.get(key)))
-    }
-
-    fn count(&self, map: &Map<String, Value>, key: &str) -> Result<u64, String> {
-        map.get(key)
-            .and_then(Value::as_u64)
-            .ok_or_else(|| self.fail(key, "a non-negative integer", map.get(key)))
-    }
-}
-
-/// A non-negative integer number of milliseconds (an integral float is accepted).
-fn millis(value: Option<&Value>) -> Option<Millis> {
-    let value = value?;
-    value.as_u64().or_else(|| {
-        value
-            .as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 2f64.powi(63))
-            .map(|f| f as Millis)
-    })
-}
-
-/// The text blocks of a content list, joined by newlines (as the plugin reads tool results).
-fn text_of(blocks: &[Value]) -> String {
-    let mut text = String::new();
-    for block in blocks {
-        if block.get("type").and_then(Value::as_str) == Some("text") {
-            if let Some(part) = block.get("text").and_then(Value::as_str) {
-                if !text.is_empty() {
-                    text.push('\n');
-                }
-                text.push_str(part);
-            }
-        }
-    }
-    text
-}
-
-/// The exit status DSH's shell tools append as the last line of a result:
-/// `[exit code: N]` (non-zero only) or `[killed by signal: S]`.
-fn exit_status(text: &str) -> (Option<i64>, Option<String>) {
-    let last = text.rsplit('\n').next().unwrap_or_default();
-    let marker = |prefix: &str| {
-        last.strip_prefix(prefix)
-            .and_then(|rest| rest.strip_suffix(']'))
-    };
-    if let Some(signal) = marker("[killed by signal: ").filter(|s| !s.is_empty()) {
-        return (None, Some(signal.to_owned()));
-    }
-    let code = marker("[exit code: ")
-        .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|digits| digits.parse().ok());
-    (code, None)
-}
-
-/// A value for an error message, cut to 40 characters.
-fn brief(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
-}
-
-fn shown(value: Option<&Value>) -> String {
-    value.map_or_else(|| "nothing".to_owned(), brief)
-}
-
-/// A recorded call waiting for its result.
-struct Call {
-    name: String,
-    arguments: String,
 }
 
 /// The totals the timeline's summary reports.
@@ -494,7 +84,7 @@ enum What {
         number: Option<u32>,
         name: String,
         class: ToolClass,
-        result: ToolResult,
+        result: Box<ToolResult>,
         refused_snooze: Option<String>,
     },
     UserPrompt {
@@ -509,27 +99,30 @@ enum What {
 
 /// A replay over one DSH session log: one agent.
 pub struct SessionLog {
-    header: Header,
+    reader: Reader,
     json: bool,
     state: Option<AgentState>,
     /// Latest event time seen: the monotonic clock.
     clock: Millis,
-    calls: HashMap<String, Call>,
     stats: Stats,
 }
 
 impl SessionLog {
-    /// Starts a replay from the parsed header line.
-    pub fn start(header: &Value, json: bool) -> Result<Self, String> {
-        let header = Header::parse(header)?;
+    /// Starts a replay from the parsed header line (see [`header`]) on `line`.
+    pub fn start(line: usize, header: &Value, json: bool) -> Result<Self, ReadError> {
+        // The policy has no use for assistant replies: they are skipped unread.
+        let reader = Reader::open(line, header)?.without_assistant_text();
         Ok(Self {
-            clock: header.created_at,
-            header,
+            clock: reader.header().created_at,
+            reader,
             json,
             state: None,
-            calls: HashMap::new(),
             stats: Stats::default(),
         })
+    }
+
+    fn header(&self) -> &Header {
+        self.reader.header()
     }
 
     /// The timeline's heading (nothing for JSON lines).
@@ -537,7 +130,7 @@ impl SessionLog {
         if self.json {
             return None;
         }
-        let h = &self.header;
+        let h = self.header();
         let mut out = format!("DSH session {} (started {} UTC", h.id, utc(h.created_at));
         if let Some(cwd) = &h.cwd {
             out.push_str(&format!(", cwd {cwd}"));
@@ -585,63 +178,30 @@ impl SessionLog {
         plugin: &mut Plugin,
         line: usize,
         text: &str,
-    ) -> Result<Option<String>, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
-        let row = match record(&value)? {
-            Record::Header => {
-                return Err(
-                    "a second session header (a session log has one, on its first line)".to_owned(),
-                );
-            }
-            Record::Other => None,
-            Record::Call { seq, .. }
-            | Record::Result { seq, .. }
-            | Record::UserMessage { seq, .. }
-                if seq < self.header.seed_length =>
-            {
-                None
-            }
-            Record::Call {
-                call_id,
-                name,
-                arguments,
+    ) -> Result<Option<String>, ReadError> {
+        let Some(entry) = self.reader.read(line, text)? else {
+            return Ok(None);
+        };
+        let time = entry.time;
+        let row = match entry.event {
+            LogEvent::ToolResult(result) => Some(self.tool_result(plugin, line, time, result)),
+            LogEvent::UserPrompt { text } => Some(self.user_prompt(plugin, line, time, text)),
+            LogEvent::Injected {
+                kind,
+                plugin: Some(by),
+                summary,
                 ..
-            } => {
-                self.calls.insert(
-                    call_id.to_owned(),
-                    Call {
-                        name: name.to_owned(),
-                        arguments: arguments.to_owned(),
-                    },
-                );
-                None
-            }
-            Record::Result {
-                time,
-                call_id,
-                result,
-                ..
-            } => Some(self.tool_result(plugin, line, time, call_id, result)?),
-            Record::UserMessage {
-                time,
-                source: Source::LiveReminder(summary),
-                ..
-            } => {
+            } if kind == "plugin" && by == PLUGIN_NAME => {
                 self.stats.live_reminders += 1;
                 let what = What::LiveReminder {
-                    summary: summary.unwrap_or_default().to_owned(),
+                    summary: summary.unwrap_or_default(),
                 };
                 Some(self.row(plugin, line, time, what, None))
             }
-            Record::UserMessage {
-                source: Source::Other,
-                ..
-            } => None,
-            Record::UserMessage { time, text, .. } => {
-                Some(self.user_prompt(plugin, line, time, text))
+            LogEvent::Reopened => self.resume(plugin, line, time),
+            LogEvent::ToolCall(_) | LogEvent::Injected { .. } | LogEvent::AssistantText { .. } => {
+                None
             }
-            Record::EndSeed { time, .. } => self.resume(plugin, line, time),
         };
         Ok(row.map(|row| self.render(plugin, &row)))
     }
@@ -729,26 +289,18 @@ impl SessionLog {
         plugin: &mut Plugin,
         line: usize,
         time: Millis,
-        call_id: &str,
         result: ToolResult,
-    ) -> Result<Row, String> {
-        let call = self.calls.remove(call_id);
-        let name = match (&call, result.repaired()) {
-            (Some(call), _) => call.name.clone(),
-            // A call repair closes before it was recorded has no tool/call.
-            (None, true) => "?".to_owned(),
-            (None, false) => {
-                return Err(format!(
-                    "tool/result: call {} has no earlier tool/call",
-                    Value::from(call_id)
-                ));
-            }
-        };
+    ) -> Row {
+        // Only a call crash repair closed before it was recorded has none.
+        let name = result
+            .call
+            .as_ref()
+            .map_or_else(|| "?".to_owned(), |call| call.name.clone());
         let at = self.tick(time);
         let class = plugin.policy.classify(&name);
-        if result.repaired() {
+        if result.repaired {
             self.stats.interrupted += 1;
-            return Ok(self.row(
+            return self.row(
                 plugin,
                 line,
                 time,
@@ -756,18 +308,21 @@ impl SessionLog {
                     number: None,
                     name,
                     class,
-                    result,
+                    result: Box::new(result),
                     refused_snooze: None,
                 },
                 None,
-            ));
+            );
         }
         self.stats.calls += 1;
         let number = self.stats.calls;
         let state = self.state.get_or_insert_with(|| AgentState::new(at));
         let mut refused_snooze = None;
         let observation = if plugin.enabled() {
-            let arguments = call.as_ref().map_or("{}", |c| c.arguments.as_str());
+            let arguments = result
+                .call
+                .as_ref()
+                .map_or("{}", |call| call.arguments_json.as_str());
             let arguments = if arguments.trim().is_empty() {
                 "{}"
             } else {
@@ -780,7 +335,7 @@ impl SessionLog {
                 &name,
                 !result.is_error,
                 &result.text,
-                result.exit_code,
+                result.status.exit_code,
                 arguments,
             );
             refused_snooze = refused;
@@ -788,7 +343,9 @@ impl SessionLog {
         } else {
             None
         };
-        if result.is_error || result.exit_code.is_some_and(|c| c != 0) || refused_snooze.is_some() {
+        if outcome::exit_failure(!result.is_error, result.status.exit_code)
+            || refused_snooze.is_some()
+        {
             self.stats.failed += 1;
         }
         let row = self.row(
@@ -799,7 +356,7 @@ impl SessionLog {
                 number: Some(number),
                 name,
                 class,
-                result,
+                result: Box::new(result),
                 refused_snooze,
             },
             observation,
@@ -817,7 +374,7 @@ impl SessionLog {
         if row.signals.tool_calls_since_research > st.peak_calls.0 {
             st.peak_calls = (row.signals.tool_calls_since_research, number);
         }
-        Ok(row)
+        row
     }
 
     fn user_prompt(&mut self, plugin: &mut Plugin, line: usize, time: Millis, text: String) -> Row {
@@ -884,7 +441,7 @@ impl SessionLog {
     fn render_json(&self, row: &Row) -> String {
         let s = &row.signals;
         let mut out = json!({
-            "agent": self.header.id,
+            "agent": self.header().id,
             "debt": s.debt,
             "tool_calls_since_research": s.tool_calls_since_research,
             "failures": s.failures,
@@ -917,11 +474,11 @@ impl SessionLog {
                 }
                 out["tool"] = name.as_str().into();
                 out["class"] = class_name(*class).into();
-                out["result"] = result.label().into();
-                if let Some(code) = result.exit_code {
+                out["result"] = label(result).into();
+                if let Some(code) = result.status.exit_code {
                     out["exit_code"] = code.into();
                 }
-                if let Some(signal) = &result.signal {
+                if let Some(signal) = &result.status.signal {
                     out["signal"] = signal.as_str().into();
                 }
                 if let Some(code) = &result.error_code {
@@ -960,7 +517,7 @@ impl SessionLog {
     }
 
     fn render_text(&self, plugin: &Plugin, row: &Row) -> String {
-        let time = elapsed(row.time.saturating_sub(self.header.created_at));
+        let time = elapsed(row.time.saturating_sub(self.header().created_at));
         let s = &row.signals;
         let (debt, calls, mins) = (
             s.debt.to_string(),
@@ -999,12 +556,12 @@ impl SessionLog {
                 class,
                 result,
                 ..
-            } if result.repaired() => columns(
+            } if result.repaired => columns(
                 "",
                 &time,
                 name,
                 class_name(*class),
-                &result.label(),
+                &label(result),
                 "",
                 "",
                 "",
@@ -1026,7 +583,7 @@ impl SessionLog {
                     &time,
                     name,
                     class_name(*class),
-                    &result.label(),
+                    &label(result),
                     &debt,
                     &calls,
                     &mins,

@@ -113,20 +113,6 @@ fn worked_example() -> Vec<String> {
 }
 
 #[test]
-fn only_a_session_header_starts_a_session_log() {
-    assert!(header(&header_line()).is_some());
-    for line in [
-        r#"{"at_ms":0,"tool":"read"}"#,
-        r#"{"type":"tool/call","seq":0}"#,
-        r#"{"type":5}"#,
-        "nope",
-        "[]",
-    ] {
-        assert!(header(line).is_none(), "{line}");
-    }
-}
-
-#[test]
 fn the_replay_format_is_untouched_by_session_detection() {
     // A replay-format stream whose first line has a stray "type" still gets its own message.
     let mut replay = Replay::from_json("{}").unwrap();
@@ -220,139 +206,153 @@ fn the_worked_example_matches_the_replay_format() {
     }
 }
 
-#[test]
-fn tool_results_map_errors_exit_codes_and_signals() {
-    let parse = |line: String| match record(&serde_json::from_str::<Value>(&line).unwrap()).unwrap()
-    {
-        Record::Result { result, .. } => result,
+/// The result a call `a` and one result line read to, as `dsh-session-log` reads it.
+fn read_result(line: String) -> ToolResult {
+    let mut reader = Reader::open(1, &header(&header_line()).unwrap()).unwrap();
+    reader.read(2, &call(0, "a", "bash", "{}")).unwrap();
+    match reader.read(3, &line).unwrap().map(|entry| entry.event) {
+        Some(LogEvent::ToolResult(result)) => result,
         other => panic!("{other:?}"),
-    };
-    let ok = parse(result(1, "a", "all good"));
-    assert_eq!(
-        (ok.is_error, ok.exit_code, ok.label().as_str()),
-        (false, None, "ok")
-    );
-    let exit = parse(result(1, "a", "(no output)\n[exit code: 2]"));
-    assert_eq!((exit.exit_code, exit.label().as_str()), (Some(2), "exit 2"));
-    assert_eq!(exit.text, "(no output)\n[exit code: 2]");
-    let only_marker = parse(result(1, "a", "[exit code: 127]"));
-    assert_eq!(only_marker.exit_code, Some(127));
-    let killed = parse(result(
-        1,
-        "a",
-        "partial\n[timed out after 5ms]\n[killed by signal: SIGTERM]",
-    ));
-    assert_eq!(
-        (
-            killed.exit_code,
-            killed.signal.as_deref(),
-            killed.label().as_str()
-        ),
-        (None, Some("SIGTERM"), "killed SIGTERM")
-    );
-    // Only a last line that is exactly a marker counts.
-    for text in [
-        "[exit code: 1]\nmore",
-        "echo '[exit code: 1]' ",
-        "[exit code: 1]\n",
-        "[exit code: x]",
-        "[exit code: -1]",
-    ] {
-        assert_eq!(parse(result(1, "a", text)).exit_code, None, "{text:?}");
     }
-    // isError: the text without DSH's "Error: " prefix; the marker is not read.
-    let denied = parse(result_with(
-        1,
-        "a",
-        "Error: the user denied this\n[exit code: 1]",
-        Some(true),
-        None,
-    ));
+}
+
+#[test]
+fn results_are_labelled_by_error_exit_code_and_signal() {
+    let labelled = |line: String| label(&read_result(line));
+    assert_eq!(labelled(result(1, "a", "all good")), "ok");
     assert_eq!(
-        (denied.is_error, denied.exit_code, denied.label().as_str()),
-        (true, None, "error")
+        labelled(result(1, "a", "(no output)\n[exit code: 2]")),
+        "exit 2"
     );
-    assert_eq!(denied.text, "the user denied this\n[exit code: 1]");
-    let invalid = parse(result_with(
-        1,
-        "a",
-        "Error: bad",
-        Some(true),
-        Some("INVALID_ARGS"),
-    ));
-    assert_eq!(invalid.label(), "error INVALID_ARGS");
-    let blocked = parse(result_with(1, "a", "blocked by policy", Some(true), None));
-    assert_eq!(blocked.text, "blocked by policy");
-    // isError may be absent.
-    assert!(!parse(result_with(1, "a", "x", None, None)).is_error);
-    let repaired = parse(result_with(
-        1,
-        "a",
-        "lost",
-        Some(true),
-        Some("TOOL_OUTCOME_UNKNOWN"),
-    ));
-    assert!(repaired.repaired());
-    assert_eq!(repaired.label(), "interrupted");
-    // Text blocks are joined; other blocks are skipped.
-    let line = json!({"type": "tool/result", "seq": 1, "time": 5, "data": {"message": {"content": [{
-        "type": "tool-result", "toolCallId": "a",
-        "content": [{"type": "text", "text": "one"}, {"type": "image", "data": "…"}, {"type": "text", "text": "[exit code: 3]"}]}]}}})
-    .to_string();
-    let joined = parse(line);
     assert_eq!(
-        (joined.text.as_str(), joined.exit_code),
-        ("one\n[exit code: 3]", Some(3))
+        labelled(result(
+            1,
+            "a",
+            "partial\n[timed out after 5ms]\n[killed by signal: SIGTERM]",
+        )),
+        "killed SIGTERM"
+    );
+    // A timeout is not a failure of its own here: only its exit code or signal is shown.
+    assert_eq!(
+        labelled(result(
+            1,
+            "a",
+            "partial\n[timed out after 5ms]\n[exit code: 124]"
+        )),
+        "exit 124"
+    );
+    assert_eq!(
+        labelled(result(1, "a", "done\n[timed out after 5ms]")),
+        "ok"
+    );
+    for text in ["[exit code: 1]\nmore", "[exit code: x]", "[exit code: -1]"] {
+        assert_eq!(labelled(result(1, "a", text)), "ok", "{text:?}");
+    }
+    assert_eq!(
+        labelled(result_with(
+            1,
+            "a",
+            "Error: the user denied this\n[exit code: 1]",
+            Some(true),
+            None,
+        )),
+        "error"
+    );
+    assert_eq!(
+        labelled(result_with(
+            1,
+            "a",
+            "Error: bad",
+            Some(true),
+            Some("INVALID_ARGS")
+        )),
+        "error INVALID_ARGS"
+    );
+    assert_eq!(
+        labelled(result_with(
+            1,
+            "a",
+            "lost",
+            Some(true),
+            Some("TOOL_OUTCOME_UNKNOWN"),
+        )),
+        "interrupted"
     );
 }
 
 #[test]
-fn user_messages_are_prompts_only_from_a_human() {
-    let source =
-        |line: String| match record(&serde_json::from_str::<Value>(&line).unwrap()).unwrap() {
-            Record::UserMessage { source, text, .. } => (format!("{source:?}"), text),
-            other => panic!("{other:?}"),
-        };
-    assert_eq!(
-        source(prompt(0, "hi")),
-        ("Human".to_owned(), "hi".to_owned())
+fn a_kill_or_a_timeout_alone_is_no_failure() {
+    let out = rows(
+        "{}",
+        &log(&[
+            &tool(
+                0,
+                "bash",
+                "x\n[timed out after 5ms]\n[killed by signal: SIGTERM]",
+            ),
+            &tool(2, "bash", "x\n[timed out after 5ms]"),
+        ]),
     );
     assert_eq!(
-        source(message(
-            0,
-            "ctx",
-            json!({"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"})
-        ))
-        .0,
-        "Other"
+        (out[0]["result"].as_str(), out[0]["signal"].as_str()),
+        (Some("killed SIGTERM"), Some("SIGTERM"))
     );
-    assert_eq!(
-        source(message(
-            0,
-            "r",
-            json!({"kind": "plugin", "plugin": "research-nudge", "summary": "research debt 3/3"})
-        ))
-        .0,
-        "LiveReminder(Some(\"research debt 3/3\"))"
+    assert!(out[0].get("exit_code").is_none());
+    assert!(out.iter().all(|r| r["failures"] == 0), "{out:?}");
+    let (_, summary) = replay(
+        "{}",
+        false,
+        &log(&[&tool(0, "bash", "x\n[timed out after 5ms]")]),
+    )
+    .unwrap();
+    assert!(summary.unwrap().starts_with("\nsummary: 1 tool call, "));
+}
+
+#[test]
+fn only_its_own_notices_are_live_reminders() {
+    let out = rows(
+        "{}",
+        &log(&[&[
+            prompt(0, "hi"),
+            message(
+                1,
+                "ctx",
+                json!({"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt"}),
+            ),
+            message(
+                2,
+                "r",
+                json!({"kind": "plugin", "plugin": "research-nudge", "summary": "research debt 3/3"}),
+            ),
+            message(3, "g", json!({"kind": "goal"})),
+            message(4, "n", json!({"kind": "goal", "plugin": "research-nudge"})),
+        ]]),
     );
-    assert_eq!(source(message(0, "g", json!({"kind": "goal"}))).0, "Other");
+    let events: Vec<(&str, u64)> = out
+        .iter()
+        .map(|r| (r["event"].as_str().unwrap(), r["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(events, [("user_prompt", 2), ("live_reminder", 4)]);
+    assert_eq!(out[1]["summary"], "research debt 3/3");
 }
 
 #[test]
 fn events_the_policy_does_not_need_are_skipped() {
-    for line in [
+    let lines = [
         other(0, "assistant/chunk"),
+        // Assistant replies are skipped unread, even malformed ones.
         other(0, "assistant/message"),
+        json!({"type": "assistant/message", "seq": 0, "time": 1, "data": {"message": {"content": [{"type": "text", "text": "hi"}]}}})
+            .to_string(),
+        other(0, "turn/start"),
         other(0, "turn/end"),
         other(0, "agent/inbox/spliced"),
         json!({"type": "text-chunks", "seq0": 3, "time0": 5, "data": {}}).to_string(),
         json!({"type": "some/future-event", "ignorable": true}).to_string(),
-    ] {
-        let value: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(record(&value).unwrap(), Record::Other, "{line}");
-    }
-    let (out, _) = replay("{}", true, &log(&[&[other(0, "turn/start")]])).unwrap();
-    assert!(out.is_empty());
+    ];
+    let (out, summary) = replay("{}", true, &log(&[&lines])).unwrap();
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(summary, None);
 }
 
 #[test]

@@ -1,0 +1,574 @@
+//! A reader of DSH session logs: the logical lines of one recorded session in, plugin-agnostic
+//! events out, for every replay in the family.
+//!
+//! DSH (`dsh-session-persistence-jsonl`, format version 0) keeps one append-only log per session
+//! at `$DSH_HOME/sessions/--<project>--/<session-id>/session.jsonl.zstd` (concatenated Zstandard
+//! frames), or `session.jsonl` when compression is off. Decompression is the caller's (the
+//! package CLIs do it in JavaScript); this crate reads the text lines: the header
+//! `{"type":"session","version":0,"id","createdAt",…}` ([`session_header`], [`Header`]), then one
+//! `SessionEvent` `{"type","seq","time","data"}` per line, or a packed row of stream chunks
+//! (`text-chunks`, …), which is skipped like every event no guard needs. One session is one agent
+//! (a subagent writes its own session file).
+//!
+//! [`Reader::read`] turns a line into a [`LogEvent`], with the event's `seq` and `time`
+//! ([`Entry`]):
+//! - `tool/call` `{callId, name, arguments}` is a [`LogEvent::ToolCall`]; the reader remembers it
+//!   for its result;
+//! - `tool/result` `{message: {content: [{type: "tool-result", toolCallId, isError?, content}]},
+//!   error?: {code}}` is a [`LogEvent::ToolResult`] paired with its call: its text blocks joined
+//!   by newlines (an error result's without its `Error: ` prefix), DSH's error code, and the
+//!   shell status markers of a successful result's last lines ([`ShellStatus`]; DSH keeps only
+//!   the rendered text, not the tool's value). Results DSH synthesizes when it repairs a crashed
+//!   turn ([`REPAIR_CODES`]) are marked [`ToolResult::repaired`]: no plugin ever saw them;
+//! - `user/message` whose `source.kind` is `"user"` is a human prompt ([`LogEvent::UserPrompt`]);
+//!   any other kind is injected context ([`LogEvent::Injected`]), a plugin's notices included;
+//! - `assistant/message` `{message: {content}, interrupted?}` is the reply's visible text
+//!   ([`LogEvent::AssistantText`]: its `text` blocks joined by newlines, never reasoning);
+//! - `session/end-seed` after an event the reader surfaced means the session was reopened
+//!   ([`LogEvent::Reopened`]): a live plugin would track a fresh agent from there;
+//! - events with `seq` below the header's `seedLength` were inherited from the parent session of
+//!   a fork and are skipped (they are still checked).
+//!
+//! Times are the events' `time`, Unix epoch milliseconds, exactly as recorded: they may step back,
+//! and a consumer that models a monotonic clock clamps them itself. A malformed line is a
+//! [`ReadError`] naming the line, the event and the field path.
+//!
+//! It is pure: no WASM, no JavaScript, no DSH runtime, no I/O. It knows DSH's session log format
+//! and nothing of any plugin: what an event means to a guard (a failure, research, a reminder of
+//! its own) is the consumer's mapping.
+
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::fmt;
+
+pub use outcome::{Outcome, ShellStatus};
+
+/// The session log format version this reader understands (DSH's `SESSION_FORMAT_VERSION`).
+pub const FORMAT_VERSION: u64 = 0;
+
+/// Error codes of the results DSH synthesizes when it repairs a crashed turn.
+pub const REPAIR_CODES: [&str; 2] = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"];
+
+/// The parsed line, when it opens a DSH session log (a JSON object whose `type` is
+/// `"session"`). Anything else is not a session log.
+pub fn session_header(text: &str) -> Option<Value> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    (value.get("type").and_then(Value::as_str) == Some("session")).then_some(value)
+}
+
+/// The session header's fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The session id.
+    pub id: String,
+    /// When the session was created, Unix epoch milliseconds.
+    pub created_at: u64,
+    /// The working directory, when recorded.
+    pub cwd: Option<String>,
+    /// `parentSession`: the session this one was forked or delegated from.
+    pub parent: Option<String>,
+    /// `origin` is `"subagent"`.
+    pub subagent: bool,
+    /// `delegationDepth` (0 when absent).
+    pub depth: u64,
+    /// `seedLength`: how many leading events a fork inherited from its parent (0 when absent).
+    pub seed_length: u64,
+}
+
+impl Header {
+    /// Checks and reads a header line (see [`session_header`]); the error names the field.
+    pub fn parse(value: &Value) -> Result<Self, String> {
+        let Value::Object(fields) = value else {
+            return Err(format!("must be a JSON object (got {})", brief(value)));
+        };
+        let version = fields.get("version");
+        match version.and_then(Value::as_u64) {
+            Some(FORMAT_VERSION) => {}
+            Some(other) => {
+                return Err(format!(
+                    "session log format version {other} is not supported (this replay reads version {FORMAT_VERSION}, the format of DSH 0.1)"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "session header: version must be a non-negative integer (got {})",
+                    shown(version)
+                ));
+            }
+        }
+        let id = match fields.get("id") {
+            Some(Value::String(id)) if !id.is_empty() => id.clone(),
+            other => {
+                return Err(format!(
+                    "session header: id must be a non-empty string (got {})",
+                    shown(other)
+                ));
+            }
+        };
+        let created_at = millis(fields.get("createdAt")).ok_or_else(|| {
+            format!(
+                "session header: createdAt must be integer Unix epoch milliseconds (got {})",
+                shown(fields.get("createdAt"))
+            )
+        })?;
+        let text = |key: &str| -> Result<Option<String>, String> {
+            match fields.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(format!(
+                    "session header: {key} must be a string (got {})",
+                    brief(other)
+                )),
+            }
+        };
+        let count = |key: &str| -> Result<u64, String> {
+            match fields.get(key) {
+                None | Some(Value::Null) => Ok(0),
+                Some(value) => value.as_u64().ok_or_else(|| {
+                    format!(
+                        "session header: {key} must be a non-negative integer (got {})",
+                        brief(value)
+                    )
+                }),
+            }
+        };
+        Ok(Self {
+            id,
+            created_at,
+            cwd: text("cwd")?,
+            parent: text("parentSession")?,
+            subagent: text("origin")?.as_deref() == Some("subagent"),
+            depth: count("delegationDepth")?,
+            seed_length: count("seedLength")?,
+        })
+    }
+}
+
+/// A malformed line: its number and what is wrong, naming the event and the field path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadError {
+    /// The line number the caller gave.
+    pub line: usize,
+    /// What is wrong, e.g. `tool/call: data.arguments must be a string (got nothing)`.
+    pub message: String,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// One event the reader surfaced, with its place and time in the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The event's `seq`.
+    pub seq: u64,
+    /// The event's `time`, Unix epoch milliseconds as recorded (it may step back).
+    pub time: u64,
+    /// What happened.
+    pub event: LogEvent,
+}
+
+/// A session log event, as far as the family's guards need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogEvent {
+    /// A `tool/call`: the model asked for a tool.
+    ToolCall(ToolCall),
+    /// A `tool/result`: one finished call.
+    ToolResult(ToolResult),
+    /// A `user/message` from the human (`source.kind` `"user"`): a new task.
+    UserPrompt {
+        /// The message's text blocks joined by newlines (or its text, when a string).
+        text: String,
+    },
+    /// Any other `user/message`: context injected by the harness or a plugin.
+    Injected {
+        /// `source.kind` (`"plugin"`, `"goal"`, …).
+        kind: String,
+        /// `source.plugin`, when a string: the plugin that injected it.
+        plugin: Option<String>,
+        /// `source.summary`, when a string: the plugin's one-line summary of a notice.
+        summary: Option<String>,
+        /// The message's text blocks joined by newlines (or its text, when a string).
+        text: String,
+    },
+    /// An `assistant/message`: the model's reply.
+    AssistantText {
+        /// Its `text` blocks joined by newlines; reasoning and tool calls are left out.
+        text: String,
+        /// The reply was cut short (`interrupted: true`).
+        interrupted: bool,
+    },
+    /// A `session/end-seed` after surfaced events: the session was reopened, and a live plugin
+    /// would track a fresh agent from here.
+    Reopened,
+}
+
+/// A recorded `tool/call`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCall {
+    /// `callId`.
+    pub call_id: String,
+    /// The tool name exactly as called (never empty).
+    pub name: String,
+    /// The raw arguments text (JSON as the model wrote it; may be empty).
+    pub arguments_json: String,
+}
+
+/// A recorded `tool/result`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolResult {
+    /// `toolCallId`.
+    pub call_id: String,
+    /// Its `tool/call`; `None` only for a [`ToolResult::repaired`] result whose call was never
+    /// recorded.
+    pub call: Option<ToolCall>,
+    /// `isError` (absent is `false`).
+    pub is_error: bool,
+    /// The text blocks joined by newlines; for an error result without DSH's `Error: ` prefix.
+    pub text: String,
+    /// `data.error.code`, when DSH recorded one.
+    pub error_code: Option<String>,
+    /// The shell status markers of a successful result's text (none for an error result).
+    pub status: ShellStatus,
+    /// DSH synthesized it when it repaired a crashed turn ([`REPAIR_CODES`]): no plugin saw it.
+    pub repaired: bool,
+}
+
+impl ToolResult {
+    /// The result's [`Outcome`]: an error, an exit code, a kill, a timeout, a cancellation.
+    pub fn outcome(&self) -> Outcome {
+        Outcome::from_result(!self.is_error, self.error_code.as_deref(), &self.status)
+    }
+}
+
+/// Reads one session log, line by line, after its header.
+#[derive(Clone, Debug)]
+pub struct Reader {
+    header: Header,
+    /// Calls waiting for their results, by call id.
+    calls: HashMap<String, ToolCall>,
+    /// An event was surfaced since the start or the last [`LogEvent::Reopened`].
+    live: bool,
+    assistant_text: bool,
+}
+
+impl Reader {
+    /// A reader of the log this header opens.
+    pub fn new(header: Header) -> Self {
+        Self {
+            header,
+            calls: HashMap::new(),
+            live: false,
+            assistant_text: true,
+        }
+    }
+
+    /// A reader of the log whose header (see [`session_header`]) is on `line`.
+    pub fn open(line: usize, header: &Value) -> Result<Self, ReadError> {
+        Header::parse(header)
+            .map(Self::new)
+            .map_err(|message| ReadError { line, message })
+    }
+
+    /// The same reader, skipping `assistant/message` events unread like the events no guard
+    /// needs (so a malformed one is no error), for a consumer that has no use for replies.
+    pub fn without_assistant_text(mut self) -> Self {
+        self.assistant_text = false;
+        self
+    }
+
+    /// The log's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Reads the next non-blank logical line (`line` is its number, for errors): the event it
+    /// holds, or nothing for an event no guard needs, a fork's inherited one, or a seed end
+    /// before anything was surfaced.
+    pub fn read(&mut self, line: usize, text: &str) -> Result<Option<Entry>, ReadError> {
+        self.entry(text)
+            .map_err(|message| ReadError { line, message })
+    }
+
+    fn entry(&mut self, text: &str) -> Result<Option<Entry>, String> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        let Some((seq, time, record)) = record(&value, self.assistant_text)? else {
+            return Ok(None);
+        };
+        if seq < self.header.seed_length {
+            return Ok(None);
+        }
+        let event = match record {
+            Record::Call(call) => {
+                self.calls.insert(call.call_id.clone(), call.clone());
+                LogEvent::ToolCall(call)
+            }
+            Record::Result(mut result) => {
+                result.call = self.calls.remove(&result.call_id);
+                // Only a call crash repair closed before it was recorded has no tool/call.
+                if result.call.is_none() && !result.repaired {
+                    return Err(format!(
+                        "tool/result: call {} has no earlier tool/call",
+                        Value::from(result.call_id)
+                    ));
+                }
+                LogEvent::ToolResult(result)
+            }
+            // Nothing to reopen before the first surfaced event (a fork's seed ends there).
+            Record::Event(LogEvent::Reopened) if !self.live => return Ok(None),
+            Record::Event(event) => event,
+        };
+        self.live = event != LogEvent::Reopened;
+        Ok(Some(Entry { seq, time, event }))
+    }
+}
+
+/// One logical line, before the reader pairs results with calls.
+enum Record {
+    Call(ToolCall),
+    Result(ToolResult),
+    Event(LogEvent),
+}
+
+/// The `seq`, `time` and content of one line, or nothing for an event no guard needs.
+fn record(value: &Value, assistant_text: bool) -> Result<Option<(u64, u64, Record)>, String> {
+    let Value::Object(fields) = value else {
+        return Err(format!("must be a JSON object (got {})", brief(value)));
+    };
+    let kind = match fields.get("type") {
+        Some(Value::String(kind)) => kind.as_str(),
+        other => {
+            return Err(format!(
+                "type must be a string naming the session event (got {})",
+                shown(other)
+            ));
+        }
+    };
+    match kind {
+        "session" => {
+            return Err(
+                "a second session header (a session log has one, on its first line)".to_owned(),
+            );
+        }
+        "tool/call" | "tool/result" | "user/message" | "session/end-seed" => {}
+        "assistant/message" if assistant_text => {}
+        // Chunks, turn and step bounds, requests, … and future events.
+        _ => return Ok(None),
+    }
+    let at = Fields { kind, path: "" };
+    let seq = at.count(fields, "seq")?;
+    let time = millis(fields.get("time")).ok_or_else(|| {
+        format!(
+            "{kind}: time must be integer Unix epoch milliseconds (got {})",
+            shown(fields.get("time"))
+        )
+    })?;
+    let data = at.object(fields, "data")?;
+    let at = Fields {
+        kind,
+        path: "data.",
+    };
+    let record = match kind {
+        "tool/call" => Record::Call(ToolCall {
+            call_id: at.string(data, "callId")?.to_owned(),
+            name: match at.string(data, "name")? {
+                "" => return Err(format!("{kind}: data.name must not be empty")),
+                name => name.to_owned(),
+            },
+            arguments_json: at.string(data, "arguments")?.to_owned(),
+        }),
+        "tool/result" => Record::Result(tool_result(kind, data)?),
+        "user/message" => {
+            let source = at.object(data, "source")?;
+            let source_at = Fields {
+                kind,
+                path: "data.source.",
+            };
+            let source_kind = source_at.string(source, "kind")?;
+            let text = match data.get("content") {
+                Some(Value::Array(blocks)) => text_of(blocks),
+                Some(Value::String(text)) => text.clone(),
+                _ => String::new(),
+            };
+            let field = |key: &str| source.get(key).and_then(Value::as_str).map(str::to_owned);
+            Record::Event(match source_kind {
+                "user" => LogEvent::UserPrompt { text },
+                _ => LogEvent::Injected {
+                    kind: source_kind.to_owned(),
+                    plugin: field("plugin"),
+                    summary: field("summary"),
+                    text,
+                },
+            })
+        }
+        "assistant/message" => {
+            let message = at.object(data, "message")?;
+            let at = Fields {
+                kind,
+                path: "data.message.",
+            };
+            Record::Event(LogEvent::AssistantText {
+                text: text_of(at.array(message, "content")?),
+                interrupted: data.get("interrupted") == Some(&Value::Bool(true)),
+            })
+        }
+        _ => Record::Event(LogEvent::Reopened),
+    };
+    Ok(Some((seq, time, record)))
+}
+
+fn tool_result(kind: &str, data: &Map<String, Value>) -> Result<ToolResult, String> {
+    let at = Fields {
+        kind,
+        path: "data.",
+    };
+    let message = at.object(data, "message")?;
+    let at = Fields {
+        kind,
+        path: "data.message.",
+    };
+    let block = match at.array(message, "content")?.first() {
+        Some(Value::Object(block))
+            if block.get("type").and_then(Value::as_str) == Some("tool-result") =>
+        {
+            block
+        }
+        other => {
+            return Err(format!(
+                "{kind}: data.message.content[0] must be a tool-result block (got {})",
+                shown(other)
+            ));
+        }
+    };
+    let at = Fields {
+        kind,
+        path: "data.message.content[0].",
+    };
+    let is_error = match block.get("isError") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(is_error)) => *is_error,
+        Some(other) => {
+            return Err(format!(
+                "{kind}: data.message.content[0].isError must be true or false (got {})",
+                brief(other)
+            ));
+        }
+    };
+    let output = text_of(at.array(block, "content")?);
+    let error_code = match data.get("error") {
+        Some(Value::Object(error)) => error.get("code").and_then(Value::as_str),
+        _ => None,
+    };
+    let (status, text) = if is_error {
+        let text = match output.strip_prefix("Error: ") {
+            Some(rest) => rest.to_owned(),
+            None => output,
+        };
+        (ShellStatus::default(), text)
+    } else {
+        (ShellStatus::parse(&output), output)
+    };
+    Ok(ToolResult {
+        call_id: at.string(block, "toolCallId")?.to_owned(),
+        call: None,
+        is_error,
+        text,
+        error_code: error_code.map(str::to_owned),
+        status,
+        repaired: error_code.is_some_and(|code| REPAIR_CODES.contains(&code)),
+    })
+}
+
+/// Field readers that name the event and the field path in their errors.
+struct Fields<'k> {
+    kind: &'k str,
+    path: &'static str,
+}
+
+impl Fields<'_> {
+    fn fail(&self, key: &str, wanted: &str, got: Option<&Value>) -> String {
+        format!(
+            "{}: {}{key} must be {wanted} (got {})",
+            self.kind,
+            self.path,
+            shown(got)
+        )
+    }
+
+    fn string<'v>(&self, map: &'v Map<String, Value>, key: &str) -> Result<&'v str, String> {
+        map.get(key)
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.fail(key, "a string", map.get(key)))
+    }
+
+    fn object<'v>(
+        &self,
+        map: &'v Map<String, Value>,
+        key: &str,
+    ) -> Result<&'v Map<String, Value>, String> {
+        map.get(key)
+            .and_then(Value::as_object)
+            .ok_or_else(|| self.fail(key, "an object", map.get(key)))
+    }
+
+    fn array<'v>(&self, map: &'v Map<String, Value>, key: &str) -> Result<&'v [Value], String> {
+        map.get(key)
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .ok_or_else(|| self.fail(key, "an array", map.get(key)))
+    }
+
+    fn count(&self, map: &Map<String, Value>, key: &str) -> Result<u64, String> {
+        map.get(key)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| self.fail(key, "a non-negative integer", map.get(key)))
+    }
+}
+
+/// A non-negative integer number of milliseconds (an integral float is accepted).
+fn millis(value: Option<&Value>) -> Option<u64> {
+    let value = value?;
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 2f64.powi(63))
+            .map(|f| f as u64)
+    })
+}
+
+/// The text blocks of a content list, joined by newlines (other blocks are skipped).
+fn text_of(blocks: &[Value]) -> String {
+    let mut text = String::new();
+    for block in blocks {
+        if block.get("type").and_then(Value::as_str) == Some("text") {
+            if let Some(part) = block.get("text").and_then(Value::as_str) {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(part);
+            }
+        }
+    }
+    text
+}
+
+/// A value for an error message, cut to 40 characters.
+fn brief(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+fn shown(value: Option<&Value>) -> String {
+    value.map_or_else(|| "nothing".to_owned(), brief)
+}
+
+#[cfg(test)]
+mod tests;

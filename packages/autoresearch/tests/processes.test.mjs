@@ -35,6 +35,16 @@ function hangSetup(t, extra = {}) {
   const config = join(root, 'config.json')
   writeFileSync(config, JSON.stringify({ terminationGraceMs: 300 }))
   const spec = specFile(root, { proposer: proposer(root, 'return score - 1'), ...extra })
+  // Whatever an assertion leaves behind when a test fails, nothing outlives the test.
+  t.after(() => {
+    for (const pid of readLines(pids).map(Number)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // Already gone (the expected case).
+      }
+    }
+  })
   return { root, repo, head, pids, env, config, spec }
 }
 

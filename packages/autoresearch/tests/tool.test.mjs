@@ -118,7 +118,10 @@ setInterval(() => {}, 1000)
   const { root, repo } = makeRepo(t, { 'eval.mjs': hang })
   const pids = join(root, 'pids')
   process.env.AR_PIDS = pids
-  t.after(() => { delete process.env.AR_PIDS })
+  t.after(() => {
+    delete process.env.AR_PIDS
+    killAll(pids)
+  })
   const { tools, jobs } = await mount({ terminationGraceMs: 200 })
   const r = await tools.call('autoresearch', args(), parentAgent(repo))
   assert.equal(r.value.kind, 'background')
@@ -200,15 +203,22 @@ test('a round without a report, or with a malformed one, fails that round only',
 })
 
 test('unloading the plugin cancels its foreground run and waits for it', async (t) => {
-  const hang = "setInterval(() => {}, 1000)\n"
-  const { repo } = makeRepo(t, { 'eval.mjs': hang })
+  const hang = "import { appendFileSync } from 'node:fs'\nappendFileSync(process.env.AR_PIDS, process.pid + '\\n')\nsetInterval(() => {}, 1000)\n"
+  const { root, repo } = makeRepo(t, { 'eval.mjs': hang })
+  const pids = join(root, 'pids')
+  process.env.AR_PIDS = pids
+  t.after(() => {
+    delete process.env.AR_PIDS
+    killAll(pids)
+  })
   const { tools, fiber } = await mount({ terminationGraceMs: 200 })
   const call = tools.call('autoresearch', args({ mode: 'foreground' }), parentAgent(repo))
-  await new Promise((r) => setTimeout(r, 1500))
+  await waitFor(() => readLines(pids).length > 0, 20_000, 'the evaluator')
   await fiber.dispose()
   const r = await call
   assert.equal(r.value.run.status, 'cancelled')
   assert.equal(r.value.run.blocker.message, 'the autoresearch plugin was unloaded')
+  for (const pid of readLines(pids).map(Number)) assert.equal(alive(pid), false)
 })
 
 test('runs started by the tool are the durable runs the headless runner lists', async (t) => {
@@ -219,3 +229,14 @@ test('runs started by the tool are the durable runs the headless runner lists', 
   const list = cli(['list', '--json'], { cwd: repo })
   assert.equal(JSON.parse(list.stdout.trim()).run_id, r.value.run.run_id)
 })
+
+/** Kills every pid a hanging evaluator recorded (a failing assertion must leave no orphan). */
+function killAll(file) {
+  for (const pid of readLines(file).map(Number)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Already gone (the expected case).
+    }
+  }
+}

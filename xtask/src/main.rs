@@ -56,6 +56,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "pack all, install dsh 0.1.0-rc.8 (.cache/dsh), add every package, run real turns on a mock model",
     ),
     (
+        "scenario [NAME...]",
+        "pack all, install dsh, run only the named xtask/scenarios/*.json turns (all without names)",
+    ),
+    (
         "demo",
         "the plugins in the real dsh: turns against a scripted model, explained",
     ),
@@ -113,6 +117,7 @@ fn main() -> ExitCode {
         "editor-test" => editor::run(rest),
         "pack" => pack::run(rest),
         "release-smoke" => smoke::run(rest),
+        "scenario" => scenario::run(rest),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
         "recall-bench" => memory_bench::recall_bench(rest),

@@ -21,8 +21,8 @@ pub struct Package {
     pub out_name: &'static str,
     /// The `bin` commands of its package.json, each `bin/<command>.js`.
     pub bins: &'static [&'static str],
-    /// Modules of its own under `lib/` besides `index.js` and `core.js` (the I/O drivers).
-    pub lib: &'static [&'static str],
+    /// Files it ships besides the common ones, its glue, bins and schemas (e.g. `lib/driver.js`).
+    pub extra_files: &'static [&'static str],
 }
 
 /// Every package, in the order they are built, packed and mounted.
@@ -33,7 +33,7 @@ pub const ALL: &[Package] = &[
         feature: "research-nudge",
         out_name: "research_nudge",
         bins: &["research-nudge"],
-        lib: &[],
+        extra_files: &[],
     },
     Package {
         row: "pain-point-check",
@@ -41,7 +41,22 @@ pub const ALL: &[Package] = &[
         feature: "pain-point-check",
         out_name: "pain_point_check",
         bins: &["pain-point-check"],
-        lib: &[],
+        extra_files: &[],
+    },
+    Package {
+        row: "autoresearch",
+        npm: "dsh-autoresearch",
+        feature: "autoresearch",
+        out_name: "autoresearch",
+        bins: &["dsh-autoresearch"],
+        extra_files: &[
+            "lib/driver.js",
+            "lib/dsh-runner.js",
+            "lib/git.js",
+            "lib/process.js",
+            "lib/round.js",
+            "lib/tracker.js",
+        ],
     },
     Package {
         row: "limit-break",
@@ -49,7 +64,7 @@ pub const ALL: &[Package] = &[
         feature: "limit-break",
         out_name: "limit_break",
         bins: &["limit-break"],
-        lib: &["memory.js", "fetch.js"],
+        extra_files: &["lib/memory.js", "lib/fetch.js"],
     },
 ];
 

@@ -459,6 +459,34 @@ fn clip(text: &str, width: usize) -> String {
     }
 }
 
+/// `cargo xtask scenario [NAME...]`: the release-smoke setup, then only the named scenarios
+/// (every one without names), for working on one scenario without the whole smoke.
+pub fn run(names: &[String]) -> Result<()> {
+    let mut timings = crate::smoke::Timings::default();
+    let mut chosen = Vec::new();
+    for path in files()? {
+        let scenario = Scenario::load(&path)?;
+        if names.is_empty() || names.contains(&scenario.name) {
+            chosen.push(scenario);
+        }
+    }
+    for name in names {
+        if !chosen.iter().any(|s| &s.name == name) {
+            bail!("no scenario `{name}` in {}", rel(&dir()));
+        }
+    }
+    let h = crate::smoke::setup("scenario", &mut timings)?;
+    for scenario in &chosen {
+        println!("\nscenario {}: {}", scenario.name, scenario.about);
+        let (_, summary) =
+            timings.step(&format!("scenario {}", scenario.name), || scenario.run(&h))?;
+        println!("{}: {summary}", scenario.name);
+    }
+    println!("\nseconds per step");
+    print!("{}", timings.table());
+    Ok(())
+}
+
 /// Runs every scenario file; returns one report line each. `update` rewrites session fixtures.
 pub fn run_all(
     h: &Harness,

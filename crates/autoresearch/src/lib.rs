@@ -32,7 +32,7 @@ pub use protocol::{
 pub use render::{RunResult, Status};
 pub use run::{
     Millis, Phase, Run, RunState, Settings, StartError, StoredArtifact, StoredAttempt,
-    StoredExperiment, StoredRows, StoredRun, transition_allowed,
+    StoredExperiment, StoredRows, StoredRun, state_dir, tracker_path, transition_allowed,
 };
 pub use spec::{Limits, Request, RunPolicy, SpecError};
 

@@ -15,6 +15,7 @@
 //! sentinel object `{"\u0000js": "<text>"}`, are rejected like any other wrong value and are shown
 //! as their bare text in messages.
 
+pub mod autoresearch;
 pub mod limit_break;
 pub mod pain_point_check;
 mod patch_schema;
@@ -53,6 +54,12 @@ pub const ROWS: &[Row] = &[
         package: pain_point_check::PACKAGE_NAME,
         defaults: || defaults_of::<pain_point_check::RowConfig>(),
         schema: pain_point_check::json_schema,
+    },
+    Row {
+        id: autoresearch::ROW_ID,
+        package: autoresearch::PACKAGE_NAME,
+        defaults: || defaults_of::<autoresearch::RowConfig>(),
+        schema: autoresearch::json_schema,
     },
     Row {
         id: limit_break::ROW_ID,
@@ -138,8 +145,13 @@ pub enum Rule {
     },
     /// A string with a non-whitespace character.
     Text,
-    /// Any string, the empty one included (which then usually means "the default").
-    AnyText,
+    /// A string accepted by `check` (whose error names the rule).
+    Str {
+        /// What the value must be, in messages: "must be {what}".
+        what: &'static str,
+        /// The rule of the string.
+        check: fn(&str) -> Result<(), String>,
+    },
     /// One of these strings.
     OneOf(&'static [&'static str]),
 }
@@ -243,9 +255,12 @@ fn check(rule: Rule, key: &str, value: &Value, issues: &mut Vec<Issue>) -> Optio
             Value::String(text) if !text.trim().is_empty() => return Some(value.clone()),
             _ => "must be a string with some text".to_owned(),
         },
-        Rule::AnyText => match value {
-            Value::String(_) => return Some(value.clone()),
-            _ => "must be a string".to_owned(),
+        Rule::Str { what, check } => match value {
+            Value::String(text) => match check(text) {
+                Ok(()) => return Some(value.clone()),
+                Err(problem) => problem,
+            },
+            _ => format!("must be {what}"),
         },
         Rule::OneOf(choices) => match value {
             Value::String(text) if choices.contains(&text.as_str()) => return Some(value.clone()),

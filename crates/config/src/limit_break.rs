@@ -100,6 +100,12 @@ impl Default for RowConfig {
     }
 }
 
+/// Any string: an empty `dshHome` means DSH's own rule.
+const ANY_STRING: Rule = Rule::Str {
+    what: "a string",
+    check: |_| Ok(()),
+};
+
 const fn integer(min: u32, max: u32) -> Rule {
     Rule::Integer { min, max }
 }
@@ -107,7 +113,7 @@ const fn integer(min: u32, max: u32) -> Rule {
 /// Every key of [`RowConfig`] with its rule, in declaration order.
 const FIELDS: [Field; 9] = [
     ("enabled", Rule::Flag),
-    ("dshHome", Rule::AnyText),
+    ("dshHome", ANY_STRING),
     ("allowPrivateNetwork", Rule::Flag),
     ("rungTimeoutMs", integer(RUNG_TIMEOUT_MIN, RUNG_TIMEOUT_MAX)),
     (

@@ -40,5 +40,8 @@ pub(crate) fn standard_schema_json<T: serde::Serialize>(result: Result<T, Vec<Is
 #[cfg(feature = "pain-point-check")]
 pub mod pain_point_check;
 
+#[cfg(feature = "autoresearch")]
+pub mod autoresearch;
+
 #[cfg(feature = "limit-break")]
 pub mod limit_break;

@@ -178,7 +178,7 @@ fn the_schema_matches_the_rules() {
         let property = &properties[key];
         match rule {
             Rule::Flag => assert_eq!(property["type"], "boolean", "{key}"),
-            Rule::AnyText => assert_eq!(property["type"], "string", "{key}"),
+            Rule::Str { .. } => assert_eq!(property["type"], "string", "{key}"),
             Rule::Integer { min, max } => {
                 assert_eq!(property["type"], "integer", "{key}");
                 assert_eq!(property["minimum"], min, "{key}");

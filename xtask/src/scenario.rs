@@ -400,12 +400,26 @@ pub fn request_text(body: &Value) -> String {
 /// reply (its text and tool call), the tool's result, and injected notices.
 pub fn transcript(turn: &Turn) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut seen = 0;
+    // Messages already shown, per conversation (a child agent has its own, told apart by its
+    // first user message).
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, request) in turn.conversation().iter().enumerate() {
         let messages = request.body["messages"]
             .as_array()
             .map_or(&[][..], Vec::as_slice);
-        for message in messages.iter().skip(seen) {
+        let key = messages
+            .iter()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        let shown = seen.get(&key).copied().unwrap_or(0);
+        if shown == 0 && !seen.is_empty() {
+            lines.push(format!(
+                "  req {:>2}  (another agent's conversation starts)",
+                i + 1
+            ));
+        }
+        for message in messages.iter().skip(shown) {
             let text = match &message["content"] {
                 Value::String(s) => s.clone(),
                 Value::Array(parts) => parts
@@ -447,7 +461,7 @@ pub fn transcript(turn: &Turn) -> Vec<String> {
             };
             lines.push(format!("  req {:>2}  {line}", i + 1));
         }
-        seen = messages.len();
+        seen.insert(key, messages.len());
     }
     lines
 }

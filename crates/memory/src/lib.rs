@@ -44,8 +44,15 @@
 //! # The save protocol (driver, step by step)
 //!
 //! Paths: `dir = $DSH_HOME/memory` ([`lock::STORE_DIR`]), `store = dir/facts.json`,
-//! `lock = dir/.facts.lock` ([`lock::LOCK_FILE`]). `token` is a fresh random string per save
+//! `lock = dir/.facts.lock` ([`lock::LOCK_FILE`]), `takeover = dir/.facts.lock.takeover`
+//! ([`lock::TAKEOVER_FILE`], the take-over mutex). `token` is a fresh random string per save
 //! (`crypto.randomUUID()`), `me = Me { token, pid: process.pid, host: os.hostname() }`.
+//!
+//! *Remove-checked* `file` (expecting `judged` text): `rename(file, dir/steal_name(token))`
+//! (`ENOENT`: done); read the renamed file (`ENOENT`: done, a sweep removed it); if
+//! [`lock::same_lock`]`(renamed, judged)` unlink it. Otherwise something else was moved by
+//! mistake: put it back with `link(renamed, file)` (never `rename`, which could clobber a newer
+//! file; `EEXIST` means another writer already created a new one) and unlink the renamed name.
 //!
 //! 1. `args = parse_save_args(&value)`; on `Err(f)` answer `f.to_json()`. Create `dir`
 //!    (recursive) if missing.
@@ -60,37 +67,73 @@
 //!       Math.random())`:
 //!       - `Wait { ms }`: sleep `ms`, `attempt += 1`, continue.
 //!       - `GiveUp(f)`: answer `f.to_json()` (`memory.locked`). Nothing was written.
-//!       - `Steal(_)`: first read `lock` once more; if it is gone (`ENOENT`) or no longer
-//!         [`lock::same_lock`] as the judged `text`, another writer already took it over:
-//!         continue without touching it (several writers judging one stale lock at the same
-//!         moment would otherwise move the winner's fresh lock aside, and that winner would fail
-//!         its commit check). Then `rename(lock, dir/steal_name(token))`; on `ENOENT` continue. Read the
-//!         renamed file: if [`lock::same_lock`]`(renamed, text)` unlink it and continue (retry
-//!         2.1 at once). Otherwise a fresh lock was moved by mistake: put it back with
-//!         `link(renamed, lock)` (never `rename`, which could clobber a newer lock; `EEXIST`
-//!         means a third writer already holds a lock, and the displaced owner will fail its
-//!         commit check in step 5), unlink the renamed name, continue.
+//!       - `Steal(_)`: **take over, one writer at a time.** `open(takeover, "wx", 0o644)`.
+//!         - On `EEXIST` (Windows: `EPERM` as in 2.2): read its text and `mtime` (gone: continue
+//!           at once), probe its pid as in 2.2, and `match lock::decide_takeover(…)` with the
+//!           same `now − start` and `attempt`: `Wait { ms }`: another writer is taking over;
+//!           sleep `ms`, `attempt += 1`, continue. `GiveUp(f)`: answer `f.to_json()`.
+//!           `Steal(_)`: the mutex is abandoned ([`lock::TAKEOVER_STALE_MS`], 5 s, old, or its
+//!           holder dead): read it once more (text, `mtime`, probe); if
+//!           [`lock::takeover_still_abandoned`]`(judged_text, &fresh, &me)`, remove-checked it;
+//!           continue.
+//!         - On success: write `LockRecord { token, … }.to_text()` into it and close (no
+//!           `fsync`: after a crash its holder is dead anyway). Read `lock` again with its
+//!           `mtime` and probe its pid (gone: skip). Only if
+//!           [`lock::still_abandoned`]`(judged_text, &fresh, &me)` (the same lock, still
+//!           abandoned) remove-checked it. Then release the mutex as the lock in step 7, and
+//!           continue (retry 2.1 at once, competing with every other writer).
 //! 3. **Read and apply.** Read `store` (`ENOENT` → `None`; another error → release and answer
 //!    [`Failure::read_failed`]). `apply_save(text, &args, now)`; on `Err(f)` release and answer.
 //! 4. **Write.** Create `dir/temp_name(token)` with `"wx"`, write `saved.text`, `fsync`, close.
 //! 5. **Commit check.** Read `lock`; unless [`lock::owns`]`(text, token)` our lock was taken
-//!    over (we paused past [`lock::STALE_MS`], or a concurrent take-over of a stale lock moved
-//!    ours aside): unlink the temp file and answer
-//!    [`lock::lock_lost`]. (The remaining window is the few microseconds between this read and
-//!    the rename.)
+//!    over (we paused past [`lock::STALE_MS`]; see below for the one other way): unlink the temp
+//!    file and answer [`lock::lock_lost`]. (The remaining window is the few microseconds between
+//!    this read and the rename.)
 //! 6. **Commit.** `rename(temp, store)` (on Windows retry `EPERM`/`EACCES`/`EBUSY` with the same
 //!    backoff for up to 1 s); then `fsync` the directory (open `dir` read-only and `fsync`;
 //!    ignore the error on platforms that refuse). On failure unlink the temp file, release, and
-//!    answer [`Failure::write_failed`].
-//! 7. **Release** (always, in a `finally`): `rename(lock, dir/release_name(token))`; read it; if
-//!    `owns(text, token)` unlink it, else put it back with `link` as in 2.3 and unlink the
-//!    renamed name. A missing lock (`ENOENT`) is fine.
+//!    answer [`Failure::write_failed`]. Then **sweep**, still holding the lock, ignoring
+//!    errors: for each name in `dir`, `stat` it and `match lock::sweep(name, now − mtime)`:
+//!    `Unlink` (an aside or temp name left by a crash, at least 15 s old) → unlink;
+//!    `RemoveMutex` (an abandoned take-over mutex) → read it (text and `mtime` from one handle),
+//!    ask `sweep` again with that age, and if it still says so remove it as in 2.3's `EEXIST`
+//!    branch (read again, `takeover_still_abandoned`, remove-checked); `Keep` → nothing.
+//! 7. **Release** (always, in a `finally`): `rename(lock, dir/release_name(token))`; read it
+//!    (gone: done); if `owns(text, token)` unlink it, else put it back with `link` as in
+//!    remove-checked and unlink the renamed name. A missing lock (`ENOENT`) is fine.
 //! 8. Answer `saved.answer()`. Drop (or rebuild from `saved.text`) the cached index.
 //!
 //! The numbers: wait at most [`lock::WAIT_MS`] (8 s); take over a lock at least
-//! [`lock::STALE_MS`] (15 s) old, or at once when its holder is provably dead; back off 20 ms
-//! doubling to 200 ms with ±25 % jitter. Readers (`recall`, `stats`) take no lock: the rename in
-//! step 6 is atomic, so they see the old or the new file, never half of one.
+//! [`lock::STALE_MS`] (15 s) old, or at once when its holder is provably dead; remove a
+//! take-over mutex at least [`lock::TAKEOVER_STALE_MS`] (5 s) old, or at once when its holder
+//! is provably dead; sweep debris at least 15 s old; back off 20 ms doubling to 200 ms with
+//! ±25 % jitter. Readers (`recall`, `stats`) take no lock: the rename in step 6 is atomic, so
+//! they see the old or the new file, never half of one.
+//!
+//! # Why a take-over never displaces a live lock
+//!
+//! Assume (A1) a live writer holds `lock` for less than [`lock::STALE_MS`] and (A2) every
+//! take-over releases `takeover` within [`lock::TAKEOVER_STALE_MS`] (milliseconds of work
+//! against 5 s; a crash mid take-over breaks this, see below). Then the mutex is held by at most
+//! one writer at a time: `O_EXCL` admits one, and by (A2) nobody finds it abandoned. Under it,
+//! the holder reads `lock` and [`lock::still_abandoned`] confirms it is the judged lock and
+//! abandoned: 15 s old (so by (A1) its holder is gone) or its holder's pid is dead. Which
+//! writers could remove it before the holder's rename? Its own holder, gone; and a take-over,
+//! which needs the mutex. So the rename moves exactly that lock, the check passes, and it is
+//! unlinked: no writer's fresh lock is moved aside, and the put-back branch is only a guard.
+//! Tokens are unique, so once removed no later lock has the judged text.
+//!
+//! Before the mutex, every writer that judged one stale lock (and found it unchanged on a
+//! re-read) renamed whatever was at `lock` and put it back if it was not the judged one. With
+//! three writers, the slower one could move the winner's fresh lock aside, a third writer's
+//! `O_EXCL` could succeed in that gap, the put-back then failed with `EEXIST`, and the winner
+//! failed its commit check (`memory.locked`).
+//!
+//! What is left: an abandoned *mutex* (a writer crashed, or paused for 5 s, mid take-over:
+//! against (A2)) is removed by a re-read and remove-checked, without a mutex of its own. Two
+//! writers removing the same abandoned mutex at the same instant can, in the worst interleaving,
+//! let two take-overs overlap, and then the old failure above is possible. A writer that
+//! violates (A1) fails its own commit check (step 5) and saves nothing.
 //!
 //! # The recall cache
 //!

@@ -6,10 +6,22 @@
 //! holding a [`LockRecord`]: a random owner token, the holder's pid and host, and when it was
 //! made. A waiter polls with a capped, jittered backoff ([`backoff_ms`]) and gives up after
 //! [`WAIT_MS`] with `memory.locked`. A lock is taken over when it is [`STALE_MS`] old, or at once
-//! when its holder is provably dead (same host, and the pid no longer exists). Take-overs and
-//! releases go through a rename to a name only this writer uses, followed by a check of what was
-//! actually moved ([`same_lock`], [`owns`]), so a late or paused writer never deletes a lock that
-//! is not its own.
+//! when its holder is provably dead (same host, and the pid no longer exists).
+//!
+//! Take-overs are serialized by a second, short-lived lock, the take-over mutex
+//! [`TAKEOVER_FILE`]: a writer that judged the lock abandoned first creates the mutex with
+//! `O_EXCL`, then judges the lock *again* from a fresh read ([`still_abandoned`]) and only then
+//! removes it; it releases the mutex and competes for the lock with `O_EXCL` like any writer.
+//! Without the mutex, two writers judging one stale lock at the same moment could both act on
+//! it, and the slower one would move the faster one's fresh lock aside. A mutex abandoned for
+//! [`TAKEOVER_STALE_MS`] (a take-over is milliseconds of work) is removed by whoever finds it
+//! ([`decide_takeover`]).
+//!
+//! Removals of a lock or mutex that may not be one's own (take-overs, releases) go through a
+//! rename to a name only this writer uses, followed by a check of what was actually moved
+//! ([`same_lock`], [`owns`]), so a late or paused writer never deletes a lock that is not its
+//! own. Files a crash leaves behind (aside names, temp files, an abandoned mutex) are swept by the
+//! next committing writer ([`sweep`]).
 
 use crate::failure::{Code, Failure};
 use crate::time::UnixMillis;
@@ -21,6 +33,12 @@ pub const LOCK_FILE: &str = ".facts.lock";
 pub const STORE_FILE: &str = "facts.json";
 /// The store's directory, relative to the DSH home.
 pub const STORE_DIR: &str = "memory";
+/// The take-over mutex's file name, in the store's directory: held (created with `O_EXCL`) by
+/// the one writer currently taking an abandoned lock over.
+pub const TAKEOVER_FILE: &str = ".facts.lock.takeover";
+/// A take-over mutex at least this old (by its file's mtime) is abandoned and may be removed; a
+/// take-over holds it for milliseconds.
+pub const TAKEOVER_STALE_MS: u64 = 5_000;
 /// How long a writer waits for the lock before answering `memory.locked`.
 pub const WAIT_MS: u64 = 8_000;
 /// A lock at least this old (by its file's mtime) is abandoned and may be taken over.
@@ -118,7 +136,8 @@ pub struct Observed<'a> {
 /// Why a lock may be taken over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StealReason {
-    /// It is at least [`STALE_MS`] old.
+    /// It is old enough: [`STALE_MS`] for the lock, [`TAKEOVER_STALE_MS`] for the take-over
+    /// mutex.
     Stale,
     /// Its holder was on this host and no longer exists.
     HolderDead,
@@ -132,14 +151,29 @@ pub enum Decision {
         /// Milliseconds to sleep (never past the deadline, at least 1).
         ms: u64,
     },
-    /// Take the lock over: rename it aside, check it with [`same_lock`], then try `O_EXCL` again.
+    /// Take the lock (or the abandoned take-over mutex) over; see [`decide`] and
+    /// [`decide_takeover`] for the steps.
     Steal(StealReason),
     /// Stop and answer this failure (`memory.locked`).
     GiveUp(Failure),
 }
 
+/// Why `observed` may be taken over, if it may: it is at least `stale_ms` old, or its holder
+/// was on this host, is not this process, and no longer exists.
+fn abandoned(observed: &Observed<'_>, me: &Me<'_>, stale_ms: u64) -> Option<StealReason> {
+    if observed.age_ms >= stale_ms {
+        return Some(StealReason::Stale);
+    }
+    let rec = LockRecord::parse(observed.text)?;
+    (rec.host == me.host && rec.pid != me.pid && observed.holder == Liveness::Dead)
+        .then_some(StealReason::HolderDead)
+}
+
 /// Decides what to do about an existing lock after waiting `waited_ms` in total and `attempt`
 /// failed attempts so far, with `jitter` a random number in `[0, 1)`.
+///
+/// `Steal` means: take the take-over mutex and re-judge under it (see [`decide_takeover`] and
+/// [`still_abandoned`]); never remove the lock on this judgment alone.
 pub fn decide(
     observed: &Observed<'_>,
     me: &Me<'_>,
@@ -147,39 +181,93 @@ pub fn decide(
     attempt: u32,
     jitter: f64,
 ) -> Decision {
-    let record = LockRecord::parse(observed.text);
-    if observed.age_ms >= STALE_MS {
-        return Decision::Steal(StealReason::Stale);
-    }
-    if let Some(rec) = &record {
-        let same_host = rec.host == me.host;
-        if same_host && rec.pid != me.pid && observed.holder == Liveness::Dead {
-            return Decision::Steal(StealReason::HolderDead);
-        }
+    if let Some(reason) = abandoned(observed, me, STALE_MS) {
+        return Decision::Steal(reason);
     }
     if waited_ms >= WAIT_MS {
-        let who = match &record {
-            Some(r) => format!(
-                "process {} on {}",
-                r.pid,
-                if r.host.is_empty() { "?" } else { &r.host }
-            ),
-            None => "another writer".to_owned(),
-        };
         return Decision::GiveUp(Failure::new(
             Code::Locked,
             format!(
-                "the memory store is locked by {who} (lock age {:.1} s); waited {:.1} s and gave \
+                "the memory store is locked by {} (lock age {:.1} s); waited {:.1} s and gave \
                  up. Nothing was saved; try again shortly. A lock older than {} s is taken over \
                  automatically.",
+                holder_name(observed.text),
                 observed.age_ms as f64 / 1000.0,
                 waited_ms as f64 / 1000.0,
                 STALE_MS / 1000
             ),
         ));
     }
-    let ms = backoff_ms(attempt, jitter).min(WAIT_MS - waited_ms).max(1);
-    Decision::Wait { ms }
+    Decision::Wait {
+        ms: wait_ms(waited_ms, attempt, jitter),
+    }
+}
+
+/// Decides what to do when creating the take-over mutex failed because it exists: `observed` is
+/// the mutex (its text is a [`LockRecord`] too). `Wait`: another writer is taking the lock over;
+/// sleep, then start over at `O_EXCL` on the lock. `Steal`: the mutex is abandoned
+/// ([`TAKEOVER_STALE_MS`] old, or its holder provably dead); read it once more and, if it is
+/// still the same text, remove it by rename-aside and check, then start over. `GiveUp`: waited
+/// [`WAIT_MS`] in total.
+pub fn decide_takeover(
+    observed: &Observed<'_>,
+    me: &Me<'_>,
+    waited_ms: u64,
+    attempt: u32,
+    jitter: f64,
+) -> Decision {
+    if let Some(reason) = abandoned(observed, me, TAKEOVER_STALE_MS) {
+        return Decision::Steal(reason);
+    }
+    if waited_ms >= WAIT_MS {
+        return Decision::GiveUp(Failure::new(
+            Code::Locked,
+            format!(
+                "the memory lock was abandoned, and {} has been taking it over for {:.1} s; \
+                 waited {:.1} s and gave up. Nothing was saved; try again shortly.",
+                holder_name(observed.text),
+                observed.age_ms as f64 / 1000.0,
+                waited_ms as f64 / 1000.0,
+            ),
+        ));
+    }
+    Decision::Wait {
+        ms: wait_ms(waited_ms, attempt, jitter),
+    }
+}
+
+/// Under the take-over mutex: whether the lock as read *now* (`now`, with a fresh age and
+/// liveness probe) is still the very lock judged abandoned before (`judged_text`) and still
+/// abandoned. Only then does the driver remove it. Tokens are unique, so once that lock is gone
+/// no later lock has its text; and while the mutex is held no other writer removes a lock.
+pub fn still_abandoned(judged_text: &str, now: &Observed<'_>, me: &Me<'_>) -> bool {
+    same_lock(now.text, judged_text) && abandoned(now, me, STALE_MS).is_some()
+}
+
+/// Before removing an abandoned take-over mutex: whether the mutex as read again *now* is still
+/// the one judged abandoned (`judged_text`) and still abandoned. A fresh age matters for an
+/// empty mutex: one a crash left between `O_EXCL` and its write looks like one just created.
+pub fn takeover_still_abandoned(judged_text: &str, now: &Observed<'_>, me: &Me<'_>) -> bool {
+    same_lock(now.text, judged_text) && abandoned(now, me, TAKEOVER_STALE_MS).is_some()
+}
+
+/// Who holds a lock (or the mutex), for a message.
+fn holder_name(text: &str) -> String {
+    match LockRecord::parse(text) {
+        Some(r) => format!(
+            "process {} on {}",
+            r.pid,
+            if r.host.is_empty() { "?" } else { &r.host }
+        ),
+        None => "another writer".to_owned(),
+    }
+}
+
+/// The next backoff, never past the [`WAIT_MS`] deadline, at least 1 ms.
+fn wait_ms(waited_ms: u64, attempt: u32, jitter: f64) -> u64 {
+    backoff_ms(attempt, jitter)
+        .min(WAIT_MS.saturating_sub(waited_ms))
+        .max(1)
 }
 
 /// Backoff before attempt `attempt + 1`: 20 ms doubling to a 200 ms cap, scaled by
@@ -208,12 +296,14 @@ pub fn same_lock(renamed_text: &str, judged_text: &str) -> bool {
     renamed_text == judged_text
 }
 
-/// The name a take-over renames the lock to (in the same directory).
+/// The name a take-over renames the lock, or an abandoned take-over mutex, to (in the same
+/// directory). One writer uses it for one removal at a time.
 pub fn steal_name(my_token: &str) -> String {
     format!("{LOCK_FILE}.{}.stolen", sanitize(my_token))
 }
 
-/// The name a release renames the lock to (in the same directory).
+/// The name a release renames the lock, or this writer's take-over mutex, to (in the same
+/// directory). One writer uses it for one release at a time.
 pub fn release_name(my_token: &str) -> String {
     format!("{LOCK_FILE}.{}.released", sanitize(my_token))
 }
@@ -236,6 +326,60 @@ pub fn lock_lost() -> Failure {
             STALE_MS / 1000
         ),
     )
+}
+
+/// What the sweep does with one entry of the store's directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// Not ours, or not old enough: leave it.
+    Keep,
+    /// Debris of a crashed or paused writer (an aside name or a temp file at least
+    /// [`STALE_MS`] old): unlink it.
+    Unlink,
+    /// A take-over mutex at least [`STALE_MS`] old: remove it the checked way, as an abandoned
+    /// mutex is removed when found by a take-over (read, rename aside, check [`same_lock`]).
+    RemoveMutex,
+}
+
+/// The sweep a writer runs while it holds the lock, after committing: for each entry `name` of
+/// the store's directory whose mtime is `age_ms` old, what to do. Only this protocol's own
+/// names qualify, and only once they are at least [`STALE_MS`] old: a live writer uses an aside
+/// or temp name for milliseconds, and a temp file that old belongs to a writer whose lock was
+/// taken over (its commit check or rename fails; nothing is lost). The lock itself, `facts.json`
+/// and every other name are kept.
+pub fn sweep(name: &str, age_ms: u64) -> Sweep {
+    if age_ms < STALE_MS {
+        return Sweep::Keep;
+    }
+    if name == TAKEOVER_FILE {
+        return Sweep::RemoveMutex;
+    }
+    let aside = name
+        .strip_prefix(LOCK_FILE)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| {
+            rest.strip_suffix(".stolen")
+                .or_else(|| rest.strip_suffix(".released"))
+        });
+    let temp = name
+        .strip_prefix('.')
+        .and_then(|rest| rest.strip_prefix(STORE_FILE))
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| rest.strip_suffix(".tmp"));
+    // The names `steal_name`, `release_name` and `temp_name` make: a sanitized token between
+    // a fixed prefix and suffix.
+    match aside.or(temp) {
+        Some(token) if is_token(token) => Sweep::Unlink,
+        _ => Sweep::Keep,
+    }
+}
+
+/// Whether `s` could be a sanitized token: non-empty, at most 64 safe characters.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Keeps only characters safe in a file name.

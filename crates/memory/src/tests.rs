@@ -3,7 +3,7 @@
 use crate::args::{MAX_LIMIT, parse_recall_args, parse_save_args};
 use crate::failure::Code;
 use crate::index::Index;
-use crate::lock::{self, Decision, Liveness, LockRecord, Me, Observed, StealReason};
+use crate::lock::{self, Decision, Liveness, LockRecord, Me, Observed, StealReason, Sweep};
 use crate::recall::MAX_ANSWER_BYTES;
 use crate::stats::{StatsInput, display_path, stats};
 use crate::store::Store;
@@ -487,6 +487,152 @@ fn lock_decisions() {
         decide("{\"tok", 15_001, Liveness::Unknown, 0),
         Decision::Steal(StealReason::Stale)
     );
+}
+
+fn observed(text: &str, age_ms: u64, holder: Liveness) -> Observed<'_> {
+    Observed {
+        text,
+        age_ms,
+        holder,
+    }
+}
+
+#[test]
+fn takeover_mutex_decisions() {
+    let taking = holder("h1", 20);
+    let decide = |age_ms, holder, waited_ms| {
+        lock::decide_takeover(&observed(&taking, age_ms, holder), &ME, waited_ms, 0, 0.5)
+    };
+    // A take-over in progress is waited on, with the same backoff and deadline as the lock.
+    assert_eq!(decide(100, Liveness::Alive, 0), Decision::Wait { ms: 20 });
+    assert_eq!(
+        decide(100, Liveness::Alive, 7_995),
+        Decision::Wait { ms: 5 }
+    );
+    assert!(
+        matches!(decide(100, Liveness::Alive, 8_000), Decision::GiveUp(f) if f.code == Code::Locked && f.message.contains("process 20 on h1") && f.message.contains("taking it over"))
+    );
+    // Abandoned after 5 s, not the lock's 15 s; or at once when its holder is dead.
+    assert_eq!(decide(4_999, Liveness::Alive, 0), Decision::Wait { ms: 20 });
+    assert_eq!(
+        decide(lock::TAKEOVER_STALE_MS, Liveness::Alive, 0),
+        Decision::Steal(StealReason::Stale)
+    );
+    assert_eq!(
+        decide(100, Liveness::Dead, 0),
+        Decision::Steal(StealReason::HolderDead)
+    );
+    // Staleness wins over the deadline, as for the lock: an abandoned mutex never blocks a save.
+    assert_eq!(
+        decide(6_000, Liveness::Unknown, 9_000),
+        Decision::Steal(StealReason::Stale)
+    );
+    // An empty (just created) mutex is waited on; the lock's 5 s would not make it stale.
+    assert_eq!(
+        lock::decide_takeover(&observed("", 100, Liveness::Unknown), &ME, 0, 0, 0.5),
+        Decision::Wait { ms: 20 }
+    );
+    // Removing an abandoned mutex re-judges it from a fresh read: an empty mutex with a fresh
+    // mtime is a writer between `O_EXCL` and its write, not the crashed one judged before.
+    let fresh = |text, age_ms| {
+        lock::takeover_still_abandoned("", &observed(text, age_ms, Liveness::Unknown), &ME)
+    };
+    assert!(fresh("", 5_000) && !fresh("", 2) && !fresh(&taking, 6_000));
+    const {
+        assert!(
+            lock::TAKEOVER_STALE_MS < lock::STALE_MS && lock::TAKEOVER_STALE_MS < lock::WAIT_MS
+        );
+    }
+}
+
+#[test]
+fn takeover_rejudges_the_lock_it_holds_the_mutex_for() {
+    let judged = holder("h2", 20);
+    let fresh = LockRecord {
+        token: "winner".into(),
+        pid: 30,
+        host: "h1".into(),
+        created: T0 + 20_000,
+    }
+    .to_text();
+    // Still the judged lock, still stale: remove it.
+    assert!(lock::still_abandoned(
+        &judged,
+        &observed(&judged, 15_100, Liveness::Unknown),
+        &ME
+    ));
+    // Another writer's take-over finished first and its fresh lock is in place: leave it.
+    assert!(!lock::still_abandoned(
+        &judged,
+        &observed(&fresh, 3, Liveness::Alive),
+        &ME
+    ));
+    // Even a fresh lock that happens to be judgeable (dead holder) is not the judged one.
+    assert!(!lock::still_abandoned(
+        &judged,
+        &observed(&fresh, 3, Liveness::Dead),
+        &ME
+    ));
+    // A crashed creator's empty lock was judged stale; an empty lock seen now with a fresh mtime
+    // is a new writer between `O_EXCL` and its write: same text, but not abandoned.
+    assert!(lock::still_abandoned(
+        "",
+        &observed("", 15_000, Liveness::Unknown),
+        &ME
+    ));
+    assert!(!lock::still_abandoned(
+        "",
+        &observed("", 2, Liveness::Unknown),
+        &ME
+    ));
+    // Judged for a dead holder on this host: still removable while the pid stays dead.
+    let dead = holder("h1", 20);
+    assert!(lock::still_abandoned(
+        &dead,
+        &observed(&dead, 100, Liveness::Dead),
+        &ME
+    ));
+    assert!(!lock::still_abandoned(
+        &dead,
+        &observed(&dead, 100, Liveness::Alive),
+        &ME
+    ));
+}
+
+#[test]
+fn sweep_removes_only_old_debris_of_this_protocol() {
+    let old = lock::STALE_MS;
+    for name in [
+        ".facts.lock.0b6e1c2a-9f1d-4c1e-8a1b-2f3e4d5c6b7a.stolen",
+        ".facts.lock.tok_1.released",
+        ".facts.json.tok-1.tmp",
+    ] {
+        assert_eq!(lock::sweep(name, old), Sweep::Unlink, "{name}");
+        assert_eq!(lock::sweep(name, old - 1), Sweep::Keep, "{name} is in use");
+    }
+    assert_eq!(lock::sweep(".facts.lock.takeover", old), Sweep::RemoveMutex);
+    assert_eq!(lock::sweep(".facts.lock.takeover", old - 1), Sweep::Keep);
+    for name in [
+        ".facts.lock",
+        "facts.json",
+        ".facts.lock..stolen",
+        ".facts.lock.a.b.stolen",
+        ".facts.lock.x.stolen.bak",
+        ".facts.json.tmp",
+        "facts.json.x.tmp",
+        ".facts.lockx.stolen",
+        "notes.txt",
+    ] {
+        assert_eq!(lock::sweep(name, u64::MAX), Sweep::Keep, "{name}");
+    }
+    // Every name the protocol makes is one the sweep recognizes.
+    for name in [
+        lock::steal_name("a/b..c"),
+        lock::release_name("t"),
+        lock::temp_name("t"),
+    ] {
+        assert_eq!(lock::sweep(&name, old), Sweep::Unlink, "{name}");
+    }
 }
 
 #[test]

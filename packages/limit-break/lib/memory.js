@@ -4,7 +4,7 @@
 // whether to wait for, take over or give up on the lock, whether the cached index is still the
 // file's, every answer and message — is a call into the Rust core. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
-import { link, mkdir, open, rename, stat, unlink } from 'node:fs/promises'
+import { link, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 
@@ -14,11 +14,13 @@ const WINDOWS_BUSY = new Set(['EPERM', 'EACCES', 'EBUSY'])
 /** How long a Windows rename is retried while the target is busy. */
 const RENAME_RETRY_MS = 1000
 
-/** The store's paths under an absolute DSH home: `{ home, dir, store, lock }`. */
+/** The store's paths under an absolute DSH home: `{ home, dir, store, lock, takeover }`. */
 export function storePaths(wasm, home) {
   const layout = JSON.parse(wasm.memoryLayout())
   const dir = join(home, layout.dir)
-  return { home, dir, store: join(dir, layout.store), lock: join(dir, layout.lock) }
+  return {
+    home, dir, store: join(dir, layout.store), lock: join(dir, layout.lock), takeover: join(dir, layout.takeover),
+  }
 }
 
 /** An I/O error as one line for a message: its code and text. */
@@ -141,7 +143,10 @@ export async function withStoreLock(wasm, paths, edit) {
       const result = await edit(current)
       try {
         if (!result.ok) return result.answer
-        return (await commit(wasm, lock, paths, result.text, current !== undefined)) ?? result.answer
+        const failed = await commit(wasm, lock, paths, result.text, current !== undefined)
+        if (failed !== undefined) return failed
+        await sweep(wasm, lock, paths).catch(() => {})
+        return result.answer
       } finally {
         result.free()
       }
@@ -201,11 +206,9 @@ async function acquire(wasm, lock, paths) {
       if (error.code === 'ENOENT') continue
       throw error
     }
-    const pid = lock.pidToProbe(seen.text)
-    const holder = pid === undefined ? 'unknown' : probe(pid)
     const decision = JSON.parse(lock.decide(
-      seen.text, Math.max(0, Date.now() - seen.mtimeMs), holder, performance.now() - started, attempt,
-      Math.random(),
+      seen.text, Math.max(0, Date.now() - seen.mtimeMs), holderOf(lock, seen.text), performance.now() - started,
+      attempt, Math.random(),
     ))
     switch (decision.kind) {
       case 'wait':
@@ -213,16 +216,12 @@ async function acquire(wasm, lock, paths) {
         attempt += 1
         break
       case 'steal': {
-        // Judged a moment ago; if it changed since, another writer already took it over, and
-        // moving it aside now would displace that writer's fresh lock.
-        let again
-        try {
-          again = await observe(paths.lock)
-        } catch (error) {
-          if (error.code === 'ENOENT') break
-          throw error
+        const outcome = await takeOver(wasm, lock, paths, seen.text, performance.now() - started, attempt)
+        if (outcome.answer !== undefined) return outcome.answer
+        if (outcome.wait !== undefined) {
+          await sleep(outcome.wait)
+          attempt += 1
         }
-        if (wasm.LimitBreakLock.sameLock(again.text, seen.text)) await steal(wasm, lock, paths, seen.text)
         break
       }
       default:
@@ -257,6 +256,12 @@ async function observe(file) {
   }
 }
 
+/** The liveness of the process a lock or mutex names, for the core's decisions. */
+function holderOf(lock, text) {
+  const pid = lock.pidToProbe(text)
+  return pid === undefined ? 'unknown' : probe(pid)
+}
+
 /** `process.kill(pid, 0)`: `ESRCH` means no such process; anything else (EPERM too) is alive. */
 function probe(pid) {
   try {
@@ -289,14 +294,118 @@ async function removeAside(lockPath, aside, mine) {
     if (error?.code === 'ENOENT') return
     throw error
   }
-  const moved = (await readFileOrUndefined(aside))?.toString('utf8') ?? ''
+  const moved = (await readFileOrUndefined(aside))?.toString('utf8')
+  // Gone already: the post-commit sweep of another writer removed an abandoned lock's aside.
+  if (moved === undefined) return
   if (!mine(moved)) await putBack(aside, lockPath)
   await unlink(aside).catch(() => {})
 }
 
-/** A take-over: removes the lock only if it is still the one that was judged stale. */
-function steal(wasm, lock, paths, judged) {
-  return removeAside(paths.lock, join(paths.dir, lock.stealName), (moved) => wasm.LimitBreakLock.sameLock(moved, judged))
+/** Removes `file` by rename-aside only if it still holds `judged` (an abandoned lock or mutex). */
+function removeJudged(wasm, lock, paths, file, judged) {
+  return removeAside(file, join(paths.dir, lock.stealName), (moved) => wasm.LimitBreakLock.sameLock(moved, judged))
+}
+
+/**
+ * Step 2.3 `Steal`: take the take-over mutex with `O_EXCL`; under it read the lock again and
+ * remove it only if it is still the lock judged abandoned (`judged`) and still abandoned; release
+ * the mutex. Resolves to `{}` (try `O_EXCL` on the lock again at once), `{ wait: ms }` (another
+ * writer is taking over) or `{ answer }` (gave up).
+ */
+async function takeOver(wasm, lock, paths, judged, waitedMs, attempt) {
+  let handle
+  try {
+    handle = await open(paths.takeover, 'wx', 0o644)
+  } catch (error) {
+    if (!(await contended(error, paths.takeover))) throw error
+    return takeoverBusy(wasm, lock, paths, waitedMs, attempt)
+  }
+  try {
+    await handle.writeFile(lock.recordText(Date.now()))
+    await handle.close()
+  } catch (error) {
+    // Ours and milliseconds old: remove it rather than leave it to go stale.
+    await handle.close().catch(() => {})
+    await unlink(paths.takeover).catch(() => {})
+    throw error
+  }
+  try {
+    let now
+    try {
+      now = await observe(paths.lock)
+    } catch (error) {
+      if (error.code === 'ENOENT') return {}
+      throw error
+    }
+    const age = Math.max(0, Date.now() - now.mtimeMs)
+    if (lock.stillAbandoned(judged, now.text, age, holderOf(lock, now.text))) {
+      await removeJudged(wasm, lock, paths, paths.lock, judged)
+    }
+    return {}
+  } finally {
+    await removeAside(paths.takeover, join(paths.dir, lock.releaseName), (moved) => lock.owns(moved))
+  }
+}
+
+/** The take-over mutex exists: wait for it, remove it when abandoned, or give up. */
+async function takeoverBusy(wasm, lock, paths, waitedMs, attempt) {
+  let seen
+  try {
+    seen = await observe(paths.takeover)
+  } catch (error) {
+    if (error.code === 'ENOENT') return {}
+    throw error
+  }
+  const decision = JSON.parse(lock.decideTakeover(
+    seen.text, Math.max(0, Date.now() - seen.mtimeMs), holderOf(lock, seen.text), waitedMs, attempt, Math.random(),
+  ))
+  switch (decision.kind) {
+    case 'wait':
+      return { wait: decision.ms }
+    case 'steal':
+      await removeMutex(wasm, lock, paths, seen.text)
+      return {}
+    default:
+      return { answer: JSON.stringify(decision.answer) }
+  }
+}
+
+/** Removes an abandoned take-over mutex: judge it once more from a fresh read, then remove-checked. */
+async function removeMutex(wasm, lock, paths, judged) {
+  let again
+  try {
+    again = await observe(paths.takeover)
+  } catch (error) {
+    if (error.code === 'ENOENT') return
+    throw error
+  }
+  const age = Math.max(0, Date.now() - again.mtimeMs)
+  if (lock.takeoverStillAbandoned(judged, again.text, age, holderOf(lock, again.text))) {
+    await removeJudged(wasm, lock, paths, paths.takeover, judged)
+  }
+}
+
+/**
+ * After a commit, still holding the lock: remove what crashed or paused writers left behind
+ * (aside names, temp files, an abandoned take-over mutex), as the core's `sweep` says.
+ */
+async function sweep(wasm, lock, paths) {
+  for (const name of await readdir(paths.dir)) {
+    let mtimeMs
+    try {
+      mtimeMs = (await stat(join(paths.dir, name))).mtimeMs
+    } catch {
+      continue
+    }
+    const action = wasm.LimitBreakLock.sweep(name, Math.max(0, Date.now() - mtimeMs))
+    if (action === 'unlink') await unlink(join(paths.dir, name)).catch(() => {})
+    else if (action === 'remove_mutex') {
+      // Judge the text and mtime of one handle: the stat above may describe an older mutex.
+      const seen = await observe(paths.takeover).catch(() => undefined)
+      const age = seen === undefined ? 0 : Math.max(0, Date.now() - seen.mtimeMs)
+      if (wasm.LimitBreakLock.sweep(name, age) === 'remove_mutex') await removeMutex(wasm, lock, paths, seen.text)
+    }
+  }
 }
 
 /** Step 7: release the lock if it is still ours. */

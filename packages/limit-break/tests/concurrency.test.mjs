@@ -1,7 +1,7 @@
 // The concurrency selftest: writer processes racing on one store, a writer killed while it holds
-// the lock, a wedged writer, a lock left by another host, two writers taking over one stale lock,
-// and a reader looping through all of it. Processes, not async calls: the lock is a file
-// protocol between processes.
+// the lock, a wedged writer, a lock left by another host, three writers taking over one stale
+// lock, a take-over abandoned midway, and a reader looping through all of it. Processes, not
+// async calls: the lock is a file protocol between processes.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -135,6 +135,35 @@ test('two writers facing one stale lock both take it over in turn and lose nothi
   const ids = JSON.parse(await readFile(join(dir, 'facts.json'), 'utf8')).facts.map((f) => f.id).sort()
   assert.deepEqual(ids, ['s1.0', 's1.1', 's2.0', 's2.1', 's3.0', 's3.1'])
   assert.deepEqual((await readdir(dir)).sort(), ['facts.json'])
+})
+
+test('a take-over abandoned midway is finished by the next writer, and crash debris is swept', async (t) => {
+  const home = await scratch(t)
+  const dir = join(home, 'memory')
+  await mkdir(dir, { recursive: true })
+  const aged = async (name, text, ageMs) => {
+    await writeFile(join(dir, name), text)
+    const when = new Date(Date.now() - ageMs)
+    await utimes(join(dir, name), when, when)
+  }
+  const record = (token) => `${JSON.stringify({ token, pid: 4242, host: 'another-host', created: 0 })}\n`
+  // A writer on another host crashed while taking over a stale lock: the lock and its
+  // take-over file are both left, with the aside and temp files of earlier crashes.
+  await aged('.facts.lock', record('dead-one'), 20000)
+  await aged('.facts.lock.takeover', record('crashed-taker'), 6000)
+  await aged('.facts.lock.crashed-taker.stolen', record('older'), 20000)
+  await aged('.facts.json.crashed-writer.tmp', '{"facts": [', 20000)
+  await aged('notes.txt', 'not the protocol\'s', 20000)
+  const started = performance.now()
+  const result = await run(SAVER, [home, 'locked', 'after', '2', String(Date.now())]).done
+  const ms = performance.now() - started
+  t.diagnostic(`an abandoned take-over (6 s old) over a stale lock: two saves took ${ms.toFixed(0)} ms`)
+  assert.equal(result.code, 0, result.stderr)
+  assert.deepEqual(JSON.parse(result.stdout).answers.filter((a) => !a.ok), [])
+  const ids = JSON.parse(await readFile(join(dir, 'facts.json'), 'utf8')).facts.map((f) => f.id).sort()
+  assert.deepEqual(ids, ['after.0', 'after.1'])
+  assert.deepEqual((await readdir(dir)).sort(), ['facts.json', 'notes.txt'], 'debris swept, other files kept')
+  assert.ok(ms < 5000, `${ms} ms`)
 })
 
 test(`a live writer wedged on the lock makes a save answer memory.locked after ${WAIT_MS / 1000} s, changing nothing`, async (t) => {

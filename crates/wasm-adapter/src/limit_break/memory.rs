@@ -6,7 +6,7 @@
 //! (`Uint8Array`), so a store that is not UTF-8 is refused here as corrupt instead of being
 //! silently repaired by a lossy decode in JS and then written back.
 
-use memory::lock::{self, Decision, Liveness, LockRecord, Me, Observed, StealReason};
+use memory::lock::{self, Decision, Liveness, LockRecord, Me, Observed, StealReason, Sweep};
 use memory::stats::StatsInput;
 use memory::{
     Code, Failure, ImportPolicy, Index, Store, apply_save, cli, content_key, parse_recall_args,
@@ -447,29 +447,82 @@ impl StoreLock {
         attempt: u32,
         jitter: f64,
     ) -> String {
-        let holder = match holder {
-            "alive" => Liveness::Alive,
-            "dead" => Liveness::Dead,
-            _ => Liveness::Unknown,
-        };
-        let observed = Observed {
-            text: lock_text,
-            age_ms: unix_ms(age_ms),
-            holder,
-        };
-        let decision = lock::decide(&observed, &self.me(), unix_ms(waited_ms), attempt, jitter);
-        match decision {
-            Decision::Wait { ms } => json!({ "kind": "wait", "ms": ms }),
-            Decision::Steal(reason) => json!({
-                "kind": "steal",
-                "reason": match reason {
-                    StealReason::Stale => "stale",
-                    StealReason::HolderDead => "holder_dead",
-                },
-            }),
-            Decision::GiveUp(f) => json!({ "kind": "give_up", "answer": f.to_json() }),
+        let observed = observed(lock_text, age_ms, holder);
+        decision_json(lock::decide(
+            &observed,
+            &self.me(),
+            unix_ms(waited_ms),
+            attempt,
+            jitter,
+        ))
+    }
+
+    /// What to do about an existing take-over mutex (its text, age and holder as for
+    /// [`StoreLock::decide`]), as the same JSON: `wait`, `steal` (it is abandoned: remove it the
+    /// checked way) or `give_up`.
+    #[wasm_bindgen(js_name = decideTakeover)]
+    pub fn decide_takeover(
+        &self,
+        mutex_text: &str,
+        age_ms: f64,
+        holder: &str,
+        waited_ms: f64,
+        attempt: u32,
+        jitter: f64,
+    ) -> String {
+        let observed = observed(mutex_text, age_ms, holder);
+        decision_json(lock::decide_takeover(
+            &observed,
+            &self.me(),
+            unix_ms(waited_ms),
+            attempt,
+            jitter,
+        ))
+    }
+
+    /// Under the take-over mutex: whether the lock read just now (text, age, holder) is still the
+    /// one judged abandoned (`judged_text`) and still abandoned, so it may be removed.
+    #[wasm_bindgen(js_name = stillAbandoned)]
+    pub fn still_abandoned(
+        &self,
+        judged_text: &str,
+        lock_text: &str,
+        age_ms: f64,
+        holder: &str,
+    ) -> bool {
+        lock::still_abandoned(
+            judged_text,
+            &observed(lock_text, age_ms, holder),
+            &self.me(),
+        )
+    }
+
+    /// Before removing an abandoned take-over mutex: whether the mutex read again just now
+    /// (text, age, holder) is still the one judged abandoned and still abandoned.
+    #[wasm_bindgen(js_name = takeoverStillAbandoned)]
+    pub fn takeover_still_abandoned(
+        &self,
+        judged_text: &str,
+        mutex_text: &str,
+        age_ms: f64,
+        holder: &str,
+    ) -> bool {
+        lock::takeover_still_abandoned(
+            judged_text,
+            &observed(mutex_text, age_ms, holder),
+            &self.me(),
+        )
+    }
+
+    /// What the post-commit sweep does with the directory entry `name` whose mtime is `age_ms`
+    /// old: `"keep"`, `"unlink"` or `"remove_mutex"`.
+    pub fn sweep(name: &str, age_ms: f64) -> String {
+        match lock::sweep(name, unix_ms(age_ms)) {
+            Sweep::Keep => "keep",
+            Sweep::Unlink => "unlink",
+            Sweep::RemoveMutex => "remove_mutex",
         }
-        .to_string()
+        .to_owned()
     }
 
     /// Whether the lock text just read is this writer's.
@@ -508,13 +561,45 @@ impl StoreLock {
     }
 }
 
-/// The store layout under the DSH home, as JSON: `{ "dir", "store", "lock" }` (names).
+/// A lock or take-over mutex as the driver observed it; `holder` is `alive`, `dead` or anything
+/// else for unknown.
+fn observed<'a>(text: &'a str, age_ms: f64, holder: &str) -> Observed<'a> {
+    Observed {
+        text,
+        age_ms: unix_ms(age_ms),
+        holder: match holder {
+            "alive" => Liveness::Alive,
+            "dead" => Liveness::Dead,
+            _ => Liveness::Unknown,
+        },
+    }
+}
+
+/// A lock decision as the JSON the driver switches on.
+fn decision_json(decision: Decision) -> String {
+    match decision {
+        Decision::Wait { ms } => json!({ "kind": "wait", "ms": ms }),
+        Decision::Steal(reason) => json!({
+            "kind": "steal",
+            "reason": match reason {
+                StealReason::Stale => "stale",
+                StealReason::HolderDead => "holder_dead",
+            },
+        }),
+        Decision::GiveUp(f) => json!({ "kind": "give_up", "answer": f.to_json() }),
+    }
+    .to_string()
+}
+
+/// The store layout under the DSH home, as JSON: `{ "dir", "store", "lock", "takeover" }`
+/// (names).
 #[wasm_bindgen(js_name = memoryLayout)]
 pub fn layout() -> String {
     json!({
         "dir": lock::STORE_DIR,
         "store": lock::STORE_FILE,
         "lock": lock::LOCK_FILE,
+        "takeover": lock::TAKEOVER_FILE,
     })
     .to_string()
 }

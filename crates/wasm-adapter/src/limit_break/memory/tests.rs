@@ -164,8 +164,35 @@ fn lock_decisions_cross_as_json() {
     assert_eq!(me.temp_name(), ".facts.json.tok-1.tmp");
     assert_eq!(
         value(&layout()),
-        json!({"dir": "memory", "store": "facts.json", "lock": ".facts.lock"})
+        json!({"dir": "memory", "store": "facts.json", "lock": ".facts.lock", "takeover": ".facts.lock.takeover"})
     );
+
+    // The take-over mutex: waited on while fresh, removed once 5 s old or its holder is dead.
+    let busy = value(&me.decide_takeover(&theirs, 100.0, "alive", 0.0, 0, 0.5));
+    assert_eq!(busy, json!({"kind": "wait", "ms": 20}));
+    let abandoned = value(&me.decide_takeover(&theirs, 5_000.0, "alive", 0.0, 0, 0.5));
+    assert_eq!(abandoned, json!({"kind": "steal", "reason": "stale"}));
+    let gone = value(&me.decide_takeover(&theirs, 100.0, "dead", 0.0, 0, 0.5));
+    assert_eq!(gone, json!({"kind": "steal", "reason": "holder_dead"}));
+    let give_up = value(&me.decide_takeover(&theirs, 100.0, "alive", 8_000.0, 30, 0.5));
+    assert_eq!(give_up["answer"]["code"], "memory.locked");
+    // Under the mutex: only the judged lock, still abandoned, is removed.
+    assert!(me.still_abandoned(&theirs, &theirs, 15_000.0, "unknown"));
+    assert!(!me.still_abandoned(&theirs, &theirs, 100.0, "alive"));
+    assert!(!me.still_abandoned(&theirs, &mine, 15_000.0, "unknown"));
+    assert!(me.takeover_still_abandoned(&theirs, &theirs, 5_000.0, "unknown"));
+    assert!(!me.takeover_still_abandoned(&theirs, &theirs, 100.0, "alive"));
+    assert!(!me.takeover_still_abandoned(&theirs, &mine, 5_000.0, "unknown"));
+    assert_eq!(
+        StoreLock::sweep(".facts.json.tok-1.tmp", 15_000.0),
+        "unlink"
+    );
+    assert_eq!(StoreLock::sweep(".facts.json.tok-1.tmp", 14_999.0), "keep");
+    assert_eq!(
+        StoreLock::sweep(".facts.lock.takeover", 15_000.0),
+        "remove_mutex"
+    );
+    assert_eq!(StoreLock::sweep("facts.json", 1e12), "keep");
 }
 
 #[test]

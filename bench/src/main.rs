@@ -129,6 +129,8 @@ fn replay(path: &str, runs: usize) -> Result<Value, String> {
                 name: &e.name,
                 ok: e.ok,
                 exit_code: e.exit_code,
+                killed: false,
+                timed_out: false,
                 head,
                 tail,
                 snooze_minutes: e.snooze_minutes,

@@ -6,7 +6,8 @@
 //! replay event format, one JSON state line out per event line:
 //!
 //! Input line: `at_ms` (integer ms, non-decreasing per agent), `agent` (default `"default"`), then
-//! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `args`) or `"user_prompt": true`.
+//! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `signal`, `timed_out`, `args`)
+//! or `"user_prompt": true`.
 
 use crate::research_nudge::session_log::{self, SessionLog};
 use crate::research_nudge::{Plugin, snooze};
@@ -15,7 +16,15 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
 
-const TOOL_FIELDS: [&str; 5] = ["tool", "ok", "error", "exit_code", "args"];
+const TOOL_FIELDS: [&str; 7] = [
+    "tool",
+    "ok",
+    "error",
+    "exit_code",
+    "signal",
+    "timed_out",
+    "args",
+];
 const COMMON_FIELDS: [&str; 2] = ["at_ms", "agent"];
 const DEFAULT_AGENT: &str = "default";
 
@@ -47,6 +56,8 @@ enum Event<'a> {
         ok: bool,
         error: &'a str,
         exit_code: Option<i64>,
+        killed: bool,
+        timed_out: bool,
         args: Option<&'a Value>,
     },
     UserPrompt,
@@ -188,6 +199,8 @@ fn observe(
         ok,
         error,
         exit_code,
+        killed,
+        timed_out,
         args,
     } = *event
     else {
@@ -200,12 +213,25 @@ fn observe(
         state,
         at,
         name,
-        ok,
+        Ended {
+            ok,
+            exit_code,
+            killed,
+            timed_out,
+        },
         error,
-        exit_code,
         args.as_deref().unwrap_or("{}"),
     )
     .0
+}
+
+/// How a recorded call ended: its result's facts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ended {
+    pub ok: bool,
+    pub exit_code: Option<i64>,
+    pub killed: bool,
+    pub timed_out: bool,
 }
 
 /// Observes one finished tool call as the plugin does, and returns the observation with the
@@ -213,17 +239,21 @@ fn observe(
 ///
 /// `error` is the whole failure text (the error message, or a shell call's output); `args_json`
 /// is read only for a successful snooze call.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn observe_call(
     plugin: &mut Plugin,
     state: &mut AgentState,
     at: Millis,
     name: &str,
-    ok: bool,
+    ended: Ended,
     error: &str,
-    exit_code: Option<i64>,
     args_json: &str,
 ) -> (Observation, Option<String>) {
+    let Ended {
+        ok,
+        exit_code,
+        killed,
+        timed_out,
+    } = ended;
     // As in the plugin: the snooze tool's body validates its arguments; bad ones fail the call.
     let mut snooze_error = None;
     let mut snooze_minutes = None;
@@ -239,6 +269,8 @@ pub(crate) fn observe_call(
         name,
         ok: ok && snooze_error.is_none(),
         exit_code,
+        killed,
+        timed_out,
         head,
         tail,
         snooze_minutes,
@@ -303,6 +335,20 @@ fn event(fields: &Map<String, Value>) -> Result<Event<'_>, String> {
                 .ok_or_else(|| format!("exit_code must be an integer (got {value})"))?,
         ),
     };
+    let killed = match fields.get("signal") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(signal)) if !signal.is_empty() => true,
+        Some(other) => {
+            return Err(format!(
+                "signal must be a non-empty string such as \"SIGKILL\" (got {other})"
+            ));
+        }
+    };
+    let timed_out = match fields.get("timed_out") {
+        None => false,
+        Some(Value::Bool(timed_out)) => *timed_out,
+        Some(other) => return Err(format!("timed_out must be true or false (got {other})")),
+    };
     let args = match fields.get("args") {
         None => None,
         Some(value @ Value::Object(_)) => Some(value),
@@ -313,6 +359,8 @@ fn event(fields: &Map<String, Value>) -> Result<Event<'_>, String> {
         ok,
         error,
         exit_code,
+        killed,
+        timed_out,
         args,
     })
 }
@@ -392,6 +440,21 @@ mod tests {
     }
 
     #[test]
+    fn kills_and_timeouts_are_failures() {
+        let out = run(
+            "{}",
+            &[
+                r#"{"at_ms":0,"tool":"bash","signal":"SIGKILL","error":"make: building"}"#,
+                r#"{"at_ms":1,"tool":"bash","timed_out":true,"error":"running 12 tests"}"#,
+                r#"{"at_ms":2,"tool":"bash","signal":null,"timed_out":false,"exit_code":0}"#,
+            ],
+        );
+        let failures: Vec<_> = out.iter().map(|o| o["failures"].as_u64()).collect();
+        assert_eq!(failures, [Some(1), Some(2), Some(2)]);
+        assert_eq!(out[1]["debt"], 10);
+    }
+
+    #[test]
     fn agents_are_separate_and_user_prompts_reset() {
         let out = run(
             "{}",
@@ -464,6 +527,14 @@ mod tests {
             (
                 r#"{"at_ms":10,"tool":"a","exit_code":1.5}"#,
                 "line 2: exit_code must be an integer (got 1.5)",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","signal":9}"#,
+                "line 2: signal must be a non-empty string such as \"SIGKILL\" (got 9)",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","timed_out":"yes"}"#,
+                "line 2: timed_out must be true or false (got \"yes\")",
             ),
             (
                 r#"{"at_ms":10,"tool":"a","args":[]}"#,

@@ -6,9 +6,9 @@
 //! the timeline or the JSON lines. One session = one agent (a subagent writes its own session
 //! file):
 //! - a tool result is one finished call at its `time`: an error result (a denial, an invalid
-//!   call, a thrown error) is a failure with its text, and otherwise a shell-style exit code
-//!   marker is the exit code (DSH keeps only the rendered text, not the tool's value; a kill or a
-//!   timeout alone is not a failure here). A `research_nudge_snooze` call arms the minutes its
+//!   call, a thrown error) is a failure with its text, and otherwise the shell status markers
+//!   give the exit code, a kill by a signal or a timeout, each a failure as in the plugin (DSH
+//!   keeps only the rendered text, not the tool's value). A `research_nudge_snooze` call arms the minutes its
 //!   arguments ask for. Results DSH synthesizes when it repairs a crashed turn never reached the
 //!   plugin and are not counted;
 //! - a human prompt starts a new task; a notice this plugin injected when the session ran is
@@ -18,7 +18,7 @@
 //! Times are the events' `time` (Unix epoch milliseconds); one that steps back counts as no time
 //! passing, as the plugin's monotonic clock would.
 
-use crate::research_nudge::replay::observe_call;
+use crate::research_nudge::replay::{Ended, observe_call};
 use crate::research_nudge::{PLUGIN_NAME, Plugin};
 use ::session_log::{Header, LogEvent, ReadError, Reader, ToolResult};
 use policy::{AgentState, Hold, MINUTE, Millis, Observation, Signals, ToolClass, Triggers};
@@ -39,10 +39,15 @@ fn label(result: &ToolResult) -> String {
             None => "error".to_owned(),
         }
     } else if let Some(signal) = &result.status.signal {
-        format!("killed {signal}")
+        if result.status.timeout_ms.is_some() {
+            format!("timeout {signal}")
+        } else {
+            format!("killed {signal}")
+        }
     } else {
         match result.status.exit_code {
             Some(code) if code != 0 => format!("exit {code}"),
+            _ if result.status.timeout_ms.is_some() => "timed out".to_owned(),
             _ => "ok".to_owned(),
         }
     }
@@ -333,9 +338,8 @@ impl SessionLog {
                 state,
                 at,
                 &name,
-                !result.is_error,
+                ended(&result),
                 &result.text,
-                result.status.exit_code,
                 arguments,
             );
             refused_snooze = refused;
@@ -343,9 +347,16 @@ impl SessionLog {
         } else {
             None
         };
-        if outcome::exit_failure(!result.is_error, result.status.exit_code)
-            || refused_snooze.is_some()
-        {
+        let e = ended(&result);
+        let failed = outcome::Outcome {
+            ok: e.ok,
+            exit_code: e.exit_code,
+            killed: e.killed,
+            timed_out: e.timed_out,
+            cancelled: false,
+        }
+        .failed();
+        if failed || refused_snooze.is_some() {
             self.stats.failed += 1;
         }
         let row = self.row(
@@ -480,6 +491,9 @@ impl SessionLog {
                 }
                 if let Some(signal) = &result.status.signal {
                     out["signal"] = signal.as_str().into();
+                }
+                if result.status.timeout_ms.is_some() {
+                    out["timed_out"] = true.into();
                 }
                 if let Some(code) = &result.error_code {
                     out["error_code"] = code.as_str().into();
@@ -635,6 +649,19 @@ impl SessionLog {
             Some(Observation::UserPromptReset) => "new task, reset".to_owned(),
             Some(Observation::Counted) | None => String::new(),
         }
+    }
+}
+
+/// A recorded result's facts, as the plugin would have read them from the live result: an error
+/// result has no shell status (its text is the error), otherwise the markers give the exit code,
+/// the signal and the timeout.
+fn ended(result: &ToolResult) -> Ended {
+    let shell = !result.is_error;
+    Ended {
+        ok: !result.is_error,
+        exit_code: result.status.exit_code.filter(|_| shell),
+        killed: shell && result.status.signal.is_some(),
+        timed_out: shell && result.status.timeout_ms.is_some(),
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod bench;
 mod build;
+mod chart;
 mod check_patch;
 mod ci;
 mod demo;
@@ -63,6 +64,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "measure cost per tool event, failure sizes, cold start, size, memory; target/bench/report.json",
     ),
     (
+        "chart-test [--write-example]",
+        "research-nudge replay --html in headless Chromium (apt-get installs it when missing): screenshot, checked",
+    ),
+    (
         "build-fault",
         "build the fault-injection variant (a panicking path) into target/pkg-fault/ for tests/panic",
     ),
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         "release-smoke" => smoke::run(rest),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
+        "chart-test" => chart::run(rest),
         "build-fault" => fault::run(rest),
         "fuzz" => fuzz::run(rest),
         "ci" => ci::run(rest),

@@ -8,6 +8,7 @@
 //! The one place it reads a DSH format is [`session_log`]: the replay CLI's mapping of DSH session
 //! logs (read by `dsh-session-log` from the log's JSON lines, never live DSH objects) to the policy.
 
+pub mod chart;
 pub mod replay;
 pub mod session_log;
 pub mod snooze;

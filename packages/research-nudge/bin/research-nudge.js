@@ -5,11 +5,13 @@
 import { Replay } from '../lib/core.js'
 import { runReplayCli } from '../lib/common/replay-cli.js'
 
-const USAGE = `usage: research-nudge replay [--config FILE] [EVENTS.jsonl | -] [--json]
+const USAGE = `usage: research-nudge replay [--config FILE] [EVENTS.jsonl | -] [--json | --html OUT.html]
 
   Replays tool events through research-nudge's policy. The input is either the replay event
   format (one JSON object per line; prints one JSON state line per event) or a DSH session log
   ($DSH_HOME/sessions/…/session.jsonl.zstd, .jsonl or .jsonl.gz; prints a timeline, or JSON
-  lines with --json). --config takes a JSON object holding the row's config.`
+  lines with --json). --html draws the debt over the session instead (thresholds, reminders,
+  holds, research resets) into one self-contained HTML file. --config takes a JSON object
+  holding the row's config.`
 
 await runReplayCli({ command: 'research-nudge', usage: USAGE, createReplay: (config) => new Replay(config) })

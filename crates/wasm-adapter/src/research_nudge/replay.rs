@@ -9,9 +9,10 @@
 //! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `signal`, `timed_out`, `args`)
 //! or `"user_prompt": true`.
 
+use crate::research_nudge::chart::{Chart, Mark, Point, Thresholds};
 use crate::research_nudge::session_log::{self, SessionLog};
 use crate::research_nudge::{Plugin, snooze};
-use policy::{AgentState, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
+use policy::{AgentState, Hold, MINUTE, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
@@ -36,6 +37,10 @@ pub struct Replay {
     line: usize,
     format: Format,
     json: bool,
+    /// With `--html`: the rows are drawn here and [`Replay::finish`] returns the page.
+    chart: Option<Chart>,
+    /// Tool events of the replay event format, for the page's summary.
+    events: usize,
 }
 
 /// What the first non-blank line said the input is.
@@ -85,8 +90,19 @@ impl Replay {
         self.json = json;
     }
 
-    /// The closing output after the last line (the timeline's summary), if any.
+    /// Whether the replay is drawn (`--html`): every line is read and nothing is printed until
+    /// [`Replay::finish`], which returns one self-contained HTML page.
+    #[wasm_bindgen(setter)]
+    pub fn set_html(&mut self, html: bool) {
+        self.chart = html.then(Chart::new);
+    }
+
+    /// The closing output after the last line (the timeline's summary, or the whole page with
+    /// `html`), if any.
     pub fn finish(&self) -> Option<String> {
+        if let Some(chart) = &self.chart {
+            return Some(self.page(chart));
+        }
         match &self.format {
             Format::Session(log) => log.finish(&self.plugin),
             Format::Undecided | Format::Events => None,
@@ -103,7 +119,50 @@ impl Replay {
             line: 0,
             format: Format::Undecided,
             json: false,
+            chart: None,
+            events: 0,
         })
+    }
+
+    fn page(&self, chart: &Chart) -> String {
+        let s = self.plugin.policy().settings();
+        let t = Thresholds {
+            debt: s.debt_threshold,
+            calls: s.max_tool_calls_without_research,
+            time_ms: s.max_time_without_research,
+        };
+        let (title, subtitle, notes) = match &self.format {
+            Format::Session(log) => {
+                let heading = log.heading(&self.plugin);
+                let (title, rest) = heading.split_once('\n').unwrap_or((&heading, ""));
+                (
+                    title.to_owned(),
+                    rest.replace('\n', "; "),
+                    log.summary(&self.plugin),
+                )
+            }
+            Format::Undecided | Format::Events => (
+                format!(
+                    "research-nudge replay: {} tool event{}",
+                    self.events,
+                    if self.events == 1 { "" } else { "s" }
+                ),
+                if self.plugin.enabled() {
+                    format!(
+                        "thresholds: debt >= {}, calls >= {}, minutes >= {}; cooldown {} min, backoff x{}",
+                        s.debt_threshold,
+                        s.max_tool_calls_without_research,
+                        s.max_time_without_research as f64 / MINUTE as f64,
+                        s.cooldown as f64 / MINUTE as f64,
+                        s.reminder_backoff
+                    )
+                } else {
+                    "the plugin is disabled by this config: nothing is counted".to_owned()
+                },
+                String::new(),
+            ),
+        };
+        chart.html(&title, &subtitle, &notes, t)
     }
 
     /// Feeds the next input line (see [`Replay::feed`]).
@@ -124,16 +183,16 @@ impl Replay {
         }
         match &mut self.format {
             Format::Session(log) => log
-                .feed(&mut self.plugin, line, text)
+                .feed(&mut self.plugin, line, text, self.chart.as_mut())
                 .map_err(|e| e.to_string()),
             _ => self
                 .apply(text)
-                .map(Some)
+                .map(|out| out.filter(|_| self.chart.is_none()))
                 .map_err(|message| format!("line {line}: {message}")),
         }
     }
 
-    fn apply(&mut self, text: &str) -> Result<String, String> {
+    fn apply(&mut self, text: &str) -> Result<Option<String>, String> {
         let value: Value =
             serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
         let Value::Object(fields) = &value else {
@@ -168,6 +227,77 @@ impl Replay {
         };
         let policy = self.plugin.policy();
         let signals = policy.signals(&tracked.state);
+        if let Some(chart) = self.chart.as_mut() {
+            let state = &tracked.state;
+            let held = match observation {
+                Some(Observation::Counted) if policy.triggers(state, at).any() => {
+                    policy.hold(state, at)
+                }
+                _ => None,
+            };
+            let (what, failed) = match event {
+                Event::Tool {
+                    name,
+                    ok,
+                    exit_code,
+                    killed,
+                    timed_out,
+                    ..
+                } => {
+                    self.events += 1;
+                    let failed = outcome::Outcome {
+                        ok,
+                        exit_code,
+                        killed,
+                        timed_out,
+                        cancelled: false,
+                    }
+                    .failed();
+                    (
+                        format!("{name}{}", if failed { " (failed)" } else { "" }),
+                        failed,
+                    )
+                }
+                Event::UserPrompt => ("user prompt".to_owned(), false),
+            };
+            let mark = match (held, observation) {
+                (Some(Hold::Snooze), _) => Some(Mark::HeldBySnooze),
+                (Some(Hold::Cooldown), _) => Some(Mark::HeldByCooldown),
+                (None, Some(Observation::Nudge(_))) => Some(Mark::Nudge),
+                (None, Some(Observation::ResearchReset)) => Some(Mark::Research),
+                (None, Some(Observation::Snoozed { .. })) => Some(Mark::Snooze),
+                (None, Some(Observation::UserPromptReset)) => Some(Mark::UserPrompt),
+                _ => None,
+            };
+            let quiet = at.saturating_sub(state.research_clock());
+            chart.push(
+                agent,
+                Point {
+                    debt: signals.debt,
+                    calls: signals.tool_calls_since_research,
+                    quiet_ms: quiet,
+                    failed,
+                    mark,
+                    live: false,
+                    label: format!(
+                        "at {at} ms: {what}\ndebt {}/{}, calls {}, {} min since research{}",
+                        signals.debt,
+                        signals.threshold,
+                        signals.tool_calls_since_research,
+                        quiet / MINUTE,
+                        match mark {
+                            Some(Mark::Nudge) => "\nreminder fired",
+                            Some(Mark::HeldByCooldown) => "\nheld by cooldown",
+                            Some(Mark::HeldBySnooze) => "\nheld by snooze",
+                            Some(Mark::Research) => "\nresearch: reset",
+                            Some(Mark::Snooze) => "\nsnoozed",
+                            _ => "",
+                        }
+                    ),
+                },
+            );
+            return Ok(None);
+        }
         let mut out = json!({
             "agent": agent,
             "debt": signals.debt,
@@ -184,7 +314,7 @@ impl Replay {
             Some(Observation::SnoozeNotShortened) | None => out["ignored"] = true.into(),
             _ => {}
         }
-        Ok(out.to_string())
+        Ok(Some(out.to_string()))
     }
 }
 

@@ -144,8 +144,7 @@ export function apply(ctx, config) {
 
   // Observe and enrich, never veto: delegate first so the count reflects the final outcome (a
   // call blocked downstream counts as failed), then fold the reminder into whatever came back.
-  ctx.on('tools/post-execute', async (exec, result, next) => {
-    const downstream = await next()
+  function fold(exec, result, downstream) {
     let nudge
     try {
       nudge = observe(exec, result, downstream)
@@ -155,6 +154,22 @@ export function apply(ctx, config) {
     if (nudge === undefined || downstream === null || typeof downstream !== 'object') return downstream
     const existing = Array.isArray(downstream.additionalContexts) ? downstream.additionalContexts : []
     return { ...downstream, additionalContexts: [nudge, ...existing] }
+  }
+
+  // Not an async function: chaining one `then` on the downstream promise costs a fraction of an
+  // async function's own promise and resumption, on every tool call. The listener still always
+  // returns a promise, and a downstream that throws or rejects propagates as it did.
+  ctx.on('tools/post-execute', (exec, result, next) => {
+    let downstream
+    try {
+      downstream = next()
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (downstream !== null && (typeof downstream === 'object' || typeof downstream === 'function') && typeof downstream.then === 'function') {
+      return downstream.then((decision) => fold(exec, result, decision))
+    }
+    return Promise.resolve(fold(exec, result, downstream))
   })
 
   // A human prompt starts a new task: the agent's debt, clock, cooldown and snooze start afresh.

@@ -467,6 +467,8 @@ fn hash_last(text: &str, hash: &mut Fnv1a, keep: usize) -> usize {
     let mut pos = keep;
     let mut end = bytes.len();
     let mut any = false;
+    // One scratch for every token (zeroed once: in WebAssembly each fill is a call).
+    let mut small = Small::new();
     while pos > 0 {
         // Skip the whitespace before `end`, then find the start of the token that ends there.
         let mut i = end;
@@ -541,7 +543,7 @@ fn hash_last(text: &str, hash: &mut Fnv1a, keep: usize) -> usize {
             }
             pos -= n;
         } else {
-            let mut small = Small::new();
+            small.len = 0;
             token(t, &mut Out::new(&mut small));
             if small.len <= small.buf.len() {
                 let n = small.len.min(pos);
@@ -994,7 +996,8 @@ fn words<S: Sink>(w: &[u8], out: &mut Out<'_, S>) {
         // (and numbers) are shorter, and skip both look-ups.
         if c.is_ascii_hexdigit()
             && prev & (ALPHA | DIGIT) == 0
-            && w.get(k..k + 8).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+            && w.get(k..k + 8)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
         {
             if let Some(end) = uuid_end(w, k) {
                 out.bytes(b"<uuid>");

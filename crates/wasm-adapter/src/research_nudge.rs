@@ -88,6 +88,9 @@ pub struct Plugin {
     row: RowConfig,
     /// Tool names resolved once, by the id [`Plugin::tool_id`] handed out.
     tools: Vec<Interned>,
+    /// Where the shim writes a failure's text windows (UTF-8, with `TextEncoder.encodeInto`) for
+    /// [`AgentTracker::observe_failure_text`]: no allocation or copy per call.
+    text: Vec<u8>,
 }
 
 struct Interned {
@@ -161,6 +164,18 @@ impl Plugin {
         u32::try_from(NAME_CACHE_LIMIT).unwrap_or(u32::MAX)
     }
 
+    /// The address, in this module's memory, of a buffer of at least `bytes` bytes the shim may
+    /// write a failure's text windows into before [`AgentTracker::observe_failure_text`]. It stays
+    /// valid until the next call of this method (the memory itself may grow; the shim re-reads
+    /// `memory.buffer` when it does).
+    #[wasm_bindgen(js_name = textBuffer)]
+    pub fn text_buffer(&mut self, bytes: usize) -> *mut u8 {
+        if self.text.len() < bytes {
+            self.text.resize(bytes, 0);
+        }
+        self.text.as_mut_ptr()
+    }
+
     /// Drops every interned name: earlier ids stand for nothing until handed out again.
     #[wasm_bindgen(js_name = forgetTools)]
     pub fn forget_tools(&mut self) {
@@ -188,6 +203,7 @@ impl Plugin {
             policy: Policy::new(row.settings()),
             row,
             tools: Vec::new(),
+            text: Vec::new(),
         }
     }
 
@@ -322,6 +338,31 @@ impl AgentTracker {
         tail: &str,
     ) -> Outcome {
         self.observe_call(plugin, now, tool, flags, exit, None, head, tail)
+    }
+
+    /// [`AgentTracker::observe_failure`] with the windows already written into the plugin's text
+    /// buffer ([`Plugin::text_buffer`]): the head in its first `head_len` bytes, the tail in the
+    /// `tail_len` after them. Bytes that are not UTF-8 (only a shim bug could write them) are
+    /// read as U+FFFD.
+    #[wasm_bindgen(js_name = observeFailureText)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn observe_failure_text(
+        &mut self,
+        plugin: &Plugin,
+        now: f64,
+        tool: u32,
+        flags: u32,
+        exit: Option<f64>,
+        head_len: usize,
+        tail_len: usize,
+    ) -> Outcome {
+        let bytes = &plugin.text;
+        let head = bytes.get(..head_len).unwrap_or_default();
+        let tail = bytes
+            .get(head_len..head_len.saturating_add(tail_len))
+            .unwrap_or_default();
+        let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
+        self.observe_call(plugin, now, tool, flags, exit, None, &head, &tail)
     }
 
     /// Records a new user prompt: the agent starts afresh.

@@ -2,7 +2,7 @@
 // `tools/post-execute` and `agent/pre-step` events into flat calls on the Rust core (compiled to
 // WebAssembly) and folds the core's reminder into the downstream decision. Every rule, default,
 // threshold and message lives in Rust; nothing here decides behaviour.
-import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, failureWindow, validateConfig } from './core.js'
+import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, failureWindow, memory, validateConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
@@ -26,6 +26,9 @@ const TIMED_OUT = Flag.TimedOut
 const NUDGE = Outcome.Nudge
 // Interned tool names the core keeps before it starts afresh (then this shim's map does too).
 const TOOL_LIMIT = Plugin.toolLimit()
+// UTF-8 takes at most 3 bytes per UTF-16 unit: room for a head and a tail window.
+const TEXT_BYTES = 3 * 2 * WINDOW
+const encoder = new TextEncoder()
 
 export function apply(ctx, config) {
   // DSH has already validated `config`; direct callers get the same fail-loud check.
@@ -82,6 +85,16 @@ export function apply(ctx, config) {
     }
     return id
   }
+  // A failure's windows are encoded straight into the core's text buffer (one `encodeInto` per
+  // window, no allocation); the view is made again when the module's memory grows.
+  const textAt = plugin.textBuffer(TEXT_BYTES)
+  let textView = new Uint8Array(memory.buffer, textAt, TEXT_BYTES)
+  const writeText = (head, tail) => {
+    if (textView.buffer !== memory.buffer) textView = new Uint8Array(memory.buffer, textAt, TEXT_BYTES)
+    const headLen = head === '' ? 0 : encoder.encodeInto(head, textView).written
+    const tailLen = tail === '' ? 0 : encoder.encodeInto(tail, textView.subarray(headLen)).written
+    return [headLen, tailLen]
+  }
   // Snoozes armed by the tool body and not yet observed: most events skip the token look-up.
   let pendingSnoozes = 0
   const takeSnooze = (token) => {
@@ -135,7 +148,8 @@ export function apply(ctx, config) {
         head = text.slice(0, WINDOW)
         tail = text.slice(-WINDOW)
       }
-      outcome = tracker.observeFailure(plugin, now(), id, flags, exitCode, head, tail)
+      const [headLen, tailLen] = writeText(head, tail)
+      outcome = tracker.observeFailureText(plugin, now(), id, flags, exitCode, headLen, tailLen)
     }
     if (debug) logDebug(tracker.debugLine(toolName))
     if (outcome !== NUDGE) return undefined

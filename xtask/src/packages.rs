@@ -21,6 +21,18 @@ pub struct Package {
     pub out_name: &'static str,
     /// The `bin` commands of its package.json, each `bin/<command>.js`.
     pub bins: &'static [&'static str],
+    /// A second module for the package's CLI, when it needs code the plugin does not (its
+    /// wasm-adapter feature and wasm-bindgen out name): the plugin's module stays small.
+    pub cli: Option<Cli>,
+}
+
+/// A package's CLI module: `pkg/<out>.js` + `pkg/<out>_bg.wasm`, built with its own feature.
+#[derive(Debug)]
+pub struct Cli {
+    /// The `crates/wasm-adapter` feature of the CLI's module.
+    pub feature: &'static str,
+    /// wasm-bindgen's out name.
+    pub out_name: &'static str,
 }
 
 /// Every package, in the order they are built, packed and mounted.
@@ -31,6 +43,10 @@ pub const ALL: &[Package] = &[
         feature: "research-nudge",
         out_name: "research_nudge",
         bins: &["research-nudge"],
+        cli: Some(Cli {
+            feature: "research-nudge-replay",
+            out_name: "research_nudge_cli",
+        }),
     },
     Package {
         row: "pain-point-check",
@@ -38,6 +54,7 @@ pub const ALL: &[Package] = &[
         feature: "pain-point-check",
         out_name: "pain_point_check",
         bins: &["pain-point-check"],
+        cli: None,
     },
 ];
 
@@ -60,6 +77,16 @@ impl Package {
     /// The generated (post-bindgen) WebAssembly module.
     pub fn glue_wasm(&self) -> PathBuf {
         self.pkg_dir().join(format!("{}_bg.wasm", self.out_name))
+    }
+
+    /// Every generated file of `pkg/`: the plugin's glue and module, then the CLI's, if any.
+    pub fn all_glue(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.glue_js(), self.glue_wasm()];
+        if let Some(cli) = &self.cli {
+            files.push(self.pkg_dir().join(format!("{}.js", cli.out_name)));
+            files.push(self.pkg_dir().join(format!("{}_bg.wasm", cli.out_name)));
+        }
+        files
     }
 
     /// The package's `tests/` folder of `node --test` suites.

@@ -342,6 +342,8 @@ fn all(
             .map(|s| s.trim().to_owned())
             .unwrap_or_default();
             figures["commit"] = commit.into();
+            // No machine path in a file that may be committed.
+            figures["root"] = "packages/research-nudge of the --before checkout".into();
             figures["measured"] = "in the same run (--before)".into();
             if write_baseline {
                 let path = root().join(BASELINE);

@@ -72,6 +72,15 @@
 //!   [`KEPT_BYTES`] normalized bytes of the head, the marker, and the last [`KEPT_BYTES`]
 //!   normalized bytes of the tail.
 //!
+//! How it is read: the head forwards, stopping at the first token boundary past
+//! [`KEPT_BYTES`] normalized bytes; the tail backwards, token by token, into a buffer filled from
+//! its end until [`KEPT_BYTES`] normalized bytes are known (normalization works inside
+//! whitespace-free tokens, so each token normalizes alike on its own). Tokens are found eight
+//! bytes at a time. So a long failure costs about `2 * KEPT_BYTES` bytes of scanning, whatever the
+//! window size. The code before these optimizations is kept verbatim in `tests/reference`; the
+//! differential property tests and the `fingerprint` fuzz target check that both give the same
+//! value for every input.
+//!
 //! Why not simply hash the whole normalized windows: a window is cut at a fixed *raw* byte
 //! offset, and equivalent failures do not have equal raw lengths (`line 99` vs `line 100`), so the
 //! cut would fall at different places and leave different partial tokens and different amounts

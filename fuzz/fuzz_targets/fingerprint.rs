@@ -53,7 +53,9 @@ fn check(input: &Input<'_>) {
     } else {
         head.to_owned()
     };
-    checks::check_whole(tool, exit_code, &(whole + tail), outside);
+    let whole = whole + tail;
+    checks::check_whole(tool, exit_code, &whole, outside);
+    checks::check_shell_end(tool, exit_code, &whole, usize::from(repeat));
 }
 
 fuzz_target!(|input: Input<'_>| check(&input));

@@ -151,6 +151,7 @@ fn run(input: &Input<'_>) -> (Vec<Observation>, Vec<AgentState>) {
                     head,
                     tail,
                     snooze_minutes,
+                    fingerprint: None,
                 };
                 runner.call(usize::from(agent), clock(step), &call);
             }

@@ -229,6 +229,42 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
     }
 }
 
+/// Bytes at the end of any shell failure's text that its fingerprint surely reads as they are:
+/// the tail window keeps at least its last `WINDOW_BYTES - 3 - (WINDOW_BYTES - 3) / 2` bytes when
+/// it drops a token cut in two (see the crate docs), and all of a shorter text.
+pub const SURE_TAIL_BYTES: usize = 2040;
+
+/// The fingerprint of a shell failure, `Failure { tool, exit_code, head: "", tail: output }`,
+/// from only the end of `output`: `end` is its last bytes (cut on a char boundary, as a caller
+/// that slices a string gets them). `Some(fingerprint)` when those bytes decide it, which is the
+/// same value as from the whole output; `None` when they might not (too few tokens, or a needed
+/// token may start before `end`): then pass the whole output (or its tail window) to
+/// [`fingerprint`]. Lets a caller cross only the end of a long output into WebAssembly first.
+pub fn shell_fingerprint_from_end(
+    tool: &str,
+    exit_code: Option<i64>,
+    end: &str,
+) -> Option<Option<Fingerprint>> {
+    let mut hash = Fnv1a::new();
+    hash.bytes(tool.as_bytes());
+    hash.byte(TOOL_END);
+    match exit_code {
+        None => hash.byte(0),
+        Some(code) => {
+            hash.byte(1);
+            hash.bytes(&code.to_le_bytes());
+        }
+    }
+    // The head part of a shell failure is empty: the marker follows at once.
+    hash.byte(HEAD_TAIL_MARKER);
+    let from_tail = last_kept(clip_tail(end), &mut hash, KEPT_BYTES, true)?;
+    Some(if from_tail == 0 && exit_code.is_none() {
+        None
+    } else {
+        Some(Fingerprint(hash.finish()))
+    })
+}
+
 /// The normalized form of one text (for tests, debugging and docs); see the crate docs for the
 /// rules. [`fingerprint`] hashes this very byte stream (or its ends), without allocating it.
 ///
@@ -469,6 +505,16 @@ fn hash_first(text: &str, hash: &mut Fnv1a, limit: usize) -> usize {
 /// are known. A long tail thus costs about `keep` bytes of scanning, not the whole window, and the
 /// hash then runs over one contiguous buffer.
 fn hash_last(text: &str, hash: &mut Fnv1a, keep: usize) -> usize {
+    // Only a partial text can fall short: a whole one always gives a count.
+    last_kept(text, hash, keep, false).unwrap_or_default()
+}
+
+/// [`hash_last`], for a `text` that is either whole (`partial == false`) or only the end of a
+/// longer text (`partial`): then it hashes nothing and returns `None` when the tokens it needs
+/// might reach back before `text` (it ran out of text before `keep` normalized bytes, or the
+/// last token it needs starts at the very beginning of `text`, so may be cut) or reach further
+/// back than [`SURE_TAIL_BYTES`] from the end.
+fn last_kept(text: &str, hash: &mut Fnv1a, keep: usize, partial: bool) -> Option<usize> {
     let keep = keep.min(KEPT_BYTES);
     let bytes = text.as_bytes();
     let mut kept = [0u8; KEPT_BYTES];
@@ -489,6 +535,9 @@ fn hash_last(text: &str, hash: &mut Fnv1a, keep: usize) -> usize {
             i = start;
         }
         if i == 0 {
+            if partial {
+                return None;
+            }
             break;
         }
         let token_end = i;
@@ -531,6 +580,9 @@ fn hash_last(text: &str, hash: &mut Fnv1a, keep: usize) -> usize {
             i -= 1;
         }
         let t = &bytes[i..token_end];
+        if partial && (i == 0 || bytes.len() - i > SURE_TAIL_BYTES) {
+            return None;
+        }
         end = i;
         let plain_token = if flags & MAYBE != 0 {
             is_plain(t)
@@ -573,7 +625,7 @@ fn hash_last(text: &str, hash: &mut Fnv1a, keep: usize) -> usize {
         }
     }
     hash.bytes(&kept[pos..keep]);
-    keep - pos
+    Some(keep - pos)
 }
 
 /// A token's normalized bytes in a small scratch buffer; `len` counts them all, also those that

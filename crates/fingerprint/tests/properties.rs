@@ -48,4 +48,17 @@ proptest! {
         let whole = pattern.repeat(times.min(3 * WINDOW_BYTES / pattern.len().max(1)));
         checks::check_whole("bash", exit, &whole, &outside);
     }
+
+    #[test]
+    fn shell_failures_from_the_end_of_their_output(
+        exit in proptest::option::of(prop_oneof![Just(1i64), any::<i64>()]),
+        pattern in text(),
+        times in 0..300usize,
+        cut in 0..12_000usize,
+    ) {
+        let whole = pattern.repeat(times.min(3 * WINDOW_BYTES / pattern.len().max(1)));
+        checks::check_shell_end("bash", exit, &whole, cut);
+        // Near the end, where a decided answer is likely.
+        checks::check_shell_end("bash", exit, &whole, whole.len().saturating_sub(cut % 2000));
+    }
 }

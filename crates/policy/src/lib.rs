@@ -107,6 +107,10 @@ pub struct ToolCall<'a> {
     pub tail: &'a str,
     /// For a successful snooze call: the minutes its reply promised (see [`snooze_minutes`]).
     pub snooze_minutes: Option<u32>,
+    /// A failure's fingerprint the caller already computed (for instance with
+    /// [`fingerprint::shell_fingerprint_from_end`] from the end of a long output); `None` to
+    /// have it computed from `head` and `tail`. It must be the fingerprint those would give.
+    pub fingerprint: Option<Option<Fingerprint>>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -121,6 +125,7 @@ impl<'a> ToolCall<'a> {
             head: "",
             tail: "",
             snooze_minutes: None,
+            fingerprint: None,
         }
     }
 
@@ -687,6 +692,9 @@ fn arm_snooze(state: &mut AgentState, now: Millis, minutes: u32) -> Observation 
 /// the end of their output (where the error is); other failures by the start and end of their
 /// error text.
 fn failure_fingerprint(tool: &str, call: &ToolCall<'_>) -> Option<Fingerprint> {
+    if let Some(known) = call.fingerprint {
+        return known;
+    }
     let shell = call.ok && (call.exit_code.is_some() || call.killed || call.timed_out);
     let failure = if shell {
         Failure {

@@ -163,6 +163,7 @@ fn run(policy: Policy, start: u64, ops: &[Op]) -> (Vec<Observation>, Vec<AgentSt
                         head,
                         tail,
                         snooze_minutes: *snooze_minutes,
+                        fingerprint: None,
                     },
                 );
             }

@@ -43,6 +43,9 @@ pub enum Outcome {
     Quiet = 0,
     /// A reminder is due: fetch it with [`AgentTracker::reminder`].
     Nudge = 1,
+    /// Nothing was recorded: the end of the output (`Flag::EndOnly`) did not decide the failure's
+    /// fingerprint; observe it again with its whole tail window.
+    NeedText = 2,
 }
 
 /// Bits of the `flags` argument of [`AgentTracker::observe`]: how the call ended.
@@ -55,6 +58,9 @@ pub enum Flag {
     Killed = 2,
     /// The call or its process timed out (`value.timedOut`).
     TimedOut = 4,
+    /// [`AgentTracker::observe_failure_text`]: the text is only the end of a shell call's
+    /// output; the core answers [`Outcome::NeedText`] when that does not decide the fingerprint.
+    EndOnly = 8,
 }
 
 /// Validates a row config given as JSON text (as the shim encodes it) and answers in the shape of a
@@ -256,6 +262,7 @@ impl AgentTracker {
         snooze_minutes: Option<u32>,
         head: &str,
         tail: &str,
+        fingerprint: Option<Option<fingerprint::Fingerprint>>,
     ) -> Outcome {
         let interned = plugin.interned(tool);
         #[cfg(feature = "fault-injection")]
@@ -271,6 +278,7 @@ impl AgentTracker {
             head,
             tail,
             snooze_minutes,
+            fingerprint,
         };
         let observation =
             plugin
@@ -326,7 +334,7 @@ impl AgentTracker {
         exit: Option<f64>,
         snooze_minutes: Option<u32>,
     ) -> Outcome {
-        self.observe_call(plugin, now, tool, flags, exit, snooze_minutes, "", "")
+        self.observe_call(plugin, now, tool, flags, exit, snooze_minutes, "", "", None)
     }
 
     /// [`AgentTracker::observe`] for a failure: `head`/`tail` are the windows of its text (the
@@ -343,7 +351,7 @@ impl AgentTracker {
         head: &str,
         tail: &str,
     ) -> Outcome {
-        self.observe_call(plugin, now, tool, flags, exit, None, head, tail)
+        self.observe_call(plugin, now, tool, flags, exit, None, head, tail, None)
     }
 
     /// [`AgentTracker::observe_failure`] with the windows already written into the plugin's text
@@ -368,7 +376,24 @@ impl AgentTracker {
             .get(head_len..head_len.saturating_add(tail_len))
             .unwrap_or_default();
         let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
-        self.observe_call(plugin, now, tool, flags, exit, None, &head, &tail)
+        let mut known = None;
+        if flags & Flag::EndOnly as u32 != 0 {
+            // Only a successful shell call's output is fingerprinted by its end; anything else
+            // needs its whole windows.
+            if flags & Flag::Ok as u32 == 0 || !head.is_empty() {
+                return Outcome::NeedText;
+            }
+            let interned = plugin.interned(tool);
+            match fingerprint::shell_fingerprint_from_end(
+                &interned.tool.normalized,
+                exit_code(exit),
+                &tail,
+            ) {
+                Some(fingerprint) => known = Some(fingerprint),
+                None => return Outcome::NeedText,
+            }
+        }
+        self.observe_call(plugin, now, tool, flags, exit, None, &head, &tail, known)
     }
 
     /// Records a new user prompt: the agent starts afresh.

@@ -23,7 +23,12 @@ const WINDOW = failureWindow()
 const OK = Flag.Ok
 const KILLED = Flag.Killed
 const TIMED_OUT = Flag.TimedOut
+const END_ONLY = Flag.EndOnly
 const NUDGE = Outcome.Nudge
+const NEED_TEXT = Outcome.NeedText
+// A longer shell output crosses first as only its last this many UTF-16 units: its last 1 KiB of
+// normalized text, all the fingerprint reads, usually lies there (the core says when not).
+const END_PROBE = 1536
 // Interned tool names the core keeps before it starts afresh (then this shim's map does too).
 const TOOL_LIMIT = Plugin.toolLimit()
 // UTF-8 takes at most 3 bytes per UTF-16 unit: room for a head and a tail window.
@@ -139,17 +144,24 @@ export function apply(ctx, config) {
       const text = blocked
         ? textOf(downstream.feedback)
         : typeof message === 'string' && message !== '' ? message : textOf(result.content)
+      const at = now()
       let head = text
       let tail = ''
       if (ok) {
         head = ''
+        if (text.length > END_PROBE) {
+          const [, endLen] = writeText('', text.slice(-END_PROBE))
+          outcome = tracker.observeFailureText(plugin, at, id, flags | END_ONLY, exitCode, 0, endLen)
+        }
         tail = text.length <= WINDOW ? text : text.slice(-WINDOW)
       } else if (text.length > 2 * WINDOW) {
         head = text.slice(0, WINDOW)
         tail = text.slice(-WINDOW)
       }
-      const [headLen, tailLen] = writeText(head, tail)
-      outcome = tracker.observeFailureText(plugin, now(), id, flags, exitCode, headLen, tailLen)
+      if (outcome === undefined || outcome === NEED_TEXT) {
+        const [headLen, tailLen] = writeText(head, tail)
+        outcome = tracker.observeFailureText(plugin, at, id, flags, exitCode, headLen, tailLen)
+      }
     }
     if (debug) logDebug(tracker.debugLine(toolName))
     if (outcome !== NUDGE) return undefined

@@ -288,3 +288,20 @@ test('a bash call killed by a signal or timed out is a failure; the same kill ag
   assert.equal(signals(await call(ctx, agent, 'bash', late)).failures, 4)
   assert.equal(signals(await call(ctx, agent, 'bash', exited(0, 'ok'))).failures, 4)
 })
+
+test('a long shell output is fingerprinted by its end, as the replay does from the whole text', async () => {
+  const { ctx } = await mount(PROBE)
+  const agent = {}
+  const lines = (n, mark) => Array.from({ length: n }, (_, i) => `    ${mark} parses case ${i} (${i / 10} ms)`).join('\n')
+  // 3,000+ characters; the two differ only in their first lines, far from the end.
+  const a = `first run ${'A'.repeat(500)}\n${lines(80, '✗')}`
+  const b = `second run ${'B'.repeat(500)}\n${lines(80, '✗')}`
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, a))).repeated, 0)
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, b))).repeated, 1, 'the same end is a repeat')
+  // A different end is not.
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, `${a}\nexpected 3`))).repeated, 1)
+  // An end that is one long token cannot decide it alone: the whole window crosses, same rules.
+  const blob = `x ${'y'.repeat(5000)}`
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, blob))).repeated, 1)
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, `z ${'y'.repeat(5000)}`))).repeated, 2)
+})

@@ -120,3 +120,29 @@ pub fn check_whole(tool: &str, exit_code: Option<i64>, whole: &str, outside: &st
     }
     fp
 }
+
+/// A shell failure fingerprinted from only the end of its output (`whole[cut..]`, `cut` moved to
+/// a char boundary) is either undecided or the fingerprint of the whole output, the reference's
+/// included; from the whole output it is always decided.
+pub fn check_shell_end(tool: &str, exit_code: Option<i64>, whole: &str, cut: usize) {
+    let mut cut = cut.min(whole.len());
+    while !whole.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let full = same_as_reference(tool, exit_code, "", whole);
+    if let Some(from_end) = fingerprint::shell_fingerprint_from_end(tool, exit_code, &whole[cut..])
+    {
+        assert_eq!(
+            from_end.map(|f| f.value()),
+            full,
+            "the end of an output decided a different fingerprint"
+        );
+    }
+    if whole.len() <= fingerprint::SURE_TAIL_BYTES && !whole.is_empty() {
+        // The whole output is its own end: decided unless it normalizes to too little.
+        let whole_end = fingerprint::shell_fingerprint_from_end(tool, exit_code, whole);
+        if let Some(fp) = whole_end {
+            assert_eq!(fp.map(|f| f.value()), full);
+        }
+    }
+}

@@ -404,6 +404,7 @@ pub(crate) fn observe_call(
         head,
         tail,
         snooze_minutes,
+        fingerprint: None,
     };
     (plugin.policy.observe(state, at, &call), snooze_error)
 }

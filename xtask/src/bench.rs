@@ -42,11 +42,12 @@ const BASH_FAILURES: &str = "bash exit != 0 (1-3 KiB of output)";
 const BASELINE: &str = "bench/baseline.json";
 
 fn usage() -> &'static str {
-    "usage: cargo xtask bench [--quick] [--before DIR [--write-baseline]] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --before DIR  also measure the checkout DIR (the commit before, pkg/ built) in the same run\n  --write-baseline  with --before: record its figures in bench/baseline.json\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
+    "usage: cargo xtask bench [--package ROW]... [--quick] [--before DIR [--write-baseline]] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --package     only that package's benches: research-nudge or pain-point-check (the set below, report.json) or limit-break (memory at scale, target/bench/limit-break.json)\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --before DIR  also measure the checkout DIR (the commit before, pkg/ built) in the same run\n  --write-baseline  with --before: record its figures in bench/baseline.json\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
 }
 
 /// `cargo xtask bench`.
 pub fn run(args: &[String]) -> Result<()> {
+    let (chosen, args) = packages::selected(args)?;
     let mut quick = false;
     let mut mode = "all";
     let mut before: Option<PathBuf> = None;
@@ -70,17 +71,31 @@ pub fn run(args: &[String]) -> Result<()> {
             other => bail!("unknown argument `{other}`\n{}", usage()),
         }
     }
-    build::ensure_built(packages::research_nudge())?;
     let bin = node::ensure_node()?;
     node::ensure_node_modules()?;
     let node = Node { bin };
     let out_dir = root().join("target").join("bench");
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", rel(&out_dir)))?;
-    match mode {
-        "profile" => profile(&node, &out_dir),
-        "wasm-study" => wasm_study(&node, &out_dir, quick),
-        _ => all(&node, &out_dir, quick, before.as_deref(), write_baseline),
+    let rows: Vec<&str> = chosen.iter().map(|p| p.row).collect();
+    // research-nudge's set also measures pain-point-check (one table, one report.json).
+    if rows.contains(&"research-nudge") || rows.contains(&"pain-point-check") {
+        build::ensure_built(packages::research_nudge())?;
+        match mode {
+            "profile" => profile(&node, &out_dir)?,
+            "wasm-study" => wasm_study(&node, &out_dir, quick)?,
+            _ => all(&node, &out_dir, quick, before.as_deref(), write_baseline)?,
+        }
     }
+    if rows.contains(&"limit-break") && mode == "all" {
+        let package = packages::by_row("limit-break")?;
+        build::ensure_built(package)?;
+        let report = crate::memory_bench::bench(|script, args| node.bench(script, args))?;
+        let path = out_dir.join("limit-break.json");
+        std::fs::write(&path, format!("{report:#}\n"))
+            .with_context(|| format!("writing {}", rel(&path)))?;
+        println!("\nbench: wrote {}", rel(&path));
+    }
+    Ok(())
 }
 
 struct Node {

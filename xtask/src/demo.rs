@@ -1,7 +1,8 @@
 //! `cargo xtask demo`: the packed family inside the real dsh, headless turns against the built-in
 //! scripted model, told as a story. research-nudge: each tool call with its research debt, the
-//! request that carried the reminder, and the reminder as the model saw it. pain-point-check: the
-//! `pain-point-check-gate` scenario, request by request: what the model did and what came back.
+//! request that carried the reminder, and the reminder as the model saw it. Then one scenario of
+//! each other package (pain-point-check's gate, limit-break's memory and fetch, an autoresearch
+//! run), request by request: what the model did and what came back.
 //! No API key; the network is needed only for the one-time install from the package registries.
 
 use crate::dsh;
@@ -11,6 +12,30 @@ use crate::smoke::{self, Timings};
 use crate::util::rel;
 use anyhow::{Result, bail};
 use serde_json::Value;
+
+/// The scenarios the demo tells after research-nudge's loop: package, scenario file, a note.
+const DEMO_SCENARIOS: [(&str, &str, &str); 4] = [
+    (
+        "pain-point-check",
+        "pain-point-check-gate.json",
+        "(research-nudge sits out in this turn; xtask/scenarios/ has them together.)",
+    ),
+    (
+        "limit-break",
+        "limit-break-memory-across-sessions.json",
+        "(the transcript is the first session; the second, new session recalls the fact.)",
+    ),
+    (
+        "limit-break",
+        "limit-break-fetch-loopback.json",
+        "(the row opens private addresses for this loopback site; a default row refuses it.)",
+    ),
+    (
+        "autoresearch",
+        "autoresearch-foreground.json",
+        "(a foreground run: each round's proposal child is the same scripted model.)",
+    ),
+];
 
 /// `cargo xtask demo`.
 pub fn run(args: &[String]) -> Result<()> {
@@ -88,19 +113,21 @@ pub fn run(args: &[String]) -> Result<()> {
         rel(&outcome.log)
     );
 
-    let gate = Scenario::load(&scenario::dir().join("pain-point-check-gate.json"))?;
-    let (turn, summary) = timings.step("the pain-point-check gate in one headless turn", || {
-        gate.run(&harness)
-    })?;
-    println!(
-        "\n================ pain-point-check demo ================\n\
-         {}.\n(research-nudge sits out in this turn; xtask/scenarios/ has them together.)\n",
-        gate.about
-    );
-    for line in scenario::transcript(&turn) {
-        println!("{line}");
+    // The other packages, each in one of its release-smoke scenarios, request by request.
+    for (package, file, note) in DEMO_SCENARIOS {
+        let scenario = Scenario::load(&scenario::dir().join(file))?;
+        let (turn, summary) = timings.step(&format!("{package}: {}", scenario.name), || {
+            scenario.run(&harness)
+        })?;
+        println!(
+            "\n================ {package} demo ================\n{}.\n{note}\n",
+            scenario.about
+        );
+        for line in scenario::transcript(&turn) {
+            println!("{line}");
+        }
+        println!("\nchecked: {summary}\n");
     }
-    println!("\nchecked: {summary}\n");
     println!("seconds per step");
     print!("{}", timings.table());
     Ok(())

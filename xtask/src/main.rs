@@ -12,6 +12,7 @@ mod dsh;
 mod editor;
 mod fault;
 mod fuzz;
+mod memory_bench;
 mod mock_model;
 mod node;
 mod pack;
@@ -56,12 +57,20 @@ const COMMANDS: &[(&str, &str)] = &[
         "pack all, install dsh 0.1.0-rc.8 (.cache/dsh), add every package, run real turns on a mock model",
     ),
     (
+        "scenario [NAME...]",
+        "pack all, install dsh, run only the named xtask/scenarios/*.json turns (all without names)",
+    ),
+    (
         "demo",
         "the plugins in the real dsh: turns against a scripted model, explained",
     ),
     (
-        "bench [--quick | --profile | --wasm-study]",
-        "measure cost per tool event, failure sizes, cold start, size, memory; target/bench/report.json",
+        "bench [--package ROW] [--quick | --profile | --wasm-study]",
+        "measure cost per tool event, failure sizes, cold start, size, memory; limit-break's memory at scale",
+    ),
+    (
+        "recall-bench",
+        "limit-break's recall set (crates/memory/recall): hit@1, hit@3, MRR per category",
     ),
     (
         "chart-test [--write-example]",
@@ -113,9 +122,11 @@ fn main() -> ExitCode {
         "editor-test" => editor::run(rest),
         "pack" => pack::run(rest),
         "release-smoke" => smoke::run(rest),
+        "scenario" => scenario::run(rest),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
         "chart-test" => chart::run(rest),
+        "recall-bench" => memory_bench::recall_bench(rest),
         "build-fault" => fault::run(rest),
         "fuzz" => fuzz::run(rest),
         "ci" => ci::run(rest),

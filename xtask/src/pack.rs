@@ -94,6 +94,7 @@ fn allowlist(package: &Package) -> Vec<String> {
         files.push(format!("pkg/{name}"));
     }
     files.extend(package.bins.iter().map(|b| format!("bin/{b}.js")));
+    files.extend(package.extra_files.iter().map(|f| f.to_string()));
     if let Ok(shared) = util::files_with_suffix(&packages::shim_common_dir(), ".js") {
         files.extend(shared.iter().map(|f| {
             let name = f.file_name().unwrap_or_default().to_string_lossy();

@@ -21,6 +21,8 @@ pub struct Package {
     pub out_name: &'static str,
     /// The `bin` commands of its package.json, each `bin/<command>.js`.
     pub bins: &'static [&'static str],
+    /// Files it ships besides the common ones, its glue, bins and schemas (e.g. `lib/driver.js`).
+    pub extra_files: &'static [&'static str],
     /// A second module for the package's CLI, when it needs code the plugin does not (its
     /// wasm-adapter feature and wasm-bindgen out name): the plugin's module stays small.
     pub cli: Option<Cli>,
@@ -47,6 +49,7 @@ pub const ALL: &[Package] = &[
             feature: "research-nudge-replay",
             out_name: "research_nudge_cli",
         }),
+        extra_files: &[],
     },
     Package {
         row: "pain-point-check",
@@ -54,6 +57,32 @@ pub const ALL: &[Package] = &[
         feature: "pain-point-check",
         out_name: "pain_point_check",
         bins: &["pain-point-check"],
+        cli: None,
+        extra_files: &[],
+    },
+    Package {
+        row: "autoresearch",
+        npm: "dsh-autoresearch",
+        feature: "autoresearch",
+        out_name: "autoresearch",
+        bins: &["dsh-autoresearch"],
+        extra_files: &[
+            "lib/driver.js",
+            "lib/dsh-runner.js",
+            "lib/git.js",
+            "lib/process.js",
+            "lib/round.js",
+            "lib/tracker.js",
+        ],
+        cli: None,
+    },
+    Package {
+        row: "limit-break",
+        npm: "dsh-limit-break",
+        feature: "limit-break",
+        out_name: "limit_break",
+        bins: &["limit-break"],
+        extra_files: &["lib/memory.js", "lib/fetch.js"],
         cli: None,
     },
 ];

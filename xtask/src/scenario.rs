@@ -24,6 +24,13 @@
 //! }
 //! ```
 //!
+//! `"serve": { "/page.html": { "type": "text/html", "body": "…", "status": 200 } }` starts a static
+//! site on 127.0.0.1 for the scenario's turns (a tool under test can fetch it); `$SERVE` anywhere
+//! in the scenario (task, script, patch, expectations) stands for its `http://127.0.0.1:<port>`,
+//! and `expect.served` maps a path to how many requests it must have had. `"then": [ { "task",
+//! "files"?, "patch"?, "script", "expect" } ]` runs further turns after the first, each a new dsh
+//! process and so a new session, in the same DSH home (what one session leaves for the next).
+//!
 //! An optional `"session_fixture": "packages/<row>/vectors/sessions/NAME.jsonl.zstd"` keeps the
 //! turn's DSH session log, scrubbed of machine paths, as a replay vector of that package
 //! (written by `cargo xtask release-smoke --update-fixture`, which must then be reviewed with its
@@ -41,7 +48,99 @@ use crate::smoke::{Harness, Turn, TurnSpec};
 use crate::util::{rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A scenario's `serve` pages on 127.0.0.1: one response per connection, every request path
+/// recorded; stops when dropped.
+struct StaticSite {
+    addr: SocketAddr,
+    hits: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl StaticSite {
+    fn start(pages: &Value) -> Result<StaticSite> {
+        let pages = pages
+            .as_object()
+            .context("`serve` maps paths to pages")?
+            .clone();
+        let listener = TcpListener::bind("127.0.0.1:0").context("binding the scenario's site")?;
+        let addr = listener.local_addr()?;
+        let hits = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (log, halt) = (Arc::clone(&hits), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if halt.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(stream) = stream {
+                    let _ = serve_page(stream, &pages, &log);
+                }
+            }
+        });
+        Ok(StaticSite { addr, hits, stop })
+    }
+
+    fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn hits(&self) -> Vec<String> {
+        self.hits.lock().map(|h| h.clone()).unwrap_or_default()
+    }
+}
+
+impl Drop for StaticSite {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+    }
+}
+
+fn serve_page(
+    stream: TcpStream,
+    pages: &serde_json::Map<String, Value>,
+    hits: &Mutex<Vec<String>>,
+) -> Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(());
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header.trim().is_empty() {
+            break;
+        }
+    }
+    if let Ok(mut h) = hits.lock() {
+        h.push(path.clone());
+    }
+    let page = pages.get(&path);
+    let status = page
+        .and_then(|p| p["status"].as_u64())
+        .unwrap_or(if page.is_some() { 200 } else { 404 });
+    let kind = page
+        .and_then(|p| p["type"].as_str())
+        .unwrap_or("text/plain; charset=utf-8");
+    let body = page.and_then(|p| p["body"].as_str()).unwrap_or("not found");
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()?;
+    Ok(())
+}
 
 /// Where the scenario files live.
 pub fn dir() -> PathBuf {
@@ -87,6 +186,8 @@ impl Scenario {
                 "script",
                 "expect",
                 "session_fixture",
+                "serve",
+                "then",
             ]
             .contains(&key.as_str())
             {
@@ -97,8 +198,8 @@ impl Scenario {
         Ok(Scenario { name, about, doc })
     }
 
-    fn script(&self) -> Result<Vec<Reply>> {
-        let items = self.doc["script"].as_array().map_or(&[][..], Vec::as_slice);
+    fn script(&self, doc: &Value) -> Result<Vec<Reply>> {
+        let items = doc["script"].as_array().map_or(&[][..], Vec::as_slice);
         items
             .iter()
             .enumerate()
@@ -117,9 +218,49 @@ impl Scenario {
             .collect()
     }
 
-    /// Runs the turn and checks every expectation; returns the turn and a one-line summary.
+    /// Runs the turn (and its `then` turns) and checks every expectation; returns the first turn
+    /// and a one-line summary.
     pub fn run(&self, h: &Harness) -> Result<(Turn, String)> {
-        let files: Vec<(String, String)> = match &self.doc["files"] {
+        let site = match &self.doc["serve"] {
+            Value::Null => None,
+            pages => Some(StaticSite::start(pages)?),
+        };
+        // `$SERVE` stands for the site's origin wherever it appears.
+        let doc: Value = match &site {
+            Some(site) => serde_json::from_str(
+                &serde_json::to_string(&self.doc)?.replace("$SERVE", &site.origin()),
+            )?,
+            None => self.doc.clone(),
+        };
+        let (first, mut summary) = self.run_turn(h, &doc, &self.name)?;
+        for (i, then) in doc["then"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
+        {
+            let name = format!("{}-then-{}", self.name, i + 1);
+            let (_, line) = self.run_turn(h, then, &name)?;
+            summary.push_str(&format!("; then (a new session): {line}"));
+        }
+        if let Some(site) = &site {
+            let hits = site.hits();
+            for (path, want) in doc["expect"]["served"].as_object().into_iter().flatten() {
+                let got = hits.iter().filter(|h| *h == path).count() as u64;
+                if Some(got) != want.as_u64() {
+                    bail!(
+                        "scenario {}: {path} was served {got} times, expected {want}",
+                        self.name
+                    );
+                }
+                summary.push_str(&format!("; {path} served {got}x"));
+            }
+        }
+        Ok((first, summary))
+    }
+
+    fn run_turn(&self, h: &Harness, doc: &Value, name: &str) -> Result<(Turn, String)> {
+        let files: Vec<(String, String)> = match &doc["files"] {
             Value::Object(map) => map
                 .iter()
                 .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
@@ -132,7 +273,7 @@ impl Scenario {
             .collect();
         // `$FIXTURES` in the overlay is `xtask/fixtures/` (test-only plugins are mounted by path).
         let fixtures = root().join("xtask").join("fixtures");
-        let patch = match &self.doc["patch"] {
+        let patch = match &doc["patch"] {
             Value::Null => None,
             overlay => Some(
                 serde_json::to_string_pretty(overlay)?
@@ -140,22 +281,19 @@ impl Scenario {
             ),
         };
         let turn = h.turn(TurnSpec {
-            name: &self.name,
-            task: self.doc["task"]
-                .as_str()
-                .context("a scenario needs a task")?,
+            name,
+            task: doc["task"].as_str().context("a scenario needs a task")?,
             files: &files,
-            script: self.script()?,
+            script: self.script(doc)?,
             patch: patch.as_deref(),
         })?;
         let summary = self
-            .check(&turn)
-            .with_context(|| format!("scenario {}:\n{}", self.name, turn.describe()))?;
+            .check(&doc["expect"], &turn)
+            .with_context(|| format!("scenario {name}:\n{}", turn.describe()))?;
         Ok((turn, summary))
     }
 
-    fn check(&self, turn: &Turn) -> Result<String> {
-        let expect = &self.doc["expect"];
+    fn check(&self, expect: &Value, turn: &Turn) -> Result<String> {
         let conversation = turn.conversation();
         let texts: Vec<String> = conversation.iter().map(|r| request_text(&r.body)).collect();
         let mut checked = Vec::new();
@@ -262,12 +400,26 @@ pub fn request_text(body: &Value) -> String {
 /// reply (its text and tool call), the tool's result, and injected notices.
 pub fn transcript(turn: &Turn) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut seen = 0;
+    // Messages already shown, per conversation (a child agent has its own, told apart by its
+    // first user message).
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, request) in turn.conversation().iter().enumerate() {
         let messages = request.body["messages"]
             .as_array()
             .map_or(&[][..], Vec::as_slice);
-        for message in messages.iter().skip(seen) {
+        let key = messages
+            .iter()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        let shown = seen.get(&key).copied().unwrap_or(0);
+        if shown == 0 && !seen.is_empty() {
+            lines.push(format!(
+                "  req {:>2}  (another agent's conversation starts)",
+                i + 1
+            ));
+        }
+        for message in messages.iter().skip(shown) {
             let text = match &message["content"] {
                 Value::String(s) => s.clone(),
                 Value::Array(parts) => parts
@@ -309,7 +461,7 @@ pub fn transcript(turn: &Turn) -> Vec<String> {
             };
             lines.push(format!("  req {:>2}  {line}", i + 1));
         }
-        seen = messages.len();
+        seen.insert(key, messages.len());
     }
     lines
 }
@@ -319,6 +471,34 @@ fn clip(text: &str, width: usize) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
     }
+}
+
+/// `cargo xtask scenario [NAME...]`: the release-smoke setup, then only the named scenarios
+/// (every one without names), for working on one scenario without the whole smoke.
+pub fn run(names: &[String]) -> Result<()> {
+    let mut timings = crate::smoke::Timings::default();
+    let mut chosen = Vec::new();
+    for path in files()? {
+        let scenario = Scenario::load(&path)?;
+        if names.is_empty() || names.contains(&scenario.name) {
+            chosen.push(scenario);
+        }
+    }
+    for name in names {
+        if !chosen.iter().any(|s| &s.name == name) {
+            bail!("no scenario `{name}` in {}", rel(&dir()));
+        }
+    }
+    let h = crate::smoke::setup("scenario", &mut timings)?;
+    for scenario in &chosen {
+        println!("\nscenario {}: {}", scenario.name, scenario.about);
+        let (_, summary) =
+            timings.step(&format!("scenario {}", scenario.name), || scenario.run(&h))?;
+        println!("{}: {summary}", scenario.name);
+    }
+    println!("\nseconds per step");
+    print!("{}", timings.table());
+    Ok(())
 }
 
 /// Runs every scenario file; returns one report line each. `update` rewrites session fixtures.
@@ -342,4 +522,43 @@ pub fn run_all(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn every_scenario_file_loads_and_follow_up_turns_have_a_task_and_a_script() {
+        for path in files().unwrap() {
+            let scenario = Scenario::load(&path).unwrap();
+            for then in scenario.doc["then"].as_array().into_iter().flatten() {
+                assert!(then["task"].is_string(), "{}", scenario.name);
+                scenario.script(then).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn the_static_site_serves_its_pages_and_records_each_request() {
+        let site = StaticSite::start(&serde_json::json!({
+            "/a.html": { "type": "text/html", "body": "<p>hi</p>" },
+        }))
+        .unwrap();
+        let get = |path: &str| {
+            let mut stream = TcpStream::connect(site.addr).unwrap();
+            write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            let mut out = String::new();
+            stream.read_to_string(&mut out).unwrap();
+            out
+        };
+        let page = get("/a.html");
+        assert!(page.starts_with("HTTP/1.1 200 "), "{page}");
+        assert!(page.contains("content-type: text/html\r\n"));
+        assert!(page.ends_with("\r\n\r\n<p>hi</p>"));
+        assert!(get("/missing").starts_with("HTTP/1.1 404 "));
+        assert_eq!(site.hits(), ["/a.html", "/missing"]);
+        assert!(site.origin().starts_with("http://127.0.0.1:"));
+    }
 }

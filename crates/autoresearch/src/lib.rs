@@ -5,7 +5,8 @@
 //! and returns [`Effect`]s for a driver to perform; the driver feeds the results back as
 //! [`Input`]s. It also owns the tracker's SQL ([`sql`]), final-line metric parsing ([`metric`]),
 //! canonical JSON and provenance hashing ([`jcs`], [`run::provenance`]), the mutable surface
-//! ([`surface`]) and the bounded result renderings ([`render`]).
+//! ([`surface`], with its path-glob matcher [`glob`]) and the bounded result renderings
+//! ([`render`]).
 //!
 //! **Architecture invariant:** it performs no I/O: no `std::fs`, `std::process`, SQLite, clock
 //! or RNG. Time arrives as an argument, run ids from the driver, and every fact about the world
@@ -16,6 +17,7 @@
 //! The caller's checkout and branches are never written; the run branch only ever fast-forwards
 //! to an accepted candidate.
 
+pub mod glob;
 pub mod jcs;
 pub mod metric;
 pub mod protocol;
@@ -32,7 +34,7 @@ pub use protocol::{
 pub use render::{RunResult, Status};
 pub use run::{
     Millis, Phase, Run, RunState, Settings, StartError, StoredArtifact, StoredAttempt,
-    StoredExperiment, StoredRows, StoredRun, transition_allowed,
+    StoredExperiment, StoredRows, StoredRun, state_dir, tracker_path, transition_allowed,
 };
 pub use spec::{Limits, Request, RunPolicy, SpecError};
 

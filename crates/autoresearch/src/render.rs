@@ -173,6 +173,9 @@ pub struct RunResult {
     pub blocker: Option<Blocker>,
     /// Non-fatal problems (TSV export or worktree removal failed).
     pub warnings: Vec<String>,
+    /// Set only for a run that has not ended (a read-only `show` of a live or interrupted run):
+    /// its stored state. `status` is then a placeholder and rendered as this state instead.
+    pub state: Option<String>,
 }
 
 fn point(p: &Option<Point>) -> Value {
@@ -200,6 +203,11 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
 }
 
 impl RunResult {
+    /// The status name, or the stored state of a run that has not ended.
+    pub fn status_text(&self) -> &str {
+        self.state.as_deref().unwrap_or(self.status.as_str())
+    }
+
     /// The result as JSON whose compact text is at most `max_chars` characters: the last
     /// `window` experiments and artifacts (fewer if needed) with their totals.
     pub fn to_json(&self, max_chars: usize) -> Value {
@@ -222,7 +230,7 @@ impl RunResult {
         let exp_skip = self.experiments.len().saturating_sub(window);
         let art_skip = self.artifacts.len().saturating_sub(window);
         let mut obj = Map::new();
-        obj.insert("status".into(), json!(self.status.as_str()));
+        obj.insert("status".into(), json!(self.status_text()));
         obj.insert("run_id".into(), json!(self.run_id));
         obj.insert("branch".into(), json!(self.branch));
         obj.insert("worktree".into(), json!(self.worktree));
@@ -325,9 +333,14 @@ impl RunResult {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "autoresearch run {}: {}",
+            "autoresearch run {}: {}{}",
             self.run_id,
-            self.status.as_str()
+            self.status_text(),
+            if self.state.is_some() {
+                " (not finished: `resume` continues it, `abandon` ends it)"
+            } else {
+                ""
+            }
         );
         let fmt_point = |p: &Option<Point>| match p {
             Some(p) => format!("{} at {}", jcs::number(p.metric), short(&p.commit)),

@@ -445,6 +445,7 @@ enum Then {
 enum Origin {
     Fresh,
     Resume { given: Map<String, Value> },
+    Abandon { reason: String },
 }
 
 /// An evaluation's verdict before keep/reject.
@@ -536,6 +537,59 @@ impl Run {
         let mut run = Run::blank(settings, Origin::Resume { given }, run_id, repository, now);
         run.emit_discover();
         Ok(run)
+    }
+
+    /// Abandons the stored run `run_id` (the operator's way out of a run nobody will resume):
+    /// its interrupted attempts' process groups are terminated as in a resume, then it is
+    /// cancelled (worktree restored to the best commit, unresolved experiments cancelled, lock
+    /// released) with `reason`. A finished run is reported again unchanged; a terminal run whose
+    /// processes could not be proven gone releases its lock once they are.
+    pub fn abandon(
+        run_id: &str,
+        reason: &str,
+        repository: Option<String>,
+        settings: Settings,
+        now: Millis,
+    ) -> Result<Run, StartError> {
+        if !crate::spec::is_run_id(run_id) {
+            return Err(StartError::BadRunId(run_id.to_owned()));
+        }
+        let origin = Origin::Abandon {
+            reason: reason.to_owned(),
+        };
+        let mut run = Run::blank(settings, origin, run_id, repository, now);
+        run.emit_discover();
+        Ok(run)
+    }
+
+    /// A read-only view of stored rows (for `show`): the result as the rows stand, without
+    /// recovering or writing anything. A run that has not ended has [`RunResult::state`] set.
+    pub fn snapshot(
+        rows: &StoredRows,
+        tracker: &str,
+        settings: Settings,
+    ) -> Result<RunResult, String> {
+        let r = &rows.run;
+        let stored: Value = serde_json::from_str(&r.policy_json)
+            .map_err(|e| format!("the stored policy is not JSON: {e}"))?;
+        let policy = policy_from_json(&stored, &settings.limits).map_err(|errors| {
+            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            format!("the stored policy no longer validates: {}", list.join("; "))
+        })?;
+        let state = RunState::parse(&r.state)
+            .ok_or_else(|| format!("unknown stored run state {:?}", r.state))?;
+        let mut run = Run::blank(settings, Origin::Fresh, &r.run_id, None, 0);
+        run.tracker = tracker.to_owned();
+        run.fill_from(rows, policy, state);
+        let mut result = run.build_result(
+            state.status().unwrap_or(Status::Blocked),
+            stored_blocker(r.blocker_json.as_deref()),
+            true,
+        );
+        if state.status().is_none() {
+            result.state = Some(state.as_str().to_owned());
+        }
+        Ok(result)
     }
 
     fn blank(
@@ -818,7 +872,7 @@ impl Run {
                         Await::Lock,
                     );
                 }
-                Origin::Resume { .. } => {
+                Origin::Resume { .. } | Origin::Abandon { .. } => {
                     let run_id = self.run_id.clone();
                     self.emit(|id| Effect::LoadRun { id, run_id }, Await::Load);
                 }
@@ -883,9 +937,8 @@ impl Run {
                     Err((
                         "proposer-failed".to_owned(),
                         format!(
-                            "the proposer exited with {:?} / signal {:?}: {}",
-                            outcome.exit_code,
-                            outcome.signal,
+                            "the proposer {}: {}",
+                            ended_how(&outcome),
                             metric::clip(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS)
                         ),
                     ))
@@ -1043,14 +1096,10 @@ impl Run {
                 vec![facts.head],
             );
         }
-        let root = format!(
-            "{}/{}",
-            facts.git_common_dir.trim_end_matches('/'),
-            self.settings.state_root
-        );
+        let root = state_dir(&facts.git_common_dir, &self.settings.state_root);
         self.repository_id =
             jcs::sha256_hex(format!("{}\0{}", facts.git_common_dir, facts.toplevel).as_bytes());
-        self.tracker = format!("{root}/tracker.sqlite");
+        self.tracker = tracker_path(&facts.git_common_dir, &self.settings.state_root);
         if let Some(p) = &self.policy {
             self.worktree = format!("{root}/worktrees/{}", self.run_id);
             self.branch = format!(
@@ -1204,10 +1253,7 @@ impl Run {
         } else if outcome.exit_code != Some(0) {
             Verdict::Failure {
                 code: "exit".into(),
-                message: format!(
-                    "the evaluator exited with {:?}: {stderr}",
-                    outcome.exit_code
-                ),
+                message: format!("the evaluator {}: {stderr}", ended_how(&outcome)),
             }
         } else {
             match metric::parse_metric(
@@ -1412,6 +1458,16 @@ impl Run {
     fn on_terminated(&mut self, attempt: usize, gone: bool) {
         if !gone {
             let evidence = self.process_evidence(attempt);
+            if self.finishing.is_some() {
+                // Recovering a run that is already terminal (but not proven quiescent): it stays
+                // exactly as stored, lock kept. `finish` would be a no-op here and leave the
+                // driver waiting on nothing.
+                self.warnings.push(format!(
+                    "process group still not proven gone: {}",
+                    evidence.join("; ")
+                ));
+                return self.report();
+            }
             return self.block(
                 "not-quiescent",
                 "an interrupted attempt's process group could not be proven gone",
@@ -1998,6 +2054,7 @@ impl Run {
             artifacts: self.artifacts.clone(),
             blocker,
             warnings: self.warnings.clone(),
+            state: None,
         }
     }
 
@@ -2062,6 +2119,37 @@ impl Run {
                 vec![r.state.clone()],
             );
         };
+        self.fill_from(&rows, policy, state);
+        if let Origin::Abandon { reason } = &self.origin
+            && !state.is_terminal()
+        {
+            // Recovery terminates interrupted process groups first, then diverts to the cancel.
+            self.cancel = Some(reason.clone());
+        }
+        if let Some(status) = state.status() {
+            let blocker = stored_blocker(r.blocker_json.as_deref());
+            self.finishing = Some((status, blocker, r.quiescent));
+            if r.quiescent && !r.lock_held {
+                // A finished run: report it again, write nothing.
+                return self.report();
+            }
+        } else if !r.lock_held {
+            return self.refuse(
+                "lock-lost",
+                "the run is not terminal but holds no repository lock",
+                vec![],
+            );
+        }
+        self.worktree_ready = state != RunState::Initializing;
+        self.recovering = (0..self.attempts.len())
+            .filter(|&i| self.attempts[i].running)
+            .collect();
+        self.recover_next();
+    }
+
+    /// Fills the machine from stored rows (no effects, no checks).
+    fn fill_from(&mut self, rows: &StoredRows, policy: RunPolicy, state: RunState) {
+        let r = &rows.run;
         self.policy = Some(policy);
         self.state = state;
         self.durable = state;
@@ -2149,40 +2237,6 @@ impl Run {
                 sha256: a.sha256.clone(),
             });
         }
-        if let Some(status) = state.status() {
-            let blocker = r
-                .blocker_json
-                .as_deref()
-                .and_then(|j| serde_json::from_str::<Value>(j).ok())
-                .map(|b| Blocker {
-                    code: b["code"].as_str().unwrap_or("").to_owned(),
-                    message: b["message"].as_str().unwrap_or("").to_owned(),
-                    evidence: b["evidence"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|x| x.as_str().map(str::to_owned))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                });
-            self.finishing = Some((status, blocker, r.quiescent));
-            if r.quiescent && !r.lock_held {
-                // A finished run: report it again, write nothing.
-                return self.report();
-            }
-        } else if !r.lock_held {
-            return self.refuse(
-                "lock-lost",
-                "the run is not terminal but holds no repository lock",
-                vec![],
-            );
-        }
-        self.worktree_ready = state != RunState::Initializing;
-        self.recovering = (0..self.attempts.len())
-            .filter(|&i| self.attempts[i].running)
-            .collect();
-        self.recover_next();
     }
 
     /// Terminates interrupted attempts one by one, then continues by the stored state.
@@ -2532,6 +2586,32 @@ pub fn provenance(
     (value, sha)
 }
 
+/// The run's state directory: `<git common dir>/<state_root>`.
+pub fn state_dir(git_common_dir: &str, state_root: &str) -> String {
+    format!("{}/{state_root}", git_common_dir.trim_end_matches('/'))
+}
+
+/// The repository's tracker database: `<git common dir>/<state_root>/tracker.sqlite`.
+pub fn tracker_path(git_common_dir: &str, state_root: &str) -> String {
+    format!("{}/tracker.sqlite", state_dir(git_common_dir, state_root))
+}
+
+fn stored_blocker(json: Option<&str>) -> Option<Blocker> {
+    let b = serde_json::from_str::<Value>(json?).ok()?;
+    Some(Blocker {
+        code: b["code"].as_str().unwrap_or("").to_owned(),
+        message: b["message"].as_str().unwrap_or("").to_owned(),
+        evidence: b["evidence"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
+}
+
 fn row(e: &Experiment) -> ExperimentRow {
     ExperimentRow {
         experiment_id: e.id.clone(),
@@ -2550,6 +2630,15 @@ fn row(e: &Experiment) -> ExperimentRow {
         failure_message: e.failure_message.clone(),
         hypothesis: e.report.as_ref().map(|r| r.hypothesis.clone()),
         summary: e.report.as_ref().map(|r| r.summary.clone()),
+    }
+}
+
+/// "exited with code 3", "was killed by SIGKILL" or "ended without an exit code".
+fn ended_how(outcome: &ProcessOutcome) -> String {
+    match (&outcome.signal, outcome.exit_code) {
+        (Some(sig), _) => format!("was killed by {sig}"),
+        (None, Some(code)) => format!("exited with code {code}"),
+        (None, None) => "ended without an exit code".to_owned(),
     }
 }
 

@@ -987,32 +987,7 @@ fn is_env_key(s: &str) -> bool {
         && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
-/// The known key closest to `key` (case-insensitive edit distance at most a third of its length,
-/// at least 1), if any.
+/// The known key closest to `key` (the family's shared suggestion, [`names::did_you_mean`]).
 pub fn suggest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
-    let key_l = key.to_ascii_lowercase().replace('-', "_");
-    let limit = (key_l.chars().count() / 3).max(1);
-    known
-        .iter()
-        .filter_map(|k| {
-            let d = levenshtein(&key_l, &k.to_ascii_lowercase());
-            (d <= limit).then_some((d, *k))
-        })
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    names::did_you_mean(key, known.iter().copied())
 }

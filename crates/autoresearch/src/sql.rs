@@ -392,6 +392,16 @@ pub const LOAD_ARTIFACTS: &str =
     "SELECT artifact_id, experiment_id, attempt_id, kind, location, size_bytes, sha256,
   truncated FROM artifacts WHERE run_id = :run_id ORDER BY created_at, artifact_id";
 
+/// Lists the tracker's `:limit` newest runs, newest first (read-only; for the runner's `list`).
+pub const LIST_RUNS: &str = "SELECT run_id, run_tag, state, branch, baseline_metric, best_metric,
+  json_extract(policy_json, '$.metric_name') AS metric_name,
+  json_extract(policy_json, '$.metric_direction') AS metric_direction,
+  (SELECT count(*) FROM experiments e WHERE e.run_id = runs.run_id AND e.kind = 'candidate')
+    AS candidates,
+  created_at, updated_at,
+  EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
+FROM runs ORDER BY created_at DESC, run_id LIMIT :limit";
+
 /// Every statement constant, for tests and driver-side preparation.
 pub const ALL_STATEMENTS: &[&str] = &[
     ACQUIRE_LOCK,
@@ -418,6 +428,7 @@ pub const ALL_STATEMENTS: &[&str] = &[
     LOAD_EXPERIMENTS,
     LOAD_ATTEMPTS,
     LOAD_ARTIFACTS,
+    LIST_RUNS,
 ];
 
 /// The distinct `:name` parameters a statement's text uses, in order of first use.

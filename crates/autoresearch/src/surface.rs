@@ -1,8 +1,9 @@
 //! The mutable surface: which changed paths a candidate may contain.
 //!
-//! `mutable_globs` use `globset` semantics with a literal separator: `*` and `?` stay within one
-//! path segment, `**` crosses segments, `{a,b}` and `[...]` classes work, and a pattern is anchored
-//! at the worktree root (`src` matches only the path `src`; a directory needs `src/**`).
+//! `mutable_globs` use the dialect of [`crate::glob`] (that of `globset` with a literal separator):
+//! `*` and `?` stay within one path segment, `**` crosses segments, `{a,b}` and `[...]` classes
+//! work, and a pattern is anchored at the worktree root (`src` matches only the path `src`; a
+//! directory needs `src/**`).
 //!
 //! Some paths are protected even when a glob matches: anything under `.git`, `.gitmodules`, root
 //! dependency manifests, and the evaluator's real inputs ([`evaluator_inputs`]: the command when it
@@ -10,8 +11,8 @@
 //! re-permits a protected path. A candidate touching any other path is a policy violation,
 //! whatever its metric would have said, and is never evaluated.
 
+use crate::glob::Glob;
 use crate::spec::{Allowlists, Evaluation, path_problem};
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use std::fmt;
 
 /// Root-level dependency manifests and lockfiles, protected unless allowlisted as `dependencies`.
@@ -30,7 +31,7 @@ pub const DEPENDENCY_FILES: &[&str] = &[
 #[derive(Clone)]
 pub struct MutableSurface {
     globs: Vec<String>,
-    set: GlobSet,
+    compiled: Vec<Glob>,
 }
 
 impl fmt::Debug for MutableSurface {
@@ -48,24 +49,16 @@ impl PartialEq for MutableSurface {
 impl MutableSurface {
     /// Compiles safe relative glob patterns; on error returns the index and the rule broken.
     pub fn new(globs: &[String]) -> Result<Self, (usize, String)> {
-        let mut builder = GlobSetBuilder::new();
+        let mut compiled = Vec::with_capacity(globs.len());
         for (i, g) in globs.iter().enumerate() {
             if let Some(rule) = path_problem(g) {
                 return Err((i, rule.to_owned()));
             }
-            let glob = GlobBuilder::new(g)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| (i, format!("must be a valid glob ({})", e.kind())))?;
-            builder.add(glob);
+            compiled.push(Glob::new(g).map_err(|e| (i, e.rule()))?);
         }
-        let set = builder
-            .build()
-            .map_err(|e| (0, format!("must be a valid glob set ({e})")))?;
         Ok(MutableSurface {
             globs: globs.to_vec(),
-            set,
+            compiled,
         })
     }
 
@@ -76,7 +69,7 @@ impl MutableSurface {
 
     /// Whether a worktree-relative path matches a pattern.
     pub fn matches(&self, path: &str) -> bool {
-        self.set.is_match(path)
+        self.compiled.iter().any(|g| g.is_match(path))
     }
 }
 

@@ -723,6 +723,24 @@ fn recovery_blocks_when_the_process_group_cannot_be_proven_gone_and_keeps_the_lo
 }
 
 #[test]
+fn a_second_resume_while_the_group_still_lives_reports_blocked_again() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0]));
+    let mut run = start(policy(json!({})));
+    w.crash_after = Some(8);
+    assert!(w.drive(&mut run).is_none());
+    w.groups_gone = false;
+    for _ in 0..2 {
+        let r = resume(&mut w, json!({}), Settings::default());
+        assert_eq!(r.status, Status::Blocked);
+        assert_eq!(r.blocker.as_ref().unwrap().code, "not-quiescent");
+        assert_eq!(
+            w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
+            1
+        );
+    }
+}
+
+#[test]
 fn an_interrupted_proposal_is_a_charged_failed_round() {
     let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 7.0]));
     let mut run = start(policy(json!({"max_experiments": 2})));
@@ -894,4 +912,90 @@ fn persist_failures_block_without_looping() {
     assert_eq!(r.status, Status::Blocked);
     assert_eq!(r.blocker.unwrap().code, "persist-failed");
     assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "blocked");
+}
+
+#[test]
+fn abandon_terminates_the_interrupted_group_cancels_and_releases_the_lock() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 7.0]));
+    let mut run = start(policy(json!({"max_experiments": 2})));
+    // Crash while the first candidate's evaluator runs.
+    w.crash_after = Some(w_index("evaluate") + 13);
+    assert!(w.drive(&mut run).is_none());
+    assert_eq!(
+        w.scalar::<String>("SELECT state FROM runs"),
+        "candidate-running"
+    );
+    let evaluations = w.evaluations;
+    let mut run = Run::abandon(RUN_ID, "operator gave up", None, Settings::default(), NOW).unwrap();
+    w.crash_after = None;
+    let r = w.drive(&mut run).expect("report");
+    assert_eq!(r.status, Status::Cancelled);
+    assert_eq!(r.blocker.as_ref().unwrap().message, "operator gave up");
+    assert_eq!(w.evaluations, evaluations, "nothing is evaluated");
+    assert!(w.log.iter().any(|l| l.starts_with("terminate")));
+    assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "cancelled");
+    assert_eq!(
+        w.scalar::<i64>("SELECT count(*) FROM experiments WHERE state NOT IN ('accepted','rejected','failed','policy-violation','cancelled')"),
+        0
+    );
+    assert_eq!(
+        w.scalar::<i64>("SELECT count(*) FROM attempts WHERE state = 'running'"),
+        0
+    );
+    assert_eq!(
+        w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
+        0
+    );
+    assert_eq!(
+        w.files, w.commits[&w.start],
+        "the worktree is back at the best"
+    );
+    // Abandoning (or resuming) a finished run writes nothing and reports it again.
+    let before: i64 = w.scalar("SELECT max(updated_at) FROM runs");
+    let mut again = Run::abandon(RUN_ID, "again", None, Settings::default(), NOW + 5).unwrap();
+    let r = w.drive(&mut again).expect("report");
+    assert_eq!(r.status, Status::Cancelled);
+    assert_eq!(r.blocker.unwrap().message, "operator gave up");
+    assert_eq!(w.scalar::<i64>("SELECT max(updated_at) FROM runs"), before);
+    assert!(Run::abandon("../x", "r", None, Settings::default(), NOW).is_err());
+}
+
+#[test]
+fn a_snapshot_shows_a_live_run_without_writing() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 7.0]));
+    let mut run = start(policy(json!({"max_experiments": 2})));
+    w.crash_after = Some(w_index("propose") + 12);
+    assert!(w.drive(&mut run).is_none());
+    let rows = w.load(RUN_ID).unwrap();
+    let r = Run::snapshot(
+        &rows,
+        "/repo/.git/dsh-autoresearch/tracker.sqlite",
+        Settings::default(),
+    )
+    .unwrap();
+    assert_eq!(r.state.as_deref(), Some(rows.run.state.as_str()));
+    assert_eq!(r.to_json(16_384)["status"], rows.run.state.as_str());
+    assert!(
+        r.to_table(20).contains("not finished"),
+        "{}",
+        r.to_table(20)
+    );
+    assert_eq!(r.best.as_ref().unwrap().metric, 8.0);
+    assert_eq!(r.tracker, "/repo/.git/dsh-autoresearch/tracker.sqlite");
+    // A finished run's snapshot is its result.
+    let done = resume(&mut w, json!({}), Settings::default());
+    let rows = w.load(RUN_ID).unwrap();
+    let snap = Run::snapshot(&rows, &done.tracker, Settings::default()).unwrap();
+    assert_eq!(snap.state, None);
+    assert_eq!(snap.status, done.status);
+    assert_eq!(snap.to_tsv(), done.to_tsv());
+    // The list query runs on the real schema.
+    let n: i64 =
+        w.db.query_row(
+            &format!("SELECT count(*) FROM ({})", sql::LIST_RUNS),
+            rusqlite::named_params! {":limit": 10},
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
 }

@@ -15,9 +15,12 @@
 //! sentinel object `{"\u0000js": "<text>"}`, are rejected like any other wrong value and are shown
 //! as their bare text in messages.
 
+pub mod autoresearch;
+pub mod limit_break;
 pub mod pain_point_check;
 mod patch_schema;
 pub mod research_nudge;
+pub use names::did_you_mean;
 pub use patch_schema::{EDITOR_CUSTOM_TAG, JS_EXPR_KEY, patch_file_schema};
 
 use serde::Serialize;
@@ -51,6 +54,18 @@ pub const ROWS: &[Row] = &[
         package: pain_point_check::PACKAGE_NAME,
         defaults: || defaults_of::<pain_point_check::RowConfig>(),
         schema: pain_point_check::json_schema,
+    },
+    Row {
+        id: autoresearch::ROW_ID,
+        package: autoresearch::PACKAGE_NAME,
+        defaults: || defaults_of::<autoresearch::RowConfig>(),
+        schema: autoresearch::json_schema,
+    },
+    Row {
+        id: limit_break::ROW_ID,
+        package: limit_break::PACKAGE_NAME,
+        defaults: || defaults_of::<limit_break::RowConfig>(),
+        schema: limit_break::json_schema,
     },
 ];
 
@@ -130,6 +145,13 @@ pub enum Rule {
     },
     /// A string with a non-whitespace character.
     Text,
+    /// A string accepted by `check` (whose error names the rule).
+    Str {
+        /// What the value must be, in messages: "must be {what}".
+        what: &'static str,
+        /// The rule of the string.
+        check: fn(&str) -> Result<(), String>,
+    },
     /// One of these strings.
     OneOf(&'static [&'static str]),
 }
@@ -233,6 +255,13 @@ fn check(rule: Rule, key: &str, value: &Value, issues: &mut Vec<Issue>) -> Optio
             Value::String(text) if !text.trim().is_empty() => return Some(value.clone()),
             _ => "must be a string with some text".to_owned(),
         },
+        Rule::Str { what, check } => match value {
+            Value::String(text) => match check(text) {
+                Ok(()) => return Some(value.clone()),
+                Err(problem) => problem,
+            },
+            _ => format!("must be {what}"),
+        },
         Rule::OneOf(choices) => match value {
             Value::String(text) if choices.contains(&text.as_str()) => return Some(value.clone()),
             _ => format!("must be one of {}", choices.join(", ")),
@@ -269,50 +298,6 @@ fn unknown_key(fields: &[Field], key: &str, value: &Value) -> Issue {
         vec![PathSegment::Key(key.to_owned())],
         format!("is not a config key{suggestion} (got {})", render(value)),
     )
-}
-
-/// The known name closest to `key`: the same name up to case, `_` and `-`, or within a
-/// Levenshtein distance of 2 (a quarter of the known name's length for long names) of such a
-/// folded spelling. Row configs and tool arguments use it for their "did you mean" hints.
-pub fn did_you_mean<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let folded = fold(key);
-    known
-        .into_iter()
-        .filter_map(|known| {
-            let known_folded = fold(known);
-            let limit = (known_folded.len() / 4).max(2);
-            let distance = levenshtein(&folded, &known_folded, limit)?;
-            Some((distance, known))
-        })
-        .min_by_key(|&(distance, _)| distance)
-        .map(|(_, known)| known)
-}
-
-/// Lowercases and drops `_` and `-`, as chars.
-fn fold(key: &str) -> Vec<char> {
-    key.chars()
-        .filter(|c| !matches!(c, '_' | '-'))
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// The edit distance of `a` and `b` if it is at most `limit`.
-fn levenshtein(a: &[char], b: &[char], limit: usize) -> Option<usize> {
-    if a.len().abs_diff(b.len()) > limit {
-        return None;
-    }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    let distance = previous[b.len()];
-    (distance <= limit).then_some(distance)
 }
 
 /// An issue at `path` whose message is the rendered path, a space and `rest`.

@@ -174,50 +174,20 @@ pub(crate) fn render(value: &Value) -> String {
     format!("{cut}…")
 }
 
-/// The known word closest to `word`: an alias, the same word up to case, `_` and `-`, or within
-/// a Levenshtein distance of 2 of such a folded spelling.
+/// The known word closest to `word`: an alias (compared up to case, `_` and `-`), else the
+/// family's shared suggestion ([`names::did_you_mean`]).
 pub(crate) fn suggest(
     word: &str,
     known: &[&'static str],
     aliases: &[(&str, &'static str)],
 ) -> Option<&'static str> {
-    let folded = fold(word);
-    let folded_text: String = folded.iter().collect();
-    if let Some(&(_, target)) = aliases.iter().find(|(alias, _)| *alias == folded_text) {
-        return Some(target);
-    }
-    known
-        .iter()
-        .filter_map(|&candidate| {
-            let distance = levenshtein(&folded, &fold(candidate), 2)?;
-            Some((distance, candidate))
-        })
-        .min_by_key(|&(distance, _)| distance)
-        .map(|(_, candidate)| candidate)
-}
-
-fn fold(key: &str) -> Vec<char> {
-    key.chars()
+    let folded: String = word
+        .chars()
         .filter(|c| !matches!(c, '_' | '-'))
         .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// The edit distance of `a` and `b` if it is at most `limit`.
-fn levenshtein(a: &[char], b: &[char], limit: usize) -> Option<usize> {
-    if a.len().abs_diff(b.len()) > limit {
-        return None;
+        .collect();
+    if let Some(&(_, target)) = aliases.iter().find(|(alias, _)| *alias == folded) {
+        return Some(target);
     }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    let distance = previous[b.len()];
-    (distance <= limit).then_some(distance)
+    names::did_you_mean(word, known.iter().copied())
 }

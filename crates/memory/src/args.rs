@@ -169,55 +169,14 @@ pub fn parse_recall_args(args: &Value) -> Result<RecallArgs, Failure> {
     })
 }
 
-/// The known key closest to `key`, if one is close enough to be a likely typo or synonym.
-pub fn did_you_mean(key: &str, known: &[&str]) -> Option<&'static str> {
+/// The known key closest to `key`: an alias (`text` → `statement`, …), else the family's shared
+/// suggestion ([`names::did_you_mean`]).
+pub fn did_you_mean(key: &str, known: &[&'static str]) -> Option<&'static str> {
     let lower = key.trim().to_lowercase();
     if let Some((_, to)) = ALIASES.iter().find(|(from, _)| *from == lower) {
         return Some(to);
     }
-    let mut best: Option<(&'static str, usize)> = None;
-    for k in SAVE_KEYS
-        .iter()
-        .chain(RECALL_KEYS)
-        .filter(|k| known.contains(k))
-    {
-        let d = distance(&lower, k);
-        let allowed = if k.len() <= 4 { 1 } else { 2 };
-        if d <= allowed && best.is_none_or(|(_, bd)| d < bd) {
-            best = Some((k, d));
-        }
-    }
-    best.map(|(k, _)| k)
-}
-
-/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), over chars.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > 3 {
-        return 4;
-    }
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for i in 0..=a.len() {
-        d[i * w] = i;
-    }
-    for (j, cell) in d.iter_mut().enumerate().take(w) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-        }
-    }
-    d[a.len() * w + b.len()]
+    names::did_you_mean(key, known.iter().copied())
 }
 
 fn invalid(message: String) -> Failure {
@@ -233,7 +192,7 @@ fn object<'a>(args: &'a Value, tool: &str) -> Result<&'a Map<String, Value>, Fai
     })
 }
 
-fn unknown_keys(map: &Map<String, Value>, known: &[&str]) -> Result<(), Failure> {
+fn unknown_keys(map: &Map<String, Value>, known: &[&'static str]) -> Result<(), Failure> {
     for key in map.keys() {
         if !known.contains(&key.as_str()) {
             let hint = match did_you_mean(key, known) {

@@ -60,7 +60,11 @@
 //!       Math.random())`:
 //!       - `Wait { ms }`: sleep `ms`, `attempt += 1`, continue.
 //!       - `GiveUp(f)`: answer `f.to_json()` (`memory.locked`). Nothing was written.
-//!       - `Steal(_)`: `rename(lock, dir/steal_name(token))`; on `ENOENT` continue. Read the
+//!       - `Steal(_)`: first read `lock` once more; if it is gone (`ENOENT`) or no longer
+//!         [`lock::same_lock`] as the judged `text`, another writer already took it over:
+//!         continue without touching it (several writers judging one stale lock at the same
+//!         moment would otherwise move the winner's fresh lock aside, and that winner would fail
+//!         its commit check). Then `rename(lock, dir/steal_name(token))`; on `ENOENT` continue. Read the
 //!         renamed file: if [`lock::same_lock`]`(renamed, text)` unlink it and continue (retry
 //!         2.1 at once). Otherwise a fresh lock was moved by mistake: put it back with
 //!         `link(renamed, lock)` (never `rename`, which could clobber a newer lock; `EEXIST`
@@ -70,7 +74,8 @@
 //!    [`Failure::read_failed`]). `apply_save(text, &args, now)`; on `Err(f)` release and answer.
 //! 4. **Write.** Create `dir/temp_name(token)` with `"wx"`, write `saved.text`, `fsync`, close.
 //! 5. **Commit check.** Read `lock`; unless [`lock::owns`]`(text, token)` our lock was taken
-//!    over (we paused past [`lock::STALE_MS`]): unlink the temp file and answer
+//!    over (we paused past [`lock::STALE_MS`], or a concurrent take-over of a stale lock moved
+//!    ours aside): unlink the temp file and answer
 //!    [`lock::lock_lost`]. (The remaining window is the few microseconds between this read and
 //!    the rename.)
 //! 6. **Commit.** `rename(temp, store)` (on Windows retry `EPERM`/`EACCES`/`EBUSY` with the same

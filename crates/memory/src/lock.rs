@@ -224,12 +224,14 @@ pub fn temp_name(my_token: &str) -> String {
 }
 
 /// The failure when this writer's lock was taken over before it committed (it paused longer than
-/// [`STALE_MS`]): the new store was not written.
+/// [`STALE_MS`], or a writer taking over a stale lock at the same moment moved it aside): the
+/// new store was not written.
 pub fn lock_lost() -> Failure {
     Failure::new(
         Code::Locked,
         format!(
-            "this save held the memory lock for more than {} s and another writer took it over; \
+            "another writer took the memory lock over before this save could commit (the save \
+             held it for more than {} s, or a concurrent take-over of a stale lock displaced it); \
              to avoid overwriting that writer's changes nothing was saved. Try again.",
             STALE_MS / 1000
         ),

@@ -1,7 +1,10 @@
 //! Tool-name tokenization and token-boundary pattern matching, shared by the family's guards
 //! (research-nudge classifies tools with it, pain-point-check matches its allowlist with it).
 //!
-//! It knows tool names only: nothing of WASM, JS, DSH, config files or any plugin's policy.
+//! It also suggests the nearest known name for a misspelt one ([`did_you_mean`]), which every
+//! row config and tool-argument validator of the family uses.
+//!
+//! It knows names only: nothing of WASM, JS, DSH, config files or any plugin's policy.
 //!
 //! Names are split into lowercase ASCII-alphanumeric tokens: at every character that is not an ASCII
 //! letter or digit, between a lowercase letter or digit and the uppercase letter after it
@@ -224,6 +227,51 @@ fn canonical_part(part: &str) -> String {
     let lead = if edge(part.chars().next()) { "_" } else { "" };
     let trail = if edge(part.chars().last()) { "_" } else { "" };
     format!("{lead}{core}{trail}")
+}
+
+/// The known name closest to `key`: the same name up to case, `_` and `-`, or within a
+/// Levenshtein distance of 2 (a quarter of the known name's length for long names) of such a
+/// folded spelling. Row configs and tool arguments of every plugin use it for their "did you
+/// mean" hints.
+pub fn did_you_mean<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let folded = fold(key);
+    known
+        .into_iter()
+        .filter_map(|known| {
+            let known_folded = fold(known);
+            let limit = (known_folded.len() / 4).max(2);
+            let distance = levenshtein(&folded, &known_folded, limit)?;
+            Some((distance, known))
+        })
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, known)| known)
+}
+
+/// Lowercases and drops `_` and `-`, as chars.
+fn fold(key: &str) -> Vec<char> {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The edit distance of `a` and `b` if it is at most `limit`.
+fn levenshtein(a: &[char], b: &[char], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    let distance = previous[b.len()];
+    (distance <= limit).then_some(distance)
 }
 
 #[cfg(test)]

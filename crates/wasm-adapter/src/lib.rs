@@ -10,5 +10,38 @@
 #[cfg(feature = "research-nudge")]
 pub mod research_nudge;
 
+use config::Issue;
+use serde_json::{Value, json};
+
+/// Reads a row config the shim sent as JSON text and validates it with the row's `validate`.
+pub(crate) fn parse_row<T>(
+    input: &str,
+    validate: fn(&Value) -> Result<T, Vec<Issue>>,
+) -> Result<T, Vec<Issue>> {
+    let value: Value = serde_json::from_str(input).map_err(|error| {
+        vec![Issue {
+            path: Vec::new(),
+            message: format!("config must be JSON ({error})"),
+        }]
+    })?;
+    validate(&value)
+}
+
+/// A validation result in the shape of a Standard Schema v1 result, as JSON text:
+/// `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
+pub(crate) fn standard_schema_json<T: serde::Serialize>(result: Result<T, Vec<Issue>>) -> String {
+    match result {
+        Ok(row) => json!({ "value": row }),
+        Err(issues) => json!({ "issues": issues }),
+    }
+    .to_string()
+}
+
 #[cfg(feature = "pain-point-check")]
 pub mod pain_point_check;
+
+#[cfg(feature = "autoresearch")]
+pub mod autoresearch;
+
+#[cfg(feature = "limit-break")]
+pub mod limit_break;

@@ -10,7 +10,7 @@ pub mod replay;
 
 use config::pain_point_check::{self as row, RowConfig};
 use gate::{AgentGate, Decision, LiftOutcome, Outcome, Settings, canonical_args_hash_str};
-use serde_json::{Value, json};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows, also the `source.plugin` of the check notice.
@@ -20,21 +20,11 @@ pub const PLUGIN_NAME: &str = "pain-point-check";
 /// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
 #[wasm_bindgen(js_name = validatePainPointConfig)]
 pub fn validate_config(input: &str) -> String {
-    let result = match parse_config(input) {
-        Ok(row) => json!({ "value": row }),
-        Err(issues) => json!({ "issues": issues }),
-    };
-    result.to_string()
+    crate::standard_schema_json(parse_config(input))
 }
 
 fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    let value: Value = serde_json::from_str(input).map_err(|error| {
-        vec![config::Issue {
-            path: Vec::new(),
-            message: format!("config must be JSON ({error})"),
-        }]
-    })?;
-    row::validate(&value)
+    crate::parse_row(input, row::validate)
 }
 
 /// The plugin for one validated config.

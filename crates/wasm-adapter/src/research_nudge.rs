@@ -23,7 +23,7 @@ use config::research_nudge::{self as row, RowConfig};
 use policy::{
     AgentState, Millis, NAME_CACHE_LIMIT, Observation, Policy, Tool, ToolCall, ToolClass,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows, also the `source.plugin` of the reminder message.
@@ -68,11 +68,7 @@ pub enum Flag {
 /// `{"issues": [{"message", "path"}]}`.
 #[wasm_bindgen(js_name = validateConfig)]
 pub fn validate_config(input: &str) -> String {
-    let result = match parse_config(input) {
-        Ok(row) => json!({ "value": row }),
-        Err(issues) => json!({ "issues": issues }),
-    };
-    result.to_string()
+    crate::standard_schema_json(parse_config(input))
 }
 
 /// Bytes of failure text the fingerprint reads from each end; the shim slices at least this many
@@ -83,13 +79,7 @@ pub fn failure_window() -> usize {
 }
 
 fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    let value: Value = serde_json::from_str(input).map_err(|error| {
-        vec![config::Issue {
-            path: Vec::new(),
-            message: format!("config must be JSON ({error})"),
-        }]
-    })?;
-    row::validate(&value)
+    crate::parse_row(input, row::validate)
 }
 
 /// The plugin for one validated config: settings, the interned tool names and the snooze tool's

@@ -25,6 +25,10 @@ function agentId(agent) {
   return isAgent(agent) && typeof agent.id === 'string' ? agent.id : undefined
 }
 
+/** Agents tracked at most: `agent/disposed` frees each one, and this bounds a host that never
+ * disposes (the oldest agent without a pending gate makes room). */
+export const MAX_AGENTS = 4096
+
 export function apply(ctx, config) {
   // DSH has already validated `config`; direct callers get the same fail-loud check.
   const plugin = new PainPointPlugin(encodeConfig(config))
@@ -35,9 +39,24 @@ export function apply(ctx, config) {
   const gates = new Map()
   // Agents whose gate is pending: only their `assistant/message` events cross into WebAssembly.
   const pending = new Set()
+  const forget = (id) => {
+    const gate = gates.get(id)
+    if (gate === undefined) return
+    gates.delete(id)
+    pending.delete(id)
+    gate.free()
+  }
   const gateOf = (id) => {
     let gate = gates.get(id)
     if (gate === undefined) {
+      if (gates.size >= MAX_AGENTS) {
+        for (const old of gates.keys()) {
+          if (!pending.has(old)) {
+            forget(old)
+            break
+          }
+        }
+      }
       gate = new PainPointGate()
       gates.set(id, gate)
     }
@@ -132,10 +151,6 @@ export function apply(ctx, config) {
 
   ctx.on('agent/disposed', (event) => {
     const id = agentId(event?.agent)
-    const gate = id === undefined ? undefined : gates.get(id)
-    if (gate === undefined) return
-    gates.delete(id)
-    pending.delete(id)
-    gate.free()
+    if (id !== undefined) forget(id)
   })
 }

@@ -231,3 +231,17 @@ test('hostile shapes never throw into DSH', async (t) => {
   assert.deepEqual(rejected, { kind: 'reject' })
   assert.ok(errors.length <= 2, 'reported at most once a minute per kind')
 })
+
+test('a host that never disposes agents keeps at most MAX_AGENTS, never dropping a pending gate', async () => {
+  const { tools } = await mount({})
+  const gated = { id: 'gated' }
+  await arm(tools, gated)
+  const early = { id: 'early' }
+  await call(tools, early, 'bash', { command: 'make' }, fail(2))
+  for (let i = 0; i < Plugin.MAX_AGENTS + 10; i++) {
+    await call(tools, { id: `a${i}` }, 'read', { i })
+  }
+  denied(await call(tools, gated, 'edit'), 'the pending gate survived the eviction')
+  await call(tools, early, 'bash', { command: 'make -j1' }, fail(2))
+  allowed(await call(tools, early, 'edit'), 'the idle agent was evicted: its first failure is forgotten')
+})

@@ -620,6 +620,7 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
                 assert_eq!(property["pattern"], REMINDER_REGEX, "{name}");
             }
             Rule::OneOf(choices) => assert_eq!(property["enum"], json!(choices), "{name}"),
+            Rule::Str { .. } => assert_eq!(property["type"], "string", "{name}"),
         }
     }
     assert_eq!(properties["debtThreshold"]["minimum"], 1);

@@ -1,0 +1,356 @@
+//! The `autoresearch` row: its serde type, every default, its validation rules (per key, then
+//! across keys) and schema, and (cargo feature `autoresearch`) the conversion into
+//! `autoresearch-core`'s `Settings`, whose defaults a test checks against these.
+//!
+//! The dependency on the core is optional: the core turns on serde_json's `float_roundtrip`, and
+//! feature unification would carry it into every other package's `.wasm` (~33 KB).
+
+use crate::{Field, Issue, PathSegment, Rule, validate_fields};
+#[cfg(feature = "autoresearch")]
+use autoresearch::{Limits, Settings};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The row's id in a profile's `cordis.patch.yml`.
+pub const ROW_ID: &str = "autoresearch";
+/// The npm package the row mounts.
+pub const PACKAGE_NAME: &str = "dsh-autoresearch";
+/// Prefix of the one-line summary [`crate::describe`] builds from validation issues.
+pub const MESSAGE_PREFIX: &str = "autoresearch: invalid config: ";
+
+/// Bounds of `defaultMaxExperiments` and `maxExperiments`.
+pub const EXPERIMENTS_MIN: u32 = 1;
+/// Largest candidate cap a deployment may allow.
+pub const EXPERIMENTS_MAX: u32 = 1_000;
+/// Smallest per-attempt timeout (1 s).
+pub const TIMEOUT_MIN_MS: u32 = 1_000;
+/// Largest per-attempt timeout (24 h).
+pub const TIMEOUT_MAX_MS: u32 = 86_400_000;
+/// Largest grace between SIGTERM and SIGKILL (10 min).
+pub const GRACE_MAX_MS: u32 = 600_000;
+/// Largest number of concurrent runs per repository.
+pub const ACTIVE_RUNS_MAX: u32 = 64;
+/// Smallest output cap (1 KiB).
+pub const OUTPUT_MIN_BYTES: u32 = 1_024;
+/// Largest output cap (256 MiB).
+pub const OUTPUT_MAX_BYTES: u32 = 268_435_456;
+/// Smallest result limit.
+pub const RESULT_MIN_CHARS: u32 = 1_024;
+/// Largest result limit.
+pub const RESULT_MAX_CHARS: u32 = 1_000_000;
+/// Default result limit (the tool result and the runner's `--json` line).
+pub const DEFAULT_MAX_RESULT_CHARS: u32 = 16_384;
+/// Default candidate cap of a spec without `max_experiments`.
+pub const DEFAULT_MAX_EXPERIMENTS: u32 = 20;
+/// Default largest `max_experiments`.
+pub const DEFAULT_EXPERIMENTS_CAP: u32 = 100;
+/// Default per-attempt timeout (15 min).
+pub const DEFAULT_TIMEOUT_MS: u32 = 900_000;
+/// Default largest per-attempt timeout (60 min).
+pub const DEFAULT_TIMEOUT_CAP_MS: u32 = 3_600_000;
+/// Default SIGTERM-to-SIGKILL grace.
+pub const DEFAULT_GRACE_MS: u32 = 5_000;
+/// Default output cap per stream (1 MiB).
+pub const DEFAULT_OUTPUT_BYTES: u32 = 1_048_576;
+/// Bounds of the retention windows, in days.
+pub const RETENTION_MIN_DAYS: u32 = 1;
+/// Largest retention window (ten years).
+pub const RETENTION_MAX_DAYS: u32 = 3_650;
+/// Default retention window, in days.
+pub const DEFAULT_RETENTION_DAYS: u32 = 30;
+
+/// JSON Schema `pattern` of `gitExecutable`: a bare program name or an absolute path.
+const GIT_EXECUTABLE_REGEX: &str = "^(/[^\\u0000]+|[^/\\s\\u0000]+)$";
+/// JSON Schema `pattern` of `stateRoot`: relative, no backslash (the `..` rule is Rust's).
+const STATE_ROOT_REGEX: &str = "^[^/\\\\\\s][^\\\\\\u0000]*$";
+/// JSON Schema `pattern` of `branchPrefix`: ref-safe characters ending in `/`.
+const BRANCH_PREFIX_REGEX: &str = "^[A-Za-z0-9][A-Za-z0-9._/-]*/$";
+
+/// The config of the `autoresearch` Cordis row; DSH replaces it whole, so omitted keys default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schemars(title = "autoresearch row config")]
+pub struct RowConfig {
+    /// The git binary: a bare name looked up on PATH, or an absolute path.
+    #[schemars(regex(pattern = GIT_EXECUTABLE_REGEX))]
+    pub git_executable: String,
+    /// State directory (tracker, worktrees, artifacts, TSV exports), relative to the repository's
+    /// git common directory.
+    #[schemars(regex(pattern = STATE_ROOT_REGEX))]
+    pub state_root: String,
+    /// Prefix of each run's branch (`<prefix><run_tag>-<run_id>`); must end in `/`.
+    #[schemars(regex(pattern = BRANCH_PREFIX_REGEX))]
+    pub branch_prefix: String,
+    /// Candidate cap when a run's spec gives no `max_experiments` (the baseline is separate).
+    #[schemars(range(min = EXPERIMENTS_MIN, max = EXPERIMENTS_MAX))]
+    pub default_max_experiments: u32,
+    /// Largest `max_experiments` a spec may ask for.
+    #[schemars(range(min = EXPERIMENTS_MIN, max = EXPERIMENTS_MAX))]
+    pub max_experiments: u32,
+    /// Per-attempt timeout (evaluator and proposer) when a spec gives no `timeout_ms`.
+    #[schemars(range(min = TIMEOUT_MIN_MS, max = TIMEOUT_MAX_MS))]
+    pub default_timeout_ms: u32,
+    /// Largest `timeout_ms` a spec may ask for.
+    #[schemars(range(min = TIMEOUT_MIN_MS, max = TIMEOUT_MAX_MS))]
+    pub max_timeout_ms: u32,
+    /// Grace between SIGTERM and SIGKILL when a process group is stopped.
+    #[schemars(range(max = GRACE_MAX_MS))]
+    pub termination_grace_ms: u32,
+    /// Runs that may hold a lock in one repository at once.
+    #[schemars(range(min = 1, max = ACTIVE_RUNS_MAX))]
+    pub max_active_runs_per_repository: u32,
+    /// Evaluator stdout kept per attempt (its tail); a longer final line fails the metric.
+    #[schemars(range(min = OUTPUT_MIN_BYTES, max = OUTPUT_MAX_BYTES))]
+    pub max_stdout_bytes: u32,
+    /// Evaluator stderr kept per attempt (its tail).
+    #[schemars(range(min = OUTPUT_MIN_BYTES, max = OUTPUT_MAX_BYTES))]
+    pub max_stderr_bytes: u32,
+    /// Longest result JSON (tool result, job output, the runner's `--json` line), in characters.
+    #[schemars(range(min = RESULT_MIN_CHARS, max = RESULT_MAX_CHARS))]
+    pub max_result_chars: u32,
+    /// Days a finished run's evaluator artifacts are kept (reserved: validated, not yet enforced).
+    #[schemars(range(min = RETENTION_MIN_DAYS, max = RETENTION_MAX_DAYS))]
+    pub artifact_retention_days: u32,
+    /// Keep the artifacts of failed attempts (reserved: validated, not yet enforced).
+    pub retain_failed_artifacts: bool,
+    /// Keep every run's worktree after it ends; must be false for `cleanupWorktreesOnSuccess`.
+    pub retain_worktrees: bool,
+    /// Remove the worktree after `target-reached` or `budget-limited` (never after a failure).
+    pub cleanup_worktrees_on_success: bool,
+    /// Write `<stateRoot>/exports/<run_id>.tsv` when a run ends.
+    pub export_tsv: bool,
+    /// Days TSV exports are kept (reserved: validated, not yet enforced).
+    #[schemars(range(min = RETENTION_MIN_DAYS, max = RETENTION_MAX_DAYS))]
+    pub tsv_retention_days: u32,
+}
+
+impl Default for RowConfig {
+    fn default() -> Self {
+        Self {
+            git_executable: "git".into(),
+            state_root: "dsh-autoresearch".into(),
+            branch_prefix: "autoresearch/".into(),
+            default_max_experiments: DEFAULT_MAX_EXPERIMENTS,
+            max_experiments: DEFAULT_EXPERIMENTS_CAP,
+            default_timeout_ms: DEFAULT_TIMEOUT_MS,
+            max_timeout_ms: DEFAULT_TIMEOUT_CAP_MS,
+            termination_grace_ms: DEFAULT_GRACE_MS,
+            max_active_runs_per_repository: 1,
+            max_stdout_bytes: DEFAULT_OUTPUT_BYTES,
+            max_stderr_bytes: DEFAULT_OUTPUT_BYTES,
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            artifact_retention_days: DEFAULT_RETENTION_DAYS,
+            retain_failed_artifacts: true,
+            retain_worktrees: true,
+            cleanup_worktrees_on_success: false,
+            export_tsv: true,
+            tsv_retention_days: DEFAULT_RETENTION_DAYS,
+        }
+    }
+}
+
+const EXPERIMENTS: Rule = Rule::Integer {
+    min: EXPERIMENTS_MIN,
+    max: EXPERIMENTS_MAX,
+};
+const TIMEOUT: Rule = Rule::Integer {
+    min: TIMEOUT_MIN_MS,
+    max: TIMEOUT_MAX_MS,
+};
+const OUTPUT: Rule = Rule::Integer {
+    min: OUTPUT_MIN_BYTES,
+    max: OUTPUT_MAX_BYTES,
+};
+const RETENTION: Rule = Rule::Integer {
+    min: RETENTION_MIN_DAYS,
+    max: RETENTION_MAX_DAYS,
+};
+
+/// Every key of [`RowConfig`] with its rule, in declaration order.
+const FIELDS: [Field; 18] = [
+    (
+        "gitExecutable",
+        Rule::Str {
+            what: "a bare program name or an absolute path",
+            check: git_executable,
+        },
+    ),
+    (
+        "stateRoot",
+        Rule::Str {
+            what: "a relative directory",
+            check: state_root,
+        },
+    ),
+    (
+        "branchPrefix",
+        Rule::Str {
+            what: "a branch name prefix ending in /",
+            check: branch_prefix,
+        },
+    ),
+    ("defaultMaxExperiments", EXPERIMENTS),
+    ("maxExperiments", EXPERIMENTS),
+    ("defaultTimeoutMs", TIMEOUT),
+    ("maxTimeoutMs", TIMEOUT),
+    (
+        "terminationGraceMs",
+        Rule::Integer {
+            min: 0,
+            max: GRACE_MAX_MS,
+        },
+    ),
+    (
+        "maxActiveRunsPerRepository",
+        Rule::Integer {
+            min: 1,
+            max: ACTIVE_RUNS_MAX,
+        },
+    ),
+    ("maxStdoutBytes", OUTPUT),
+    ("maxStderrBytes", OUTPUT),
+    (
+        "maxResultChars",
+        Rule::Integer {
+            min: RESULT_MIN_CHARS,
+            max: RESULT_MAX_CHARS,
+        },
+    ),
+    ("artifactRetentionDays", RETENTION),
+    ("retainFailedArtifacts", Rule::Flag),
+    ("retainWorktrees", Rule::Flag),
+    ("cleanupWorktreesOnSuccess", Rule::Flag),
+    ("exportTsv", Rule::Flag),
+    ("tsvRetentionDays", RETENTION),
+];
+
+fn git_executable(text: &str) -> Result<(), String> {
+    let bare = !text.is_empty() && !text.contains('/') && !text.chars().any(char::is_whitespace);
+    let absolute = text.starts_with('/') && text.len() > 1;
+    if text.contains('\0') || !(bare || absolute) {
+        return Err("must be a bare program name (no / or whitespace) or an absolute path".into());
+    }
+    Ok(())
+}
+
+fn state_root(text: &str) -> Result<(), String> {
+    let problem = if text.is_empty() || text.trim() != text {
+        "must be a non-empty relative path without surrounding whitespace"
+    } else if text.contains(['\0', '\r', '\n', '\\']) {
+        "must not contain NUL, CR, LF or a backslash"
+    } else if text.starts_with('/') {
+        "must be relative (no leading /)"
+    } else if text.split('/').any(|s| s == "..") {
+        "must not contain a .. segment"
+    } else if text.split('/').any(|s| s == "." || s.is_empty()) {
+        "must not contain a . or empty segment"
+    } else {
+        return Ok(());
+    };
+    Err(problem.into())
+}
+
+fn branch_prefix(text: &str) -> Result<(), String> {
+    let ok_chars = text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"._/-".contains(&b));
+    let starts = text
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric());
+    let segments_ok = text
+        .trim_end_matches('/')
+        .split('/')
+        .all(|s| !s.is_empty() && !s.starts_with('.') && !s.ends_with(".lock"));
+    if !text.ends_with('/') {
+        return Err("must end in /".into());
+    }
+    if !ok_chars || !starts || text.contains("..") || !segments_ok {
+        return Err("must start with a letter or digit and hold only letters, digits, `.`, `_`, `-` and `/`, with no empty segment, `..`, segment starting with `.` or ending in `.lock`".into());
+    }
+    Ok(())
+}
+
+/// Validates an `autoresearch` row config and builds it, or reports every problem found: the
+/// per-key rules first, then the rules across keys.
+pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
+    let row: RowConfig = validate_fields(&FIELDS, value)?;
+    let issues = row.across();
+    if issues.is_empty() {
+        Ok(row)
+    } else {
+        Err(issues)
+    }
+}
+
+fn across(key: &str, message: String) -> Issue {
+    crate::issue(vec![PathSegment::Key(key.to_owned())], message)
+}
+
+impl RowConfig {
+    /// The problems only several keys together show.
+    fn across(&self) -> Vec<Issue> {
+        let mut issues = Vec::new();
+        if self.default_max_experiments > self.max_experiments {
+            issues.push(across(
+                "defaultMaxExperiments",
+                format!(
+                    "must be <= maxExperiments ({}) (got {})",
+                    self.max_experiments, self.default_max_experiments
+                ),
+            ));
+        }
+        if self.default_timeout_ms > self.max_timeout_ms {
+            issues.push(across(
+                "defaultTimeoutMs",
+                format!(
+                    "must be <= maxTimeoutMs ({}) (got {})",
+                    self.max_timeout_ms, self.default_timeout_ms
+                ),
+            ));
+        }
+        if self.retain_worktrees && self.cleanup_worktrees_on_success {
+            issues.push(across(
+                "cleanupWorktreesOnSuccess",
+                "cannot be true while retainWorktrees is true (set retainWorktrees: false to remove the worktrees of successful runs) (got true)".into(),
+            ));
+        }
+        issues
+    }
+
+    /// The core's settings, or the issues only several keys together show.
+    #[cfg(feature = "autoresearch")]
+    pub fn settings(&self) -> Result<Settings, Vec<Issue>> {
+        let issues = self.across();
+        if !issues.is_empty() {
+            return Err(issues);
+        }
+        let defaults = Settings::default();
+        Ok(Settings {
+            limits: Limits {
+                default_max_experiments: self.default_max_experiments,
+                max_experiments: self.max_experiments,
+                default_timeout_ms: u64::from(self.default_timeout_ms),
+                max_timeout_ms: u64::from(self.max_timeout_ms),
+            },
+            state_root: self.state_root.clone(),
+            branch_prefix: self.branch_prefix.clone(),
+            termination_grace_ms: u64::from(self.termination_grace_ms),
+            max_stdout_bytes: u64::from(self.max_stdout_bytes),
+            max_stderr_bytes: u64::from(self.max_stderr_bytes),
+            max_active_runs_per_repository: self.max_active_runs_per_repository,
+            max_attempts_per_experiment: defaults.max_attempts_per_experiment,
+            export_tsv: self.export_tsv,
+            cleanup_worktrees_on_success: self.cleanup_worktrees_on_success,
+        })
+    }
+}
+
+/// The JSON Schema (draft-07) of the row config.
+pub fn json_schema() -> Value {
+    crate::schema_of::<RowConfig>()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,683 @@
+//! dsh-autoresearch's WebAssembly surface (cargo feature `autoresearch`).
+//!
+//! [`Run`] wraps the sans-I/O run core for a JS driver: `poll()` hands out the next effect as JSON
+//! ([`wire`] documents every shape), the driver performs it and feeds the answer back with
+//! `handle(inputJson, now)`, until a `report` effect; then the result is read as bounded JSON, TSV
+//! or a table. The same driver serves the headless runner (`bin/dsh-autoresearch.js`) and the DSH
+//! tool. Besides the run, this module validates the row config and run specs (every error naming
+//! the field, the rule and the value), renders the runner's `list` and `show`, and hands the
+//! driver the tracker's SQL texts so it never writes SQL of its own. Nothing here performs I/O or
+//! knows DSH.
+
+pub mod tool;
+pub mod wire;
+
+use autoresearch::spec::{self, Request, SpecError};
+use autoresearch::sql;
+use autoresearch::{Effect, Input, Phase, RunResult, RunState, Settings};
+use config::autoresearch::{self as row, RowConfig};
+use serde_json::{Map, Value, json};
+use wasm_bindgen::prelude::*;
+
+/// The plugin name DSH shows.
+pub const PLUGIN_NAME: &str = "autoresearch";
+/// What the headless runner says when a fresh spec has no proposer.
+pub const PROPOSER_REQUIRED: &str = "is required by the headless runner: {command, args} of a program that edits the worktree (its cwd), reads the JSON handoff on stdin and prints {\"hypothesis\", \"summary\"} as its last stdout line";
+/// Experiments a progress line about history shows at most.
+const TABLE_WINDOW: usize = 20;
+
+/// Validates a row config given as JSON text and answers in the shape of a Standard Schema v1
+/// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
+#[wasm_bindgen(js_name = validateAutoresearchConfig)]
+pub fn validate_config(input: &str) -> String {
+    crate::standard_schema_json(parse_config(input))
+}
+
+fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
+    crate::parse_row(input, row::validate)
+}
+
+/// The validated row and its core settings, or the one-line `autoresearch: invalid config: …`.
+pub fn settings_of(config_json: &str) -> Result<(RowConfig, Settings), String> {
+    let describe = |issues: Vec<config::Issue>| config::describe(row::MESSAGE_PREFIX, &issues);
+    let row = parse_config(config_json).map_err(describe)?;
+    let settings = row.settings().map_err(describe)?;
+    Ok((row, settings))
+}
+
+fn spec_error_json(e: &SpecError) -> Value {
+    json!({
+        "field": e.field,
+        "rule": e.rule,
+        "value": e.value,
+        "didYouMean": e.did_you_mean,
+        "message": e.to_string(),
+    })
+}
+
+/// Validates a run spec against the deployment's limits. `headless` is the runner's reading (a
+/// fresh spec needs `proposer`); otherwise the DSH tool's (no `proposer`: a child agent proposes).
+/// Answers `{"ok": {"kind": "fresh", "mode", "runTag", "repository"}}`,
+/// `{"ok": {"kind": "resume", "runId", "mode", "repository"}}` or
+/// `{"errors": [{"field", "rule", "value", "didYouMean", "message"}]}`.
+pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value {
+    let errors = match spec::parse(spec_json, &settings.limits) {
+        Ok(Request::Fresh { policy, mode }) => {
+            let mut errors = Vec::new();
+            match (&policy.proposer, headless) {
+                (None, true) => errors.push(SpecError {
+                    field: "proposer".into(),
+                    rule: PROPOSER_REQUIRED.into(),
+                    value: String::new(),
+                    did_you_mean: None,
+                }),
+                (Some(_), false) => errors.push(SpecError {
+                    field: "proposer".into(),
+                    rule: "is only for the headless runner (inside DSH a child agent proposes each candidate)".into(),
+                    value: String::new(),
+                    did_you_mean: None,
+                }),
+                _ => {}
+            }
+            if errors.is_empty() {
+                return json!({"ok": {
+                    "kind": "fresh",
+                    "mode": mode_name(mode),
+                    "runTag": policy.run_tag,
+                    "repository": policy.repository,
+                }});
+            }
+            errors
+        }
+        Ok(Request::Resume {
+            run_id,
+            mode,
+            repository,
+            ..
+        }) => {
+            return json!({"ok": {
+                "kind": "resume",
+                "runId": run_id,
+                "mode": mode_name(mode),
+                "repository": repository,
+            }});
+        }
+        Err(errors) => errors,
+    };
+    json!({"errors": errors.iter().map(spec_error_json).collect::<Vec<_>>()})
+}
+
+fn mode_name(mode: spec::Mode) -> &'static str {
+    match mode {
+        spec::Mode::Background => "background",
+        spec::Mode::Foreground => "foreground",
+    }
+}
+
+/// [`check_spec`] for JS; throws only for an invalid config.
+#[wasm_bindgen(js_name = validateAutoresearchSpec)]
+pub fn validate_spec(
+    spec_json: &str,
+    config_json: &str,
+    headless: bool,
+) -> Result<String, JsError> {
+    let (_, settings) = settings_of(config_json).map_err(|m| JsError::new(&m))?;
+    Ok(check_spec(spec_json, &settings, headless).to_string())
+}
+
+/// Whether `text` is a valid run id (a lowercase UUID), checked before any file is touched.
+#[wasm_bindgen(js_name = isAutoresearchRunId)]
+pub fn is_run_id(text: &str) -> bool {
+    spec::is_run_id(text)
+}
+
+/// The tracker database of a repository whose absolute git common dir is `git_common_dir`.
+#[wasm_bindgen(js_name = autoresearchTrackerPath)]
+pub fn tracker_path(git_common_dir: &str, config_json: &str) -> Result<String, JsError> {
+    let (_, settings) = settings_of(config_json).map_err(|m| JsError::new(&m))?;
+    Ok(autoresearch::tracker_path(
+        git_common_dir,
+        &settings.state_root,
+    ))
+}
+
+/// The tracker's SQL for the driver: `{pragmas, schemaVersion, loadRun, loadExperiments,
+/// loadAttempts, loadArtifacts, listRuns}` (statements take `:run_id`, `listRuns` `:limit`).
+#[wasm_bindgen(js_name = autoresearchSql)]
+pub fn sql_texts() -> String {
+    json!({
+        "pragmas": sql::PRAGMAS,
+        "schemaVersion": sql::SCHEMA_VERSION,
+        "loadRun": sql::LOAD_RUN,
+        "loadExperiments": sql::LOAD_EXPERIMENTS,
+        "loadAttempts": sql::LOAD_ATTEMPTS,
+        "loadArtifacts": sql::LOAD_ARTIFACTS,
+        "listRuns": sql::LIST_RUNS,
+    })
+    .to_string()
+}
+
+/// The migrations to apply to a tracker at `PRAGMA user_version` = `current`, as JSON
+/// `[{"version", "sql"}]`; throws for a database newer than this package.
+#[wasm_bindgen(js_name = autoresearchMigrations)]
+pub fn migrations(current: f64) -> Result<String, JsError> {
+    migrations_json(current as i64).map_err(|m| JsError::new(&m))
+}
+
+/// [`migrations`] in plain Rust.
+pub fn migrations_json(current: i64) -> Result<String, String> {
+    let plan = sql::migration_plan(current).map_err(|e| {
+        format!(
+            "the tracker's schema version {} is newer than this dsh-autoresearch understands ({}); upgrade the package",
+            e.found,
+            sql::SCHEMA_VERSION
+        )
+    })?;
+    Ok(json!(
+        plan.iter()
+            .map(|m| json!({"version": m.version, "sql": m.sql}))
+            .collect::<Vec<_>>()
+    )
+    .to_string())
+}
+
+/// Output formats of `list` and `show`.
+fn format_of(format: &str) -> Result<&str, String> {
+    match format {
+        "table" | "tsv" | "json" => Ok(format),
+        other => Err(format!("unknown format {other:?} (use table, tsv or json)")),
+    }
+}
+
+/// Renders `list`'s rows (from `listRuns`, newest first) as a table, TSV or JSON lines.
+pub fn render_list(rows_json: &str, format: &str) -> Result<String, String> {
+    let format = format_of(format)?;
+    let rows: Vec<Map<String, Value>> =
+        serde_json::from_str(rows_json).map_err(|e| format!("rows must be a JSON array ({e})"))?;
+    let cell = |r: &Map<String, Value>, k: &str| -> String {
+        match r.get(k) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) if k.ends_with("metric") => n
+                .as_f64()
+                .map(autoresearch::jcs::number)
+                .unwrap_or_default(),
+            Some(v) => v.to_string(),
+        }
+    };
+    let live = |r: &Map<String, Value>| {
+        RunState::parse(&cell(r, "state")).is_some_and(|s| !s.is_terminal())
+    };
+    let mut out = String::new();
+    match format {
+        "json" => {
+            for r in &rows {
+                let mut r = r.clone();
+                let lock =
+                    matches!(r.get("lock_held"), Some(Value::Number(n)) if n.as_i64() == Some(1));
+                r.insert("lock_held".into(), json!(lock));
+                out.push_str(&Value::Object(r).to_string());
+                out.push('\n');
+            }
+        }
+        "tsv" => {
+            let cols = [
+                "run_id",
+                "run_tag",
+                "state",
+                "metric_name",
+                "metric_direction",
+                "baseline_metric",
+                "best_metric",
+                "candidates",
+                "lock_held",
+                "branch",
+                "created_at",
+                "updated_at",
+            ];
+            out.push_str(&cols.join("\t"));
+            out.push('\n');
+            for r in &rows {
+                let line: Vec<String> = cols
+                    .iter()
+                    .map(|c| cell(r, c).replace(['\t', '\n', '\r'], " "))
+                    .collect();
+                out.push_str(&line.join("\t"));
+                out.push('\n');
+            }
+        }
+        _ => {
+            if rows.is_empty() {
+                return Ok("no autoresearch runs in this repository\n".into());
+            }
+            out.push_str(&format!(
+                "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
+                "run id", "tag", "state", "baseline", "best", "cands", "metric"
+            ));
+            for r in &rows {
+                let metric = format!(
+                    "{} ({}){}",
+                    cell(r, "metric_name"),
+                    cell(r, "metric_direction"),
+                    if live(r) { ", not finished" } else { "" }
+                );
+                out.push_str(&format!(
+                    "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
+                    cell(r, "run_id"),
+                    autoresearch::metric::clip(&cell(r, "run_tag"), 16),
+                    cell(r, "state"),
+                    or_dash(cell(r, "baseline_metric")),
+                    or_dash(cell(r, "best_metric")),
+                    cell(r, "candidates"),
+                    metric
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn or_dash(s: String) -> String {
+    if s.is_empty() { "-".into() } else { s }
+}
+
+/// `show`: one stored run (rows as `loaded` carries them) as a table, TSV or bounded JSON, without
+/// recovering or writing anything.
+pub fn render_stored(
+    rows_json: &str,
+    tracker: &str,
+    config_json: &str,
+    format: &str,
+) -> Result<String, String> {
+    let format = format_of(format)?;
+    let (row, settings) = settings_of(config_json)?;
+    let value: Value =
+        serde_json::from_str(rows_json).map_err(|e| format!("rows must be JSON ({e})"))?;
+    let rows = wire::rows_from_json(&value)?;
+    let result = autoresearch::Run::snapshot(&rows, tracker, settings)?;
+    Ok(render(&result, format, &row))
+}
+
+fn render(result: &RunResult, format: &str, row: &RowConfig) -> String {
+    match format {
+        "tsv" => result.to_tsv(),
+        "json" => format!("{}\n", result.to_json(row.max_result_chars as usize)),
+        _ => result.to_table(TABLE_WINDOW),
+    }
+}
+
+/// [`render_list`] for JS.
+#[wasm_bindgen(js_name = renderAutoresearchList)]
+pub fn render_list_js(rows_json: &str, format: &str) -> Result<String, JsError> {
+    render_list(rows_json, format).map_err(|m| JsError::new(&m))
+}
+
+/// [`render_stored`] for JS.
+#[wasm_bindgen(js_name = renderAutoresearchRun)]
+pub fn render_stored_js(
+    rows_json: &str,
+    tracker: &str,
+    config_json: &str,
+    format: &str,
+) -> Result<String, JsError> {
+    render_stored(rows_json, tracker, config_json, format).map_err(|m| JsError::new(&m))
+}
+
+/// The DSH tool's texts and shapes (see [`tool::texts`]) as JSON text.
+#[wasm_bindgen(js_name = autoresearchToolTexts)]
+pub fn tool_texts() -> String {
+    tool::texts().to_string()
+}
+
+/// The proposal child's first message for one round.
+#[wasm_bindgen(js_name = autoresearchRoundPrompt)]
+pub fn round_prompt(handoff: &str) -> String {
+    tool::round_prompt(handoff)
+}
+
+/// The guard's refusal of a call after the report.
+#[wasm_bindgen(js_name = autoresearchRoundOver)]
+pub fn round_over(tool_name: &str) -> String {
+    tool::round_over(tool_name)
+}
+
+/// Checks the report tool's arguments: `{"ok": {hypothesis, summary}}` or `{"error"}`.
+#[wasm_bindgen(js_name = checkAutoresearchReport)]
+pub fn check_report(args_json: &str) -> String {
+    tool::check_report(args_json).to_string()
+}
+
+/// The model-facing text of a tool output value (JSON text).
+#[wasm_bindgen(js_name = renderAutoresearchOutput)]
+pub fn render_output(value_json: &str) -> String {
+    match serde_json::from_str::<Value>(value_json) {
+        Ok(v) => tool::render_output(&v),
+        Err(_) => value_json.to_owned(),
+    }
+}
+
+/// A background job's final output from the bounded result JSON.
+#[wasm_bindgen(js_name = autoresearchJobOutput)]
+pub fn job_output(result_json: &str) -> String {
+    tool::job_output(result_json)
+}
+
+/// The prompt note about unfinished runs (from `listRuns` rows), or `undefined`.
+#[wasm_bindgen(js_name = autoresearchInterruptedNote)]
+pub fn interrupted_note(rows_json: &str) -> Option<String> {
+    tool::interrupted_note(rows_json)
+}
+
+/// One autoresearch run, driven from JS.
+#[wasm_bindgen(js_name = AutoresearchRun)]
+pub struct Run {
+    inner: autoresearch::Run,
+    row: RowConfig,
+    progress: Progress,
+}
+
+impl Run {
+    fn wrap(inner: autoresearch::Run, row: RowConfig) -> Run {
+        Run {
+            inner,
+            row,
+            progress: Progress::default(),
+        }
+    }
+
+    /// A run from a validated spec: a fresh run under `run_id` (a fresh lowercase UUID from the
+    /// driver), or the resume the spec asks for (`run_id` is then unused). `caller_repository`
+    /// stands in when the spec names no repository (the caller's cwd).
+    pub fn from_spec(
+        spec_json: &str,
+        run_id: &str,
+        config_json: &str,
+        now: u64,
+    ) -> Result<Run, String> {
+        let (row, settings) = settings_of(config_json)?;
+        let request = spec::parse(spec_json, &settings.limits).map_err(|errors| {
+            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            format!("invalid spec: {}", list.join("; "))
+        })?;
+        let inner = match request {
+            Request::Fresh { policy, .. } => {
+                autoresearch::Run::start(*policy, run_id, settings, now)
+            }
+            Request::Resume {
+                run_id,
+                repository,
+                given,
+                ..
+            } => autoresearch::Run::resume(&run_id, given, repository, settings, now),
+        }
+        .map_err(|e| format!("{e:?}"))?;
+        Ok(Run::wrap(inner, row))
+    }
+
+    /// Resumes `run_id` with its stored policy.
+    pub fn resume_id(
+        run_id: &str,
+        repository: Option<String>,
+        config_json: &str,
+        now: u64,
+    ) -> Result<Run, String> {
+        let (row, settings) = settings_of(config_json)?;
+        let inner = autoresearch::Run::resume(run_id, Map::new(), repository, settings, now)
+            .map_err(|_| format!("resume: run id must be a lowercase UUID (got {run_id:?})"))?;
+        Ok(Run::wrap(inner, row))
+    }
+
+    /// Abandons `run_id` (see [`autoresearch::Run::abandon`]).
+    pub fn abandon_id(
+        run_id: &str,
+        reason: &str,
+        repository: Option<String>,
+        config_json: &str,
+        now: u64,
+    ) -> Result<Run, String> {
+        let (row, settings) = settings_of(config_json)?;
+        let inner = autoresearch::Run::abandon(run_id, reason, repository, settings, now)
+            .map_err(|_| format!("abandon: run id must be a lowercase UUID (got {run_id:?})"))?;
+        Ok(Run::wrap(inner, row))
+    }
+
+    /// The next effect as JSON.
+    pub fn poll_json(&mut self) -> Option<Value> {
+        let effect = self.inner.poll()?;
+        self.progress.on_effect(&effect, self.inner.run_id());
+        if let Effect::Report(result) = &effect {
+            self.progress.observe(result);
+            self.progress.lines.push(format!(
+                "run {} ended: {}{}",
+                result.run_id,
+                result.status_text(),
+                result
+                    .blocker
+                    .as_ref()
+                    .map(|b| format!(
+                        " ({}: {})",
+                        b.code,
+                        autoresearch::metric::clip(&b.message, 200)
+                    ))
+                    .unwrap_or_default()
+            ));
+        }
+        Some(wire::effect_json(&effect))
+    }
+
+    /// Feeds one input given as JSON.
+    pub fn handle_json(&mut self, input: &Value, now: u64) -> Result<(), String> {
+        let input: Input = wire::input_from_json(input)?;
+        self.inner
+            .handle(input, now)
+            .map_err(|e| format!("driver error: {e}"))?;
+        let result = self.inner.result();
+        self.progress.observe(&result);
+        Ok(())
+    }
+
+    /// The result: final once done, else as it stands.
+    pub fn result(&self) -> RunResult {
+        match self.inner.status() {
+            Phase::Done(r) => *r,
+            Phase::Waiting => self.inner.result(),
+        }
+    }
+}
+
+#[wasm_bindgen(js_class = AutoresearchRun)]
+impl Run {
+    /// See [`Run::from_spec`]; throws `invalid spec: …` or the config message.
+    #[wasm_bindgen(js_name = fromSpec)]
+    pub fn from_spec_js(
+        spec_json: &str,
+        run_id: &str,
+        config_json: &str,
+        now: f64,
+    ) -> Result<Run, JsError> {
+        Run::from_spec(spec_json, run_id, config_json, now as u64).map_err(|m| JsError::new(&m))
+    }
+
+    /// Resumes `run_id` with its stored policy; `repository` (the caller's cwd) locates it.
+    #[wasm_bindgen(js_name = resume)]
+    pub fn resume_js(
+        run_id: &str,
+        repository: Option<String>,
+        config_json: &str,
+        now: f64,
+    ) -> Result<Run, JsError> {
+        Run::resume_id(run_id, repository, config_json, now as u64).map_err(|m| JsError::new(&m))
+    }
+
+    /// Abandons `run_id`: terminates leftover process groups, cancels it, releases its lock.
+    #[wasm_bindgen(js_name = abandon)]
+    pub fn abandon_js(
+        run_id: &str,
+        reason: &str,
+        repository: Option<String>,
+        config_json: &str,
+        now: f64,
+    ) -> Result<Run, JsError> {
+        Run::abandon_id(run_id, reason, repository, config_json, now as u64)
+            .map_err(|m| JsError::new(&m))
+    }
+
+    /// The next effect as JSON text, or `undefined` when none is ready.
+    pub fn poll(&mut self) -> Option<String> {
+        self.poll_json().map(|v| v.to_string())
+    }
+
+    /// Feeds the answer to an effect (or `{"type": "cancel", "reason"}`) as JSON text; throws on
+    /// driver misuse (an unknown id, a wrong answer, a malformed input).
+    pub fn handle(&mut self, input_json: &str, now: f64) -> Result<(), JsError> {
+        let value: Value = serde_json::from_str(input_json)
+            .map_err(|e| JsError::new(&format!("input must be JSON ({e})")))?;
+        self.handle_json(&value, now as u64)
+            .map_err(|m| JsError::new(&m))
+    }
+
+    /// Whether the run reported its result.
+    #[wasm_bindgen(getter)]
+    pub fn done(&self) -> bool {
+        matches!(self.inner.status(), Phase::Done(_))
+    }
+
+    /// The run state as last written.
+    #[wasm_bindgen(getter)]
+    pub fn state(&self) -> String {
+        self.inner.state().as_str().to_owned()
+    }
+
+    /// The run id.
+    #[wasm_bindgen(getter, js_name = runId)]
+    pub fn run_id(&self) -> String {
+        self.inner.run_id().to_owned()
+    }
+
+    /// The result status (`target-reached`, …) once done.
+    #[wasm_bindgen(getter)]
+    pub fn status(&self) -> Option<String> {
+        match self.inner.status() {
+            Phase::Done(r) => Some(r.status.as_str().to_owned()),
+            Phase::Waiting => None,
+        }
+    }
+
+    /// The dsh-jobs status of the finished run: `completed`, `failed` or `killed`.
+    #[wasm_bindgen(getter, js_name = jobStatus)]
+    pub fn job_status(&self) -> Option<String> {
+        match self.inner.status() {
+            Phase::Done(r) => Some(r.status.job_status().to_owned()),
+            Phase::Waiting => None,
+        }
+    }
+
+    /// The result as JSON text of at most the config's `maxResultChars` characters.
+    #[wasm_bindgen(js_name = resultJson)]
+    pub fn result_json(&self) -> String {
+        self.result()
+            .to_json(self.row.max_result_chars as usize)
+            .to_string()
+    }
+
+    /// The result's experiments as TSV.
+    #[wasm_bindgen(js_name = resultTsv)]
+    pub fn result_tsv(&self) -> String {
+        self.result().to_tsv()
+    }
+
+    /// The result as a human table of the last `window` experiments.
+    #[wasm_bindgen(js_name = resultTable)]
+    pub fn result_table(&self, window: u32) -> String {
+        self.result().to_table(window as usize)
+    }
+
+    /// Progress lines since the last call, joined by `\n`, or `undefined`.
+    #[wasm_bindgen(js_name = takeProgress)]
+    pub fn take_progress(&mut self) -> Option<String> {
+        if self.progress.lines.is_empty() {
+            return None;
+        }
+        Some(std::mem::take(&mut self.progress.lines).join("\n"))
+    }
+}
+
+/// Human progress lines, derived from the experiments' states as they change.
+#[derive(Default)]
+struct Progress {
+    lines: Vec<String>,
+    seen: Vec<(String, String)>,
+}
+
+impl Progress {
+    fn on_effect(&mut self, effect: &Effect, run_id: &str) {
+        let short = |id: &str| {
+            id.strip_prefix(run_id)
+                .map(|s| s.trim_start_matches('-').to_owned())
+                .unwrap_or_else(|| id.to_owned())
+        };
+        match effect {
+            Effect::RunEvaluator {
+                attempt_id,
+                timeout_ms,
+                ..
+            } => self.lines.push(format!(
+                "{}: evaluator started (timeout {} ms)",
+                short(attempt_id),
+                timeout_ms
+            )),
+            Effect::RunProposer { timeout_ms, .. } => self
+                .lines
+                .push(format!("proposer started (timeout {timeout_ms} ms)")),
+            Effect::TerminateProcessGroup { attempt_id, .. } => self.lines.push(format!(
+                "{}: making sure the interrupted evaluator's process group is gone",
+                short(attempt_id)
+            )),
+            _ => {}
+        }
+    }
+
+    fn observe(&mut self, result: &RunResult) {
+        let name = &result.metric_name;
+        let best = result
+            .best
+            .as_ref()
+            .map(|b| autoresearch::jcs::number(b.metric));
+        for e in &result.experiments {
+            let known = self.seen.iter_mut().find(|(id, _)| *id == e.experiment_id);
+            match known {
+                Some((_, state)) if *state == e.state => continue,
+                Some((_, state)) => *state = e.state.clone(),
+                None => self.seen.push((e.experiment_id.clone(), e.state.clone())),
+            }
+            let who = if e.kind == "baseline" {
+                "baseline".to_owned()
+            } else {
+                format!("candidate {}", e.ordinal)
+            };
+            let metric = e.metric.map(autoresearch::jcs::number).unwrap_or_default();
+            let line = match (e.state.as_str(), e.kind) {
+                ("proposing", _) => format!("{who}: proposing"),
+                ("prepared", _) => format!("{who}: proposal validated, committing"),
+                ("accepted", "baseline") => format!("{who}: {name} = {metric}"),
+                ("accepted", _) => format!("{who}: accepted, {name} = {metric} (new best)"),
+                ("rejected", _) => format!(
+                    "{who}: rejected, {name} = {metric} (best stays {})",
+                    best.clone().unwrap_or_default()
+                ),
+                ("failed" | "policy-violation", _) => format!(
+                    "{who}: {} ({}: {})",
+                    e.state,
+                    e.failure_code.as_deref().unwrap_or("-"),
+                    autoresearch::metric::clip(e.failure_message.as_deref().unwrap_or(""), 200)
+                ),
+                ("cancelled", _) => format!("{who}: cancelled"),
+                _ => continue,
+            };
+            self.lines.push(line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,338 @@
+//! The `autoresearch` DSH tool's texts and shapes: its parameter and output schemas, the model
+//! guidance, the child agent's round prompt, section and report tool, the report check, and the
+//! renderings of the tool output and the job output. The shim registers and drives; every word
+//! the models read comes from here.
+
+use autoresearch::metric::{MAX_REPORT_FIELD_CHARS, clip};
+use autoresearch::spec::MAX_OBJECTIVE_CHARS;
+use serde_json::{Map, Value, json};
+use std::fmt::Write as _;
+
+/// The tool name.
+pub const TOOL_NAME: &str = "autoresearch";
+/// The child-scoped report tool's name.
+pub const REPORT_TOOL_NAME: &str = "autoresearch_report";
+/// Tools a proposal child may use (intersected with the tools that exist), besides the report.
+pub const CHILD_TOOLS: [&str; 5] = ["read", "write", "edit", "glob", "grep"];
+/// Experiments the rendered tool output lists at most.
+const RENDER_WINDOW: usize = 10;
+
+const DESCRIPTION: &str = "Run a bounded, metric-driven optimization loop in an isolated git worktree of the repository. A baseline is measured first; then each round a child agent edits only files matching mutable_globs, the evaluator you name (a shell-free argv) measures one number printed as the last stdout line ({\"<metric_name>\": <number>}), and the change is kept only when it strictly improves that number. Your checkout and branches are never touched; results live on the run branch autoresearch/<run_tag>-<run_id>. Runs in the background by default (collect the result with job_output, stop it with job_kill); mode: \"foreground\" blocks until the run ends. Resume an interrupted run with resume_run_id. Use it only when the user asks for an autoresearch/optimization run.";
+
+/// The tool's parameter schema (JSON Schema; validated in Rust, not by DSH).
+pub fn parameters() -> Value {
+    let paths = |d: &str| json!({"type": "array", "items": {"type": "string"}, "description": d});
+    json!({
+        "type": "object",
+        "properties": {
+            "objective": {"type": "string", "description": format!("What to improve, handed to every proposal round (at most {MAX_OBJECTIVE_CHARS} characters). Required for a new run.")},
+            "mutable_globs": paths("Relative globs of the only paths a proposal may change, anchored at the repository root (`src` is only that path; use `src/**` for a directory). Required for a new run."),
+            "evaluation": {
+                "type": "object",
+                "description": "The evaluator, run without a shell in the worktree. Required for a new run.",
+                "properties": {
+                    "command": {"type": "string", "description": "Program (a name on PATH or a path)."},
+                    "args": {"type": "array", "items": {"type": "string"}, "description": "Arguments, passed exactly."},
+                    "cwd": {"type": "string", "description": "Working directory relative to the repository root (default `.`)."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            },
+            "metric_name": {"type": "string", "description": "Key of the metric in the JSON object on the evaluator's last stdout line. Required for a new run."},
+            "metric_direction": {"type": "string", "enum": ["minimize", "maximize"], "description": "Which way is better. Required for a new run."},
+            "run_tag": {"type": "string", "description": "Fresh tag for a new run (lowercase letters, digits, `.`, `_`, `-`). Give exactly one of run_tag and resume_run_id."},
+            "resume_run_id": {"type": "string", "description": "The run id of an interrupted run to continue (its stored policy is used)."},
+            "constraints": paths("Single-line rules every proposal round must follow."),
+            "exceptional_allowlists": {
+                "type": "object",
+                "description": "Protected paths a proposal may change after all: {dependencies, evaluators, datasets, submodules, gitConfig}, each a list of relative paths.",
+                "additionalProperties": true
+            },
+            "timeout_ms": {"type": "integer", "description": "Per-attempt timeout for the evaluator and each proposal round."},
+            "max_experiments": {"type": "integer", "description": "Candidate budget (the baseline is extra)."},
+            "max_consecutive_failures": {"type": "integer", "description": "Failed rounds in a row that end the run (default 3)."},
+            "target": {"type": "number", "description": "Stop as soon as the best metric reaches this value (inclusive)."},
+            "provenance": {
+                "type": "object",
+                "description": "Labels {evaluator?, dataset?}; a label that is a path in the repository is hashed and protected.",
+                "additionalProperties": true
+            },
+            "environment": {
+                "type": "object",
+                "description": "Evaluator environment variables (string values; no DSH_ prefix). Stored only as hashes.",
+                "additionalProperties": true
+            },
+            "repository": {"type": "string", "description": "Repository directory, relative to your working directory (default: your working directory)."},
+            "mode": {"type": "string", "enum": ["background", "foreground"], "description": "background (default): a dsh job; foreground: wait for the result."}
+        },
+        "required": [],
+        "additionalProperties": false
+    })
+}
+
+/// The tool's output schema, in DSH's enforced JSON Schema subset.
+pub fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["background", "background-start-failed", "foreground"]}
+        },
+        "required": ["kind"],
+        "additionalProperties": true
+    })
+}
+
+/// The parent agents' prompt section.
+pub const GUIDANCE: &str = "# autoresearch\nThe `autoresearch` tool runs a metric-driven keep/reject optimization loop in an isolated git worktree (a baseline first, then child-agent proposals that may edit only `mutable_globs`, each kept only when the evaluator's metric strictly improves). Call it only when the user explicitly asks for an autoresearch or optimization run, with an evaluator that prints the metric as JSON on its last stdout line. It runs as a background job by default: keep working or wait with `job_output` (wait: true) on the returned job id; `job_kill` cancels it. An interrupted run continues with `resume_run_id`.";
+
+/// The child agent's prompt section.
+pub const CHILD_SECTION: &str = "# autoresearch proposal round\nYou are one proposal round of an autoresearch run, working in the run's own git worktree (your working directory). Make one focused change to files matching mutable_globs that you expect to improve the metric, then call `autoresearch_report` exactly once with your hypothesis and a summary of the change; that ends the round. Read a file before you write or edit it. Do not run programs or touch other files: the host evaluates your change, and paths outside mutable_globs (the evaluator above all) make the round a policy violation.";
+
+/// The child's first (and only) user message for one round.
+pub fn round_prompt(handoff: &str) -> String {
+    format!(
+        "AUTORESEARCH PROPOSAL ROUND\n\nThe run's state follows as JSON: objective, constraints, mutable_globs, the metric and its direction, the target, the best metric so far, the remaining budget, and the recent experiments with their hypotheses, outcomes and failures (learn from them; do not repeat a rejected idea).\n\n{handoff}\n\nMake one change now (read before you write), then call `{REPORT_TOOL_NAME}` with `hypothesis` (why this should improve the metric) and `summary` (what you changed)."
+    )
+}
+
+/// The report tool's definition fields (name, description, parameters).
+pub fn report_tool() -> Value {
+    json!({
+        "name": REPORT_TOOL_NAME,
+        "description": "Finish this autoresearch proposal round: report your hypothesis and what you changed. Call it exactly once, after your edit; it ends the round.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "hypothesis": {"type": "string", "description": "Why the change should improve the metric."},
+                "summary": {"type": "string", "description": "What you changed, in a sentence or two."}
+            },
+            "required": ["hypothesis", "summary"],
+            "additionalProperties": false
+        }
+    })
+}
+
+/// The report tool's result text.
+pub const REPORT_ACCEPTED: &str =
+    "Report recorded. The round is over: the host now validates and evaluates your change.";
+
+/// What a guard answers for a call after the report.
+pub fn round_over(tool: &str) -> String {
+    format!("the autoresearch round is over (already reported); `{tool}` refused")
+}
+
+/// Checks the report tool's arguments: `{"ok": {hypothesis, summary}}` or `{"error": text}`.
+pub fn check_report(args_json: &str) -> Value {
+    let value: Value = match serde_json::from_str(args_json) {
+        Ok(v) => v,
+        Err(e) => return json!({"error": format!("arguments must be JSON ({e})")}),
+    };
+    let Some(obj) = value.as_object() else {
+        return json!({"error": "arguments must be an object {hypothesis, summary}"});
+    };
+    let mut problems = Vec::new();
+    for key in obj.keys() {
+        if key != "hypothesis" && key != "summary" {
+            problems.push(format!("{key}: unknown key (use hypothesis and summary)"));
+        }
+    }
+    let mut field = |key: &str| match obj.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            Some(clip(s.trim(), MAX_REPORT_FIELD_CHARS))
+        }
+        Some(other) => {
+            problems.push(format!(
+                "{key}: must be a non-empty string (got {})",
+                config::render(other)
+            ));
+            None
+        }
+        None => {
+            problems.push(format!("{key}: is required"));
+            None
+        }
+    };
+    let (hypothesis, summary) = (field("hypothesis"), field("summary"));
+    match (hypothesis, summary) {
+        (Some(h), Some(s)) if problems.is_empty() => {
+            json!({"ok": {"hypothesis": h, "summary": s}})
+        }
+        _ => json!({"error": problems.join("; ")}),
+    }
+}
+
+fn num(v: &Value) -> String {
+    v.as_f64()
+        .map(autoresearch::jcs::number)
+        .unwrap_or_else(|| "-".into())
+}
+
+fn short(v: &Value) -> &str {
+    let s = v.as_str().unwrap_or("-");
+    &s[..s.len().min(8)]
+}
+
+/// The model-facing text of a tool result (`background`, `background-start-failed` or
+/// `foreground`).
+pub fn render_output(value: &Value) -> String {
+    match value["kind"].as_str() {
+        Some("background") => format!(
+            "Started autoresearch run {} as background job {}.\nbranch {}\nworktree {}\nCollect the result with job_output (job_id {}, wait: true); stop it with job_kill. If the host stops first, continue later with resume_run_id {}.",
+            value["runId"].as_str().unwrap_or("-"),
+            value["jobId"].as_str().unwrap_or("-"),
+            value["branch"].as_str().unwrap_or("-"),
+            value["worktree"].as_str().unwrap_or("-"),
+            value["jobId"].as_str().unwrap_or("-"),
+            value["runId"].as_str().unwrap_or("-"),
+        ),
+        Some("background-start-failed") => {
+            let mut out = format!(
+                "The autoresearch run could not start ({}): {}",
+                value["status"].as_str().unwrap_or("failed"),
+                value["reason"].as_str().unwrap_or("")
+            );
+            for e in value["evidence"].as_array().map_or(&[][..], Vec::as_slice) {
+                let _ = write!(out, "\n- {}", e.as_str().unwrap_or(""));
+            }
+            out
+        }
+        Some("foreground") => summary(&value["run"]),
+        _ => value.to_string(),
+    }
+}
+
+/// A run result (the bounded JSON) as a few lines of text.
+pub fn summary(run: &Value) -> String {
+    let mut out = format!(
+        "autoresearch run {}: {}\n",
+        run["run_id"].as_str().unwrap_or("-"),
+        run["status"].as_str().unwrap_or("-")
+    );
+    let point = |p: &Value| {
+        if p.is_null() {
+            "-".to_owned()
+        } else {
+            format!("{} at {}", num(&p["metric"]), short(&p["commit"]))
+        }
+    };
+    let _ = writeln!(
+        out,
+        "metric {} ({}): baseline {}, best {}{}",
+        run["metric_name"].as_str().unwrap_or("-"),
+        run["metric_direction"].as_str().unwrap_or("-"),
+        point(&run["baseline"]),
+        point(&run["best"]),
+        if run["target"].is_null() {
+            String::new()
+        } else {
+            format!(", target {}", num(&run["target"]))
+        }
+    );
+    let c = &run["counts"];
+    let _ = writeln!(
+        out,
+        "candidates: {} started, {} accepted, {} rejected, {} failed, {} policy violations",
+        c["experiments_started"], c["accepted"], c["rejected"], c["failed"], c["policy_violations"]
+    );
+    let _ = writeln!(
+        out,
+        "branch {} (your checkout is unchanged)",
+        run["branch"].as_str().unwrap_or("-")
+    );
+    if let Some(b) = run["blocker"].as_object() {
+        let _ = writeln!(
+            out,
+            "blocker {}: {}",
+            b.get("code").and_then(Value::as_str).unwrap_or("-"),
+            b.get("message").and_then(Value::as_str).unwrap_or("")
+        );
+        for e in b
+            .get("evidence")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+        {
+            let _ = writeln!(out, "  - {}", e.as_str().unwrap_or(""));
+        }
+    }
+    let experiments = run["experiments"].as_array().map_or(&[][..], Vec::as_slice);
+    let skip = experiments.len().saturating_sub(RENDER_WINDOW);
+    for e in &experiments[skip..] {
+        let note = e["failure_code"]
+            .as_str()
+            .map(|code| {
+                format!(
+                    "{code}: {}",
+                    clip(e["failure_message"].as_str().unwrap_or(""), 120)
+                )
+            })
+            .or_else(|| e["hypothesis"].as_str().map(|h| clip(h, 120)))
+            .unwrap_or_default()
+            .replace(['\n', '\r', '\t'], " ");
+        let _ = writeln!(
+            out,
+            "#{} {} {} {}{}",
+            e["ordinal"],
+            e["state"].as_str().unwrap_or("-"),
+            num(&e["metric"]),
+            short(&e["candidate_commit"]),
+            if note.is_empty() {
+                String::new()
+            } else {
+                format!(" — {note}")
+            }
+        );
+    }
+    out
+}
+
+/// A background job's final output: the summary, then the bounded result JSON.
+pub fn job_output(result_json: &str) -> String {
+    match serde_json::from_str::<Value>(result_json) {
+        Ok(run) => format!("{}\nresult JSON:\n{result_json}", summary(&run)),
+        Err(_) => result_json.to_owned(),
+    }
+}
+
+/// The prompt note about runs a previous host left unfinished (from `listRuns` rows).
+pub fn interrupted_note(rows_json: &str) -> Option<String> {
+    let rows: Vec<Map<String, Value>> = serde_json::from_str(rows_json).ok()?;
+    let live: Vec<String> = rows
+        .iter()
+        .filter(|r| {
+            r.get("state")
+                .and_then(Value::as_str)
+                .and_then(autoresearch::RunState::parse)
+                .is_some_and(|s| !s.is_terminal())
+        })
+        .map(|r| {
+            format!(
+                "- {} (tag {}, state {})",
+                r.get("run_id").and_then(Value::as_str).unwrap_or("-"),
+                r.get("run_tag").and_then(Value::as_str).unwrap_or("-"),
+                r.get("state").and_then(Value::as_str).unwrap_or("-")
+            )
+        })
+        .collect();
+    if live.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "# autoresearch: unfinished runs\nThese autoresearch runs in this repository were interrupted (their host stopped). They hold their repository lock until resumed; mention them if the user asks about autoresearch, and continue one only when asked, with `autoresearch` and resume_run_id:\n{}",
+        live.join("\n")
+    ))
+}
+
+/// Every text and shape the shim needs, as one JSON object.
+pub fn texts() -> Value {
+    json!({
+        "name": TOOL_NAME,
+        "description": DESCRIPTION,
+        "parameters": parameters(),
+        "outputSchema": output_schema(),
+        "guidance": GUIDANCE,
+        "childSection": CHILD_SECTION,
+        "childTools": CHILD_TOOLS,
+        "report": report_tool(),
+        "reportAccepted": REPORT_ACCEPTED,
+    })
+}

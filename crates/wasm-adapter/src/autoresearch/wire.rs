@@ -1,0 +1,492 @@
+//! The JSON wire format between the run core and the JS driver: each [`Effect`] as one JSON
+//! object with a `kind`, each [`Input`] read from one JSON object with a `type`.
+//!
+//! Effects (`id` is the number the answer names):
+//!
+//! | kind | fields | answer |
+//! |---|---|---|
+//! | `discover` | `repository` (string or null) | `discovered {facts: {toplevel, gitCommonDir, head}}` |
+//! | `openTracker` | `path` | `done` |
+//! | `persist` | `statements: [{sql, params: {name: ["int", "5"] \| ["real", 1.5] \| ["text", "s"] \| null}}]` | `persisted {changes: [n…]}` |
+//! | `loadRun` | `runId` | `loaded {rows: null \| {run, experiments, attempts, artifacts}}` (rows as SQLite returns them) |
+//! | `createWorktree` | `path`, `branch`, `startCommit` | `done` |
+//! | `hashInputs` | `worktree`, `paths: [{path, external}]` | `hashed {files: [{path, sha256 \| null}]}` |
+//! | `runEvaluator` | `attemptId`, `argv`, `cwd`, `env`, `timeoutMs`, `graceMs`, `stdoutCap`, `stderrCap`, `artifactDir` | `spawned {process: {pid, pgid, startTime}}`, then `exited {outcome}` |
+//! | `runProposer` | `worktree`, `argv` (null inside DSH), `handoff`, `timeoutMs`, `graceMs` | `proposerExited {outcome}` or `proposed {report: {hypothesis, summary}}` |
+//! | `listChanges` | `worktree` | `changes {porcelainZ}` |
+//! | `commit` | `worktree`, `parent`, `paths`, `message` | `committed {commit}` |
+//! | `checkoutClean` | `worktree`, `commit` | `done` |
+//! | `fastForward` | `branch`, `from`, `to` | `done` |
+//! | `terminateProcessGroup` | `attemptId`, `pid`, `pgid`, `startTime`, `graceMs` | `terminated {gone}` |
+//! | `interrupt` | `target` (no id, no answer) | — |
+//! | `exportTsv` | `path`, `contents` | `done` |
+//! | `removeWorktree` | `path` | `done` |
+//! | `report` | `status` (no id, no answer: read the result) | — |
+//!
+//! Any effect may instead be answered `failed {error}`. An `outcome` is `{exitCode, signal,
+//! timedOut, cancelled, quiescent, stdoutTail, stdoutTruncated, stderrTail, artifacts: [{kind,
+//! location, sizeBytes, sha256, truncated}]}`; omitted booleans are false, omitted texts empty.
+//! `{type: "cancel", reason}` stops the run.
+
+use autoresearch::metric::ProposalReport;
+use autoresearch::sql::SqlValue;
+use autoresearch::surface::InputPath;
+use autoresearch::{
+    ArtifactFact, Effect, EffectId, HashedFile, Input, ProcessIdentity, ProcessOutcome, RepoFacts,
+    StoredArtifact, StoredAttempt, StoredExperiment, StoredRows, StoredRun,
+};
+use serde_json::{Map, Value, json};
+
+/// An effect as JSON.
+pub fn effect_json(effect: &Effect) -> Value {
+    let id = effect.id().map(|i| i.0);
+    let mut v = match effect {
+        Effect::Discover { repository, .. } => {
+            json!({"kind": "discover", "repository": repository})
+        }
+        Effect::OpenTracker { path, .. } => json!({"kind": "openTracker", "path": path}),
+        Effect::Persist { statements, .. } => json!({
+            "kind": "persist",
+            "statements": statements.iter().map(|s| {
+                let params: Map<String, Value> = s
+                    .params
+                    .iter()
+                    .map(|(name, value)| ((*name).to_owned(), sql_value(value)))
+                    .collect();
+                json!({"sql": s.sql, "params": params})
+            }).collect::<Vec<_>>(),
+        }),
+        Effect::LoadRun { run_id, .. } => json!({"kind": "loadRun", "runId": run_id}),
+        Effect::CreateWorktree {
+            path,
+            branch,
+            start_commit,
+            ..
+        } => {
+            json!({"kind": "createWorktree", "path": path, "branch": branch, "startCommit": start_commit})
+        }
+        Effect::HashInputs {
+            worktree, paths, ..
+        } => json!({
+            "kind": "hashInputs",
+            "worktree": worktree,
+            "paths": paths.iter().map(|p| json!({
+                "path": p.as_str(),
+                "external": matches!(p, InputPath::External(_)),
+            })).collect::<Vec<_>>(),
+        }),
+        Effect::RunEvaluator {
+            attempt_id,
+            argv,
+            cwd,
+            env,
+            timeout_ms,
+            grace_ms,
+            stdout_cap,
+            stderr_cap,
+            artifact_dir,
+            ..
+        } => json!({
+            "kind": "runEvaluator",
+            "attemptId": attempt_id,
+            "argv": argv,
+            "cwd": cwd,
+            "env": env,
+            "timeoutMs": timeout_ms,
+            "graceMs": grace_ms,
+            "stdoutCap": stdout_cap,
+            "stderrCap": stderr_cap,
+            "artifactDir": artifact_dir,
+        }),
+        Effect::RunProposer {
+            worktree,
+            argv,
+            handoff,
+            timeout_ms,
+            grace_ms,
+            ..
+        } => json!({
+            "kind": "runProposer",
+            "worktree": worktree,
+            "argv": argv,
+            "handoff": handoff,
+            "timeoutMs": timeout_ms,
+            "graceMs": grace_ms,
+        }),
+        Effect::ListChanges { worktree, .. } => {
+            json!({"kind": "listChanges", "worktree": worktree})
+        }
+        Effect::Commit {
+            worktree,
+            parent,
+            paths,
+            message,
+            ..
+        } => {
+            json!({"kind": "commit", "worktree": worktree, "parent": parent, "paths": paths, "message": message})
+        }
+        Effect::CheckoutClean {
+            worktree, commit, ..
+        } => json!({"kind": "checkoutClean", "worktree": worktree, "commit": commit}),
+        Effect::FastForwardRunBranch {
+            branch, from, to, ..
+        } => json!({"kind": "fastForward", "branch": branch, "from": from, "to": to}),
+        Effect::TerminateProcessGroup {
+            attempt_id,
+            pid,
+            pgid,
+            start_time,
+            grace_ms,
+            ..
+        } => json!({
+            "kind": "terminateProcessGroup",
+            "attemptId": attempt_id,
+            "pid": pid,
+            "pgid": pgid,
+            "startTime": start_time,
+            "graceMs": grace_ms,
+        }),
+        Effect::Interrupt { target } => json!({"kind": "interrupt", "target": target.0}),
+        Effect::ExportTsv { path, contents, .. } => {
+            json!({"kind": "exportTsv", "path": path, "contents": contents})
+        }
+        Effect::RemoveWorktree { path, .. } => json!({"kind": "removeWorktree", "path": path}),
+        Effect::Report(result) => json!({"kind": "report", "status": result.status_text()}),
+    };
+    if let (Some(id), Some(obj)) = (id, v.as_object_mut()) {
+        obj.insert("id".into(), json!(id));
+    }
+    v
+}
+
+/// A bound SQL value: integers travel as decimal text (JSON numbers lose precision past 2^53).
+fn sql_value(value: &SqlValue) -> Value {
+    match value {
+        SqlValue::Null => Value::Null,
+        SqlValue::Integer(i) => json!(["int", i.to_string()]),
+        SqlValue::Real(f) => json!(["real", f]),
+        SqlValue::Text(s) => json!(["text", s]),
+    }
+}
+
+/// Reads one input; the error names the field that is wrong.
+pub fn input_from_json(v: &Value) -> Result<Input, String> {
+    let o = v.as_object().ok_or("an input must be a JSON object")?;
+    let kind = o
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or("an input needs a string `type`")?;
+    if kind == "cancel" {
+        return Ok(Input::Cancel {
+            reason: text(o, "reason")?,
+        });
+    }
+    let id = EffectId(
+        o.get("id")
+            .and_then(Value::as_u64)
+            .ok_or("an input needs the numeric `id` of the effect it answers")?,
+    );
+    Ok(match kind {
+        "discovered" => {
+            let f = object(o, "facts")?;
+            Input::Discovered {
+                id,
+                facts: RepoFacts {
+                    toplevel: text(f, "toplevel")?,
+                    git_common_dir: text(f, "gitCommonDir")?,
+                    head: text(f, "head")?,
+                },
+            }
+        }
+        "done" => Input::Done { id },
+        "persisted" => Input::Persisted {
+            id,
+            changes: array(o, "changes")?
+                .iter()
+                .map(|c| c.as_u64().ok_or("changes must be non-negative integers"))
+                .collect::<Result<_, _>>()?,
+        },
+        "loaded" => Input::Loaded {
+            id,
+            rows: match o.get("rows") {
+                None | Some(Value::Null) => None,
+                Some(rows) => Some(Box::new(rows_from_json(rows)?)),
+            },
+        },
+        "hashed" => Input::Hashed {
+            id,
+            files: array(o, "files")?
+                .iter()
+                .map(|f| {
+                    let f = f.as_object().ok_or("files[] must be objects")?;
+                    Ok(HashedFile {
+                        path: text(f, "path")?,
+                        sha256: opt_text(f, "sha256")?,
+                    })
+                })
+                .collect::<Result<_, String>>()?,
+        },
+        "spawned" => {
+            let p = object(o, "process")?;
+            Input::Spawned {
+                id,
+                process: ProcessIdentity {
+                    pid: u32_of(p, "pid")?,
+                    pgid: u32_of(p, "pgid")?,
+                    start_time: opt_text(p, "startTime")?,
+                },
+            }
+        }
+        "exited" => Input::Exited {
+            id,
+            outcome: outcome(object(o, "outcome")?)?,
+        },
+        "proposerExited" => Input::ProposerExited {
+            id,
+            outcome: outcome(object(o, "outcome")?)?,
+        },
+        "proposed" => {
+            let r = object(o, "report")?;
+            Input::Proposed {
+                id,
+                report: ProposalReport {
+                    hypothesis: text(r, "hypothesis")?,
+                    summary: text(r, "summary")?,
+                },
+            }
+        }
+        "changes" => Input::Changes {
+            id,
+            porcelain_z: text(o, "porcelainZ")?,
+        },
+        "committed" => Input::Committed {
+            id,
+            commit: text(o, "commit")?,
+        },
+        "terminated" => Input::Terminated {
+            id,
+            gone: flag(o, "gone")?,
+        },
+        "failed" => Input::Failed {
+            id,
+            error: text(o, "error")?,
+        },
+        other => return Err(format!("unknown input type {other:?}")),
+    })
+}
+
+fn outcome(o: &Map<String, Value>) -> Result<ProcessOutcome, String> {
+    let exit_code = match o.get("exitCode") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_i64()
+                .and_then(|n| i32::try_from(n).ok())
+                .ok_or("outcome.exitCode must be an integer or null")?,
+        ),
+    };
+    let artifacts = match o.get("artifacts") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|a| {
+                let a = a.as_object().ok_or("outcome.artifacts[] must be objects")?;
+                Ok(ArtifactFact {
+                    kind: text(a, "kind")?,
+                    location: text(a, "location")?,
+                    size_bytes: a
+                        .get("sizeBytes")
+                        .and_then(Value::as_u64)
+                        .ok_or("artifact sizeBytes must be a non-negative integer")?,
+                    sha256: text(a, "sha256")?,
+                    truncated: opt_flag(a, "truncated")?,
+                })
+            })
+            .collect::<Result<_, String>>()?,
+        Some(_) => return Err("outcome.artifacts must be an array".into()),
+    };
+    Ok(ProcessOutcome {
+        exit_code,
+        signal: opt_text(o, "signal")?,
+        timed_out: opt_flag(o, "timedOut")?,
+        cancelled: opt_flag(o, "cancelled")?,
+        quiescent: opt_flag(o, "quiescent")?,
+        stdout_tail: opt_text(o, "stdoutTail")?.unwrap_or_default(),
+        stdout_truncated: opt_flag(o, "stdoutTruncated")?,
+        stderr_tail: opt_text(o, "stderrTail")?.unwrap_or_default(),
+        artifacts,
+    })
+}
+
+/// Stored rows as SQLite returns them (column names; 0/1 for booleans).
+pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
+    let o = v.as_object().ok_or("rows must be an object")?;
+    let r = object(o, "run")?;
+    let run = StoredRun {
+        run_id: text(r, "run_id")?,
+        repository_id: text(r, "repository_id")?,
+        run_tag: text(r, "run_tag")?,
+        branch: text(r, "branch")?,
+        worktree: text(r, "worktree")?,
+        start_commit: text(r, "start_commit")?,
+        policy_json: text(r, "policy_json")?,
+        policy_sha256: text(r, "policy_sha256")?,
+        provenance_json: opt_text(r, "provenance_json")?,
+        provenance_sha256: opt_text(r, "provenance_sha256")?,
+        state: text(r, "state")?,
+        baseline_commit: opt_text(r, "baseline_commit")?,
+        baseline_metric: opt_f64(r, "baseline_metric")?,
+        best_commit: opt_text(r, "best_commit")?,
+        best_metric: opt_f64(r, "best_metric")?,
+        best_experiment_id: opt_text(r, "best_experiment_id")?,
+        consecutive_failures: opt_i64(r, "consecutive_failures")?.unwrap_or(0),
+        terminal_reason: opt_text(r, "terminal_reason")?,
+        blocker_json: opt_text(r, "blocker_json")?,
+        quiescent: opt_flag(r, "quiescent")?,
+        lock_held: opt_flag(r, "lock_held")?,
+    };
+    let list = |key: &str| -> Result<Vec<&Map<String, Value>>, String> {
+        match o.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_object().ok_or(format!("{key}[] must be objects")))
+                .collect(),
+            Some(_) => Err(format!("{key} must be an array")),
+        }
+    };
+    let experiments = list("experiments")?
+        .into_iter()
+        .map(|e| {
+            Ok(StoredExperiment {
+                experiment_id: text(e, "experiment_id")?,
+                ordinal: opt_i64(e, "ordinal")?.ok_or("experiment ordinal is missing")?,
+                kind: text(e, "kind")?,
+                state: text(e, "state")?,
+                parent_commit: text(e, "parent_commit")?,
+                candidate_commit: opt_text(e, "candidate_commit")?,
+                hypothesis: opt_text(e, "hypothesis")?,
+                summary: opt_text(e, "summary")?,
+                changed_paths_json: opt_text(e, "changed_paths_json")?,
+                metric: opt_f64(e, "metric")?,
+                decision: opt_text(e, "decision")?,
+                failure_code: opt_text(e, "failure_code")?,
+                failure_message: opt_text(e, "failure_message")?,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    let attempts = list("attempts")?
+        .into_iter()
+        .map(|a| {
+            Ok(StoredAttempt {
+                attempt_id: text(a, "attempt_id")?,
+                experiment_id: text(a, "experiment_id")?,
+                ordinal: opt_i64(a, "ordinal")?.ok_or("attempt ordinal is missing")?,
+                state: text(a, "state")?,
+                pid: opt_i64(a, "pid")?,
+                pgid: opt_i64(a, "pgid")?,
+                process_start_time: opt_text(a, "process_start_time")?,
+                quiescent: match a.get("quiescent") {
+                    None | Some(Value::Null) => None,
+                    Some(_) => Some(opt_flag(a, "quiescent")?),
+                },
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    let artifacts = list("artifacts")?
+        .into_iter()
+        .map(|a| {
+            Ok(StoredArtifact {
+                artifact_id: text(a, "artifact_id")?,
+                experiment_id: text(a, "experiment_id")?,
+                attempt_id: text(a, "attempt_id")?,
+                kind: text(a, "kind")?,
+                location: text(a, "location")?,
+                size_bytes: opt_i64(a, "size_bytes")?.unwrap_or(0),
+                sha256: text(a, "sha256")?,
+                truncated: opt_flag(a, "truncated")?,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(StoredRows {
+        run,
+        experiments,
+        attempts,
+        artifacts,
+    })
+}
+
+fn object<'a>(o: &'a Map<String, Value>, key: &str) -> Result<&'a Map<String, Value>, String> {
+    o.get(key)
+        .and_then(Value::as_object)
+        .ok_or(format!("`{key}` must be an object"))
+}
+
+fn array<'a>(o: &'a Map<String, Value>, key: &str) -> Result<&'a Vec<Value>, String> {
+    o.get(key)
+        .and_then(Value::as_array)
+        .ok_or(format!("`{key}` must be an array"))
+}
+
+fn text(o: &Map<String, Value>, key: &str) -> Result<String, String> {
+    o.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or(format!("`{key}` must be a string"))
+}
+
+fn opt_text(o: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("`{key}` must be a string or null")),
+    }
+}
+
+fn flag(o: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match o.get(key) {
+        Some(Value::Bool(b)) => Ok(*b),
+        _ => Err(format!("`{key}` must be true or false")),
+    }
+}
+
+/// A boolean, or SQLite's 0/1; missing or null is false.
+fn opt_flag(o: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::Number(n)) if n.as_i64() == Some(0) => Ok(false),
+        Some(Value::Number(n)) if n.as_i64() == Some(1) => Ok(true),
+        Some(_) => Err(format!("`{key}` must be true, false, 0 or 1")),
+    }
+}
+
+fn opt_i64(o: &Map<String, Value>, key: &str) -> Result<Option<i64>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+            .map(Some)
+            .ok_or(format!("`{key}` must be an integer")),
+        Some(Value::String(s)) => s
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("`{key}` must be an integer")),
+        Some(_) => Err(format!("`{key}` must be an integer or null")),
+    }
+}
+
+fn opt_f64(o: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(_) => Err(format!("`{key}` must be a number or null")),
+    }
+}
+
+fn u32_of(o: &Map<String, Value>, key: &str) -> Result<u32, String> {
+    o.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or(format!("`{key}` must be a non-negative 32-bit integer"))
+}

@@ -1,0 +1,194 @@
+//! limit-break's WebAssembly surface (cargo feature `limit-break`).
+//!
+//! The shim (`packages/limit-break/lib/index.js`) registers the tools whose definitions come from
+//! [`tools`], and its drivers perform the I/O the cores ask for: `lib/memory.js` the file
+//! operations of `limit-break-memory`'s save protocol, `lib/fetch.js` the steps of
+//! `limit-break-fetch`'s ladder ([`fetch`]). Everything the drivers would otherwise have to decide lives
+//! here or in the cores: argument rules, the store format, ranking, the lock protocol's
+//! decisions, the index cache's freshness, the answers and every message. The drivers only do I/O
+//! and hand over what they found (bytes, stat fields, error codes, the time).
+
+pub mod fetch;
+pub mod memory;
+pub mod tools;
+
+use config::limit_break::{self as row, RowConfig};
+use wasm_bindgen::prelude::*;
+
+/// The plugin name DSH shows.
+pub const PLUGIN_NAME: &str = "limit-break";
+
+/// The DSH home's directory name under the user's home (DSH's `DSH_HOME_DIR_NAME`).
+const DEFAULT_HOME_DIR: &str = ".dsh";
+
+/// Validates a row config given as JSON text and answers in the shape of a Standard Schema v1
+/// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
+#[wasm_bindgen(js_name = validateLimitBreakConfig)]
+pub fn validate_config(input: &str) -> String {
+    crate::standard_schema_json(parse_config(input))
+}
+
+fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
+    crate::parse_row(input, row::validate)
+}
+
+/// The plugin for one validated config.
+#[wasm_bindgen(js_name = LimitBreakPlugin)]
+pub struct Plugin {
+    row: RowConfig,
+}
+
+#[wasm_bindgen(js_class = LimitBreakPlugin)]
+impl Plugin {
+    /// Builds the plugin from config JSON; an invalid config throws the full
+    /// `limit-break: invalid config: …` message.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config_json: &str) -> Result<Plugin, JsError> {
+        Self::from_json(config_json).map_err(|message| JsError::new(&message))
+    }
+
+    /// Whether the tools are registered at all.
+    #[wasm_bindgen(getter)]
+    pub fn enabled(&self) -> bool {
+        self.row.enabled
+    }
+
+    /// The tool definitions, as JSON text: a list of `{ name, description, parameters,
+    /// outputSchema, timeoutMs, concurrencySafe }`.
+    #[wasm_bindgen(js_name = toolsJson)]
+    pub fn tools_json(&self) -> String {
+        tools::definitions(&self.row).to_string()
+    }
+
+    /// The DSH home the store lives under, before the driver makes it absolute
+    /// (`path.resolve`): the config's `dshHome`, else `$DSH_HOME` (`env`, ignored when blank),
+    /// else `<os_home>/.dsh`; a leading `~`, `~/` or `~\` expands to `os_home`. `sep` is the
+    /// platform's path separator.
+    #[wasm_bindgen(js_name = dshHome)]
+    pub fn dsh_home(&self, env: Option<String>, os_home: &str, sep: &str) -> String {
+        resolve_home(&self.row.dsh_home, env.as_deref(), os_home, sep)
+    }
+
+    /// `memory_stats`'s answer, as JSON text, from what the driver found: the store's absolute
+    /// path, `$DSH_HOME` and the OS home (for the displayed path), the file's bytes (`undefined`:
+    /// no file), its size and mtime, and the lock file's age (`undefined`: no lock).
+    #[wasm_bindgen(js_name = memoryStats)]
+    #[allow(clippy::too_many_arguments)] // flat facts: one boundary crossing, no JS objects
+    pub fn memory_stats(
+        &self,
+        path: &str,
+        env: Option<String>,
+        os_home: Option<String>,
+        bytes: Option<Vec<u8>>,
+        size: f64,
+        mtime_ms: Option<f64>,
+        lock_age_ms: Option<f64>,
+    ) -> String {
+        // `$DSH_HOME/…` is shown only when the variable is where the home came from.
+        let env = env.filter(|_| self.row.dsh_home.trim().is_empty());
+        memory::stats(
+            path,
+            env.as_deref(),
+            os_home.as_deref(),
+            bytes.as_deref(),
+            size,
+            mtime_ms,
+            lock_age_ms,
+        )
+    }
+}
+
+impl Plugin {
+    /// The plugin for config JSON, or the one-line message naming every issue.
+    pub fn from_json(config_json: &str) -> Result<Plugin, String> {
+        let row = parse_config(config_json)
+            .map_err(|issues| config::describe(row::MESSAGE_PREFIX, &issues))?;
+        Ok(Plugin { row })
+    }
+
+    /// The validated row config.
+    pub fn row(&self) -> &RowConfig {
+        &self.row
+    }
+}
+
+/// The DSH home before `path.resolve`, by DSH's own rule (`resolveDshHome` in
+/// `dsh-home-paths`): configured path, else a non-blank `DSH_HOME`, else `<os_home>/.dsh`, with
+/// `~` expanded. An empty configured path counts as not configured.
+pub fn resolve_home(configured: &str, env: Option<&str>, os_home: &str, sep: &str) -> String {
+    let chosen = if !configured.trim().is_empty() {
+        configured
+    } else if let Some(env) = env.filter(|e| !e.trim().is_empty()) {
+        env
+    } else {
+        return join(os_home, DEFAULT_HOME_DIR, sep);
+    };
+    if chosen == "~" {
+        return os_home.to_owned();
+    }
+    match chosen
+        .strip_prefix("~/")
+        .or_else(|| chosen.strip_prefix("~\\"))
+    {
+        Some(rest) => join(os_home, rest, sep),
+        None => chosen.to_owned(),
+    }
+}
+
+fn join(base: &str, rest: &str, sep: &str) -> String {
+    if base.ends_with(['/', '\\']) || base.is_empty() {
+        format!("{base}{rest}")
+    } else {
+        format!("{base}{sep}{rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn config_validation_answers_in_standard_schema_shape() {
+        let ok: Value = serde_json::from_str(&validate_config("{}")).unwrap();
+        assert_eq!(ok["value"]["enabled"], true);
+        let bad: Value = serde_json::from_str(&validate_config(r#"{"enabeld": true}"#)).unwrap();
+        assert_eq!(
+            bad["issues"][0]["message"],
+            "enabeld is not a config key; did you mean enabled? (got true)"
+        );
+        assert_eq!(bad["issues"][0]["path"][0], "enabeld");
+        let broken: Value = serde_json::from_str(&validate_config("{")).unwrap();
+        assert!(
+            broken["issues"][0]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("config must be JSON")
+        );
+        assert_eq!(
+            Plugin::from_json(r#"{"enabled": 3}"#).err().unwrap(),
+            "limit-break: invalid config: enabled must be true or false (got 3)"
+        );
+    }
+
+    #[test]
+    fn the_home_follows_dsh_rule() {
+        let h = |configured, env| resolve_home(configured, env, "/home/u", "/");
+        assert_eq!(h("", None), "/home/u/.dsh");
+        assert_eq!(
+            h("", Some("  ")),
+            "/home/u/.dsh",
+            "a blank DSH_HOME is unset"
+        );
+        assert_eq!(h("", Some("/srv/dsh")), "/srv/dsh");
+        assert_eq!(h("", Some("~/dsh")), "/home/u/dsh");
+        assert_eq!(h("~", Some("/srv/dsh")), "/home/u", "config wins");
+        assert_eq!(h("~/x", None), "/home/u/x");
+        assert_eq!(h("~x", None), "~x", "only ~, ~/ and ~\\ expand");
+        assert_eq!(
+            resolve_home("~\\dsh", None, "C:\\Users\\u", "\\"),
+            "C:\\Users\\u\\dsh"
+        );
+        assert_eq!(resolve_home("", None, "/", "/"), "/.dsh");
+    }
+}

@@ -1,0 +1,191 @@
+use super::*;
+
+fn plugin(config: &str) -> Plugin {
+    Plugin::from_json(config).unwrap()
+}
+
+fn step(fetch: &Fetch) -> Value {
+    serde_json::from_str(&fetch.poll()).unwrap()
+}
+
+fn answer(fetch: &mut Fetch, input: Value, bytes: &[u8], now: f64) {
+    let id = step(fetch)["id"].as_f64().unwrap();
+    fetch
+        .handle(id, &input.to_string(), Some(bytes.to_vec()), now)
+        .unwrap();
+}
+
+#[test]
+fn a_refused_input_or_url_is_done_before_any_step() {
+    let p = plugin("{}");
+    let invalid = Fetch::new(&p, r#"{"uri": "https://example.org/"}"#, true, 0.0);
+    let done = step(&invalid);
+    assert_eq!(done["kind"], "done");
+    assert_eq!(done["outcome"]["code"], "fetch.invalid_input");
+    assert_eq!(done["outcome"]["field"], "uri");
+    assert!(
+        done["outcome"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean url?")
+    );
+    for url in [
+        "http://127.0.0.1/",
+        "http://2130706433/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://localhost:8080/",
+    ] {
+        let fetch = Fetch::new(&p, &json!({ "url": url }).to_string(), true, 0.0);
+        let done = step(&fetch);
+        assert_eq!(done["kind"], "done", "{url}");
+        assert_eq!(done["outcome"]["code"], "fetch.blocked", "{url}");
+        assert_eq!(done["outcome"]["report"]["rungs"], json!([]), "{url}");
+    }
+    let file = Fetch::new(&p, r#"{"url": "file:///etc/passwd"}"#, true, 0.0);
+    assert_eq!(step(&file)["outcome"]["code"], "fetch.invalid_input");
+    let open = plugin(r#"{"allowPrivateNetwork": true}"#);
+    let metadata = Fetch::new(&open, r#"{"url": "http://169.254.169.254/"}"#, true, 0.0);
+    assert_eq!(
+        step(&metadata)["outcome"]["code"],
+        "fetch.blocked",
+        "metadata stays closed"
+    );
+}
+
+#[test]
+fn a_reset_climbs_to_curl_over_ipv6_pinned_to_the_vetted_address() {
+    let p = plugin(r#"{"allowPrivateNetwork": true}"#);
+    let mut fetch = Fetch::new(&p, r#"{"url": "http://localhost:8080/flaky"}"#, true, 0.0);
+    let resolve = step(&fetch);
+    assert_eq!(resolve["kind"], "resolve");
+    assert_eq!(resolve["host"], "localhost");
+    answer(
+        &mut fetch,
+        json!({"kind": "resolved", "addresses": ["127.0.0.1", "::1"]}),
+        &[],
+        1.0,
+    );
+    let http = step(&fetch);
+    assert_eq!(http["kind"], "http");
+    assert_eq!(http["rung"], "fetch");
+    assert_eq!(http["path"], "/flaky");
+    assert_eq!(http["tls"], false);
+    assert_eq!(
+        http["addresses"],
+        json!([{"address": "127.0.0.1", "family": 4}, {"address": "::1", "family": 6}])
+    );
+    assert!(
+        http["headers"]["User-Agent"]
+            .as_str()
+            .unwrap()
+            .starts_with("dsh-limit-break/")
+    );
+    answer(
+        &mut fetch,
+        json!({"kind": "failed", "code": "ECONNRESET", "message": "socket hang up"}),
+        &[],
+        5.0,
+    );
+    let curl = step(&fetch);
+    assert_eq!(curl["kind"], "curl");
+    assert_eq!(curl["rung"], "curl-ipv6");
+    let argv: Vec<&str> = curl["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(argv[..2], ["curl", "-q"]);
+    assert!(argv.contains(&"--ipv6"));
+    assert!(
+        argv.windows(2)
+            .any(|w| w == ["--resolve", "localhost:8080:[::1]"])
+    );
+    assert_eq!(
+        argv[argv.len() - 2..],
+        ["--url", "http://localhost:8080/flaky"]
+    );
+    answer(
+        &mut fetch,
+        json!({"kind": "curl", "exitCode": 0, "complete": true, "stderr": ""}),
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nhello from v6",
+        9.0,
+    );
+    let done = step(&fetch);
+    assert_eq!(done["kind"], "done");
+    let outcome = &done["outcome"];
+    assert_eq!(outcome["ok"], true);
+    assert_eq!(outcome["text"], "hello from v6");
+    assert_eq!(outcome["report"]["answered"], "curl-ipv6");
+    assert_eq!(outcome["report"]["rungs"][0]["outcome"], "failed");
+    assert_eq!(outcome["report"]["rungs"][0]["ms"], 5, "DNS included");
+    assert_eq!(fetch.outcome().unwrap(), *outcome);
+
+    let text = render(&outcome.to_string());
+    assert!(text.starts_with(
+        "HTTP 200 from http://localhost:8080/flaky (text/plain; charset=utf-8; 13 bytes read), answered by rung 2 (curl-ipv6) in 4 ms\n"
+    ));
+    assert!(text.contains(
+        "\nladder: fetch failed 5 ms (ECONNRESET: socket hang up) → curl-ipv6 answered 200 4 ms\n"
+    ));
+    assert!(text.ends_with("\n\nhello from v6"));
+}
+
+#[test]
+fn an_abort_ends_the_fetch_and_a_failure_renders_as_json() {
+    let p = plugin(r#"{"allowPrivateNetwork": true}"#);
+    let mut fetch = Fetch::new(&p, r#"{"url": "http://127.0.0.1:8080/slow"}"#, false, 0.0);
+    assert_eq!(
+        step(&fetch)["kind"],
+        "http",
+        "an IP literal needs no lookup"
+    );
+    fetch.abort(50.0);
+    let done = step(&fetch);
+    assert_eq!(done["outcome"]["code"], "fetch.aborted");
+    assert_eq!(done["outcome"]["report"]["curl"], "missing");
+    let text = render(&done["outcome"].to_string());
+    assert!(text.starts_with("{\n  \"ok\": false,"));
+    fetch.abort(60.0);
+}
+
+#[test]
+fn driver_inputs_are_read_strictly() {
+    assert_eq!(
+        input_of(
+            r#"{"kind": "resolved", "addresses": ["::1", "10.0.0.1"]}"#,
+            vec![]
+        ),
+        Ok(Input::Resolved(vec![
+            "::1".parse().unwrap(),
+            "10.0.0.1".parse().unwrap()
+        ]))
+    );
+    assert_eq!(
+        input_of(
+            r#"{"kind": "curl", "exitCode": null, "complete": false, "stderr": "x"}"#,
+            vec![1]
+        ),
+        Ok(Input::CurlExited(CurlExit {
+            exit_code: None,
+            stdout: vec![1],
+            stdout_complete: false,
+            stderr: "x".into()
+        }))
+    );
+    assert_eq!(
+        input_of(r#"{"kind": "timedOut"}"#, vec![]),
+        Ok(Input::TimedOut)
+    );
+    for bad in [
+        "{",
+        r#"{"kind": "resolved", "addresses": ["localhost"]}"#,
+        r#"{"kind": "response", "status": 70000, "complete": true}"#,
+        r#"{"kind": "response", "status": 200}"#,
+        r#"{"kind": "teleported"}"#,
+        "{}",
+    ] {
+        assert!(input_of(bad, vec![]).is_err(), "{bad}");
+    }
+}

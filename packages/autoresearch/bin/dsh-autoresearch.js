@@ -1,0 +1,220 @@
+#!/usr/bin/env node
+// dsh-autoresearch: the headless runner. It runs the same Rust run core and the same driver as the
+// DSH tool, with a proposer program instead of a child agent, and local processes instead of
+// DSH's subprocess service. Progress goes to stderr; the result to stdout (with --json its last
+// line is the result JSON). Exit 0 when a run completed (target-reached or budget-limited), 1
+// when it ended otherwise, 2 for a bad command line, config or spec (naming field, rule, value).
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import {
+  AutoresearchRun, autoresearchTrackerPath, encodeConfig, isAutoresearchRunId, renderAutoresearchList,
+  renderAutoresearchRun, validateAutoresearchConfig, validateAutoresearchSpec,
+} from '../lib/core.js'
+import { drive, reapProposers } from '../lib/driver.js'
+import { createGit } from '../lib/git.js'
+import { createLocalRunner } from '../lib/process.js'
+import { LIST_LIMIT, openTrackerReadOnly } from '../lib/tracker.js'
+
+const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
+       dsh-autoresearch resume [--json] [--config FILE] [--repo DIR] RUN_ID
+       dsh-autoresearch list [--tsv | --json] [--config FILE] [--repo DIR] [--limit N]
+       dsh-autoresearch show [--tsv | --json] [--config FILE] [--repo DIR] RUN_ID
+       dsh-autoresearch abandon [--json] [--config FILE] [--repo DIR] [--reason TEXT] RUN_ID
+
+  Runs a baseline-first, keep/reject optimization loop in an isolated git worktree of the
+  repository: a proposer program edits files matching mutable_globs, the evaluator measures one
+  metric, strict improvements are kept on the run branch, everything is recorded in
+  <git-common-dir>/dsh-autoresearch/tracker.sqlite. The caller's checkout is never touched.
+
+  SPEC.json holds the autoresearch tool's parameters (objective, mutable_globs, evaluation
+  {command, args, cwd?}, metric_name, metric_direction, run_tag, …) plus proposer {command,
+  args}: a program run in the worktree with the JSON handoff on stdin that edits files and
+  prints {"hypothesis": …, "summary": …} as its last stdout line. A relative repository
+  resolves against the current directory.
+
+  run      start a run (a spec with resume_run_id resumes instead)
+  resume   continue an interrupted run from its durable state (stored policy and proposer)
+  list     the repository's newest runs
+  show     one run's experiments (table, or --tsv / --json), read-only
+  abandon  stop a run nobody will resume: leftover processes are stopped, the run is
+           cancelled and its lock released
+
+  --config FILE  a JSON object with the autoresearch row config (defaults otherwise)
+  --repo DIR     the repository (default: the current directory)
+  --json         print the result as JSON (the last stdout line)
+
+  Exit status: 0 completed (target-reached, budget-limited), 1 ended otherwise, 2 usage, config
+  or spec error.`
+
+const COMMANDS = ['run', 'resume', 'list', 'show', 'abandon']
+
+function fail(text) {
+  process.stderr.write(`dsh-autoresearch: ${text}\n`)
+  process.exit(2)
+}
+
+function parse(argv) {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`)
+    process.exit(0)
+  }
+  if (!COMMANDS.includes(command)) fail(`unknown command "${command}"\n${USAGE}`)
+  const opts = { command, format: 'table', positional: [] }
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]
+    const value = () => {
+      if (rest[i + 1] === undefined) fail(`${arg} needs a value`)
+      return rest[++i]
+    }
+    if (arg === '--json') opts.format = 'json'
+    else if (arg === '--tsv') opts.format = 'tsv'
+    else if (arg === '--config') opts.config = value()
+    else if (arg === '--repo') opts.repo = value()
+    else if (arg === '--limit') opts.limit = value()
+    else if (arg === '--reason') opts.reason = value()
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${USAGE}\n`)
+      process.exit(0)
+    } else if (arg.startsWith('-')) fail(`unknown option "${arg}"\n${USAGE}`)
+    else opts.positional.push(arg)
+  }
+  const wants = command === 'list' ? 0 : 1
+  if (opts.positional.length !== wants) {
+    fail(`${command} takes ${wants === 0 ? 'no argument' : `one ${command === 'run' ? 'SPEC.json' : 'RUN_ID'}`} (got ${opts.positional.length})\n${USAGE}`)
+  }
+  if (opts.format === 'tsv' && !['list', 'show'].includes(command)) fail(`--tsv is for list and show`)
+  if (opts.limit !== undefined && (command !== 'list' || !/^[1-9]\d{0,5}$/.test(opts.limit))) {
+    fail('--limit takes a positive integer, for list')
+  }
+  return opts
+}
+
+function readConfig(file) {
+  let value = {}
+  if (file !== undefined) {
+    let text
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (error) {
+      fail(`cannot read --config ${file}: ${error.message}`)
+    }
+    try {
+      value = JSON.parse(text)
+    } catch (error) {
+      fail(`--config ${file} is not valid JSON: ${error.message}`)
+    }
+  }
+  const json = encodeConfig(value)
+  const checked = JSON.parse(validateAutoresearchConfig(json))
+  if (checked.issues) fail(`invalid config: ${checked.issues.map((i) => i.message).join('; ')}`)
+  return { json, row: checked.value }
+}
+
+function checkRunId(id, command) {
+  // Validated before anything touches the filesystem.
+  if (!isAutoresearchRunId(id)) fail(`${command}: RUN_ID must be a lowercase UUID (8-4-4-4-12 hex) (got ${JSON.stringify(id)})`)
+}
+
+const progress = (text) => {
+  for (const line of text.split('\n')) process.stderr.write(`[autoresearch] ${line}\n`)
+}
+
+async function driveToEnd(run, config, opts, runner) {
+  const controller = new AbortController()
+  let signals = 0
+  const onSignal = (name) => {
+    signals += 1
+    if (signals > 1) {
+      process.stderr.write(`dsh-autoresearch: ${name} again; exiting now (resume the run to stop leftovers)\n`)
+      process.exit(130)
+    }
+    process.stderr.write(`dsh-autoresearch: ${name}: cancelling the run (again to exit now)\n`)
+    controller.abort(`cancelled by ${name}`)
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  try {
+    await drive(run, {
+      runner,
+      callerCwd: process.cwd(),
+      gitExecutable: config.row.gitExecutable,
+      onProgress: progress,
+      signal: controller.signal,
+    })
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+  }
+  if (opts.format === 'json') process.stdout.write(`${run.resultJson()}\n`)
+  else process.stdout.write(run.resultTable(20))
+  process.exitCode = run.jobStatus === 'completed' ? 0 : 1
+}
+
+async function trackerOf(opts, config, runner) {
+  const git = createGit({ runner, executable: config.row.gitExecutable })
+  const facts = await git.discover(opts.repo, process.cwd())
+  const path = autoresearchTrackerPath(facts.gitCommonDir, config.json)
+  return { path, tracker: await openTrackerReadOnly(path) }
+}
+
+async function main() {
+  const opts = parse(process.argv.slice(2))
+  const config = readConfig(opts.config)
+  const runner = createLocalRunner()
+  const [arg] = opts.positional
+  switch (opts.command) {
+    case 'run': {
+      let text
+      try {
+        text = readFileSync(arg, 'utf8')
+      } catch (error) {
+        fail(`cannot read ${arg}: ${error.message}`)
+      }
+      const checked = JSON.parse(validateAutoresearchSpec(text, config.json, true))
+      if (checked.errors) {
+        fail(`invalid spec ${arg}:\n${checked.errors.map((e) => `  ${e.message}`).join('\n')}`)
+      }
+      const run = AutoresearchRun.fromSpec(text, randomUUID(), config.json, Date.now())
+      if (checked.ok.kind === 'resume') await reapProposers(runner, run.runId, config.row.terminationGraceMs)
+      process.stderr.write(`[autoresearch] run ${run.runId}\n`)
+      return driveToEnd(run, config, opts, runner)
+    }
+    case 'resume':
+    case 'abandon': {
+      checkRunId(arg, opts.command)
+      await reapProposers(runner, arg, config.row.terminationGraceMs)
+      const run = opts.command === 'resume'
+        ? AutoresearchRun.resume(arg, opts.repo, config.json, Date.now())
+        : AutoresearchRun.abandon(arg, opts.reason ?? 'abandoned by the operator (dsh-autoresearch abandon)', opts.repo, config.json, Date.now())
+      return driveToEnd(run, config, opts, runner)
+    }
+    case 'list': {
+      const { tracker } = await trackerOf(opts, config, runner)
+      const rows = tracker === undefined ? [] : tracker.list(Number(opts.limit ?? LIST_LIMIT))
+      tracker?.close()
+      process.stdout.write(renderAutoresearchList(JSON.stringify(rows), opts.format))
+      return undefined
+    }
+    case 'show': {
+      checkRunId(arg, 'show')
+      const { path, tracker } = await trackerOf(opts, config, runner)
+      const rows = tracker?.load(arg) ?? null
+      tracker?.close()
+      if (rows === null) {
+        process.stderr.write(`dsh-autoresearch: no run ${arg} in this repository's tracker\n`)
+        process.exitCode = 1
+        return undefined
+      }
+      process.stdout.write(renderAutoresearchRun(JSON.stringify(rows), path, config.json, opts.format))
+      return undefined
+    }
+    default:
+      return undefined
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`dsh-autoresearch: ${error?.message ?? error}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,235 @@
+// dsh-autoresearch's local process runner: every program (git, the evaluator, the headless
+// proposer) runs without a shell in its own process group (a detached spawn), its output kept as
+// a bounded tail, and a group is stopped with SIGTERM, a grace period, then SIGKILL, until
+// /proc shows none of its members (zombies count as gone) and no process carrying the run's
+// marker variable. The DSH plugin passes a runner of the same shape built on ctx.subprocess; the
+// driver never spawns anything itself. Decisions (what a failure means) are the Rust core's.
+import { spawn as nodeSpawn } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
+
+const POLL_MS = 25
+/** How long a SIGKILLed group may take to vanish before it counts as not provably gone. */
+const KILL_WAIT_MS = 5_000
+/** How long output may keep arriving after the group is gone (pipes held by the dead). */
+const DRAIN_MS = 2_000
+
+/** Names never passed on to a child: DSH's own variables and anything that looks like a secret
+ * (the same idea as DSH's subprocess provider). */
+const SENSITIVE = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)($|_)/i
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The parent environment minus `DSH_*` and secret-looking names. */
+export function scrubbedParentEnv(env = process.env) {
+  const out = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined || key.startsWith('DSH_') || SENSITIVE.test(key)) continue
+    out[key] = value
+  }
+  return out
+}
+
+/** `/proc/<pid>/stat` split after the command name: [state, ppid, pgrp, …]; field 22 (the start
+ * time) is at index 19. Undefined when the process does not exist (or there is no /proc). */
+function statFields(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return undefined
+  }
+}
+
+/** The start time (`/proc/<pid>/stat` field 22) of a live process, as text. */
+export function processStartTime(pid) {
+  const fields = statFields(pid)
+  return fields === undefined || fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19]
+}
+
+const hasProc = () => {
+  try {
+    readdirSync('/proc/self')
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Live (not zombie) processes in group `pgid` or carrying `marker` (`[NAME, value]`) in their
+ * environment. Without /proc only the group is checked, with `kill(-pgid, 0)`. */
+export function liveMembers({ pgid, marker }) {
+  if (!hasProc()) {
+    if (pgid === undefined) return []
+    try {
+      process.kill(-pgid, 0)
+      return [pgid]
+    } catch (error) {
+      return error.code === 'EPERM' ? [pgid] : []
+    }
+  }
+  const needle = marker === undefined ? undefined : Buffer.from(`${marker[0]}=${marker[1]}\0`)
+  const found = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const pid = Number(name)
+    if (pid === process.pid) continue
+    const fields = statFields(pid)
+    if (fields === undefined || fields[0] === 'Z' || fields[0] === 'X') continue
+    if (pgid !== undefined && Number(fields[2]) === pgid) {
+      found.push(pid)
+      continue
+    }
+    if (needle !== undefined) {
+      try {
+        const environ = readFileSync(`/proc/${pid}/environ`)
+        if (environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from('\0'), needle])) >= 0) found.push(pid)
+      } catch {
+        // Another user's process, or it just exited.
+      }
+    }
+  }
+  return found
+}
+
+function signalAll({ pgid, marker }, signal) {
+  if (pgid !== undefined) {
+    try {
+      process.kill(-pgid, signal)
+    } catch {
+      // Already gone.
+    }
+  }
+  if (marker !== undefined) {
+    for (const pid of liveMembers({ marker })) {
+      try {
+        process.kill(pid, signal)
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}
+
+async function waitGone(target, ms) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    if (liveMembers(target).length === 0) return true
+    if (Date.now() >= deadline) return false
+    await sleep(POLL_MS)
+  }
+}
+
+/** Stops a group (and marked strays): SIGTERM, up to `graceMs` for it to go, then SIGKILL.
+ * Resolves whether everything is provably gone. */
+export async function terminate(target, graceMs) {
+  if (liveMembers(target).length === 0) return true
+  signalAll(target, 'SIGTERM')
+  if (await waitGone(target, graceMs)) return true
+  signalAll(target, 'SIGKILL')
+  return waitGone(target, KILL_WAIT_MS)
+}
+
+/** A byte sink keeping the last `cap` bytes and counting all of them. */
+function tail(cap) {
+  const chunks = []
+  let kept = 0
+  let total = 0
+  return {
+    push(chunk) {
+      total += chunk.length
+      chunks.push(chunk)
+      kept += chunk.length
+      while (chunks.length > 1 && kept - chunks[0].length >= cap) kept -= chunks.shift().length
+    },
+    result() {
+      const all = Buffer.concat(chunks)
+      const bytes = all.length > cap ? all.subarray(all.length - cap) : all
+      return { bytes, truncated: total > cap, total }
+    },
+  }
+}
+
+/**
+ * The local runner. `spawn(options)` starts `argv` (no shell) in `cwd` with exactly `env`, in its
+ * own process group, stdin fed with `stdin` (a string) or ignored, and returns a handle:
+ * `pid`, `pgid`, `startTime`, `spawned` (rejects with the spawn error), `exited` (leader exit
+ * `{exitCode, signal}`), `terminate()` (the group and the `marker` strays; resolves gone),
+ * `finish()` (after the leader exits: stop leftovers, drain output; resolves `{quiescent,
+ * stdout, stderr}` with each `{bytes, truncated, total}`).
+ */
+export function createLocalRunner() {
+  return {
+    kind: 'local',
+    scrubbedParentEnv,
+    processStartTime,
+    liveMembers,
+    terminate,
+    spawn(options) {
+      const { argv, cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker } = options
+      const child = nodeSpawn(argv[0], argv.slice(1), {
+        cwd,
+        env,
+        detached: true,
+        stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      })
+      const out = tail(stdoutCap)
+      const err = tail(stderrCap)
+      child.stdout.on('data', (c) => out.push(c))
+      child.stderr.on('data', (c) => err.push(c))
+      let closed = false
+      const closedP = new Promise((resolve) => child.on('close', () => {
+        closed = true
+        resolve()
+      }))
+      const spawned = new Promise((resolve, reject) => {
+        child.once('spawn', resolve)
+        child.once('error', reject)
+      })
+      const exited = new Promise((resolve) => {
+        child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }))
+        child.once('error', () => resolve({ exitCode: null, signal: null, spawnFailed: true }))
+      })
+      if (stdin !== undefined) {
+        child.stdin.on('error', () => {})
+        spawned.then(() => child.stdin.end(stdin), () => {})
+      }
+      const handle = {
+        get pid() {
+          return child.pid
+        },
+        get pgid() {
+          return child.pid
+        },
+        startTime: undefined,
+        spawned: spawned.then(() => {
+          handle.startTime = processStartTime(child.pid)
+        }),
+        exited,
+        target() {
+          return { pgid: child.pid, marker }
+        },
+        terminate() {
+          if (child.pid === undefined) return Promise.resolve(true)
+          return terminate(handle.target(), graceMs)
+        },
+        async finish() {
+          await exited
+          let quiescent = true
+          if (child.pid !== undefined) quiescent = await terminate(handle.target(), graceMs)
+          if (!closed) {
+            let timer
+            await Promise.race([closedP, new Promise((resolve) => { timer = setTimeout(resolve, DRAIN_MS) })])
+            clearTimeout(timer)
+          }
+          if (!closed) {
+            child.stdout.destroy()
+            child.stderr.destroy()
+          }
+          return { quiescent, stdout: out.result(), stderr: err.result() }
+        },
+      }
+      return handle
+    },
+  }
+}

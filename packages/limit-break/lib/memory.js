@@ -1,0 +1,371 @@
+// limit-break's memory driver: the file operations behind memory_save, memory_recall,
+// memory_stats and the people CLI, performed exactly as `limit-break-memory` documents them
+// ("The save protocol", "The recall cache"). Every decision — argument rules, the store format,
+// whether to wait for, take over or give up on the lock, whether the cached index is still the
+// file's, every answer and message — is a call into the Rust core. This file only does I/O and
+// reports what it found: bytes, stat fields, error codes, the time.
+import { link, mkdir, open, rename, stat, unlink } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+
+const WINDOWS = process.platform === 'win32'
+/** Errors a rename over a file held open by a scanner or indexer gives on Windows. */
+const WINDOWS_BUSY = new Set(['EPERM', 'EACCES', 'EBUSY'])
+/** How long a Windows rename is retried while the target is busy. */
+const RENAME_RETRY_MS = 1000
+
+/** The store's paths under an absolute DSH home: `{ home, dir, store, lock }`. */
+export function storePaths(wasm, home) {
+  const layout = JSON.parse(wasm.memoryLayout())
+  const dir = join(home, layout.dir)
+  return { home, dir, store: join(dir, layout.store), lock: join(dir, layout.lock) }
+}
+
+/** An I/O error as one line for a message: its code and text. */
+export function describe(error) {
+  const message = typeof error?.message === 'string' ? error.message : String(error)
+  return typeof error?.code === 'string' && !message.startsWith(error.code) ? `${error.code}: ${message}` : message
+}
+
+/** The tool's arguments as JSON text for the core (DSH passes parsed JSON). */
+export function argsJson(args) {
+  try {
+    return JSON.stringify(args === undefined ? null : args) ?? 'null'
+  } catch {
+    return 'null'
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The three memory tools over one store. `env` is `{ dshHomeEnv, osHome }`, only for showing the
+ * path symbolically in `memory_stats`. Each method resolves to the answer object and never
+ * throws for a world failure.
+ */
+export function createMemory(wasm, plugin, paths, env) {
+  const index = new wasm.LimitBreakMemory()
+
+  async function save(args) {
+    const json = argsJson(args)
+    const invalid = wasm.checkSaveArgs(json)
+    if (invalid !== undefined) return JSON.parse(invalid)
+    const answer = await withStoreLock(wasm, paths, (current) => wasm.applySave(json, current, Date.now()))
+    index.invalidate()
+    return JSON.parse(answer)
+  }
+
+  async function recall(args) {
+    const json = argsJson(args)
+    const invalid = wasm.checkRecallArgs(json)
+    if (invalid !== undefined) return JSON.parse(invalid)
+    let handle
+    try {
+      handle = await open(paths.store, 'r')
+    } catch (error) {
+      if (error.code !== 'ENOENT') return JSON.parse(wasm.memoryReadFailed(describe(error)))
+      index.loadMissing()
+      return JSON.parse(index.recall(json))
+    }
+    try {
+      // One handle for stat and read: the key and the bytes describe the same file.
+      const st = await handle.stat()
+      if (!index.isFresh(st.mtimeMs, st.size, st.ino)) {
+        const failure = index.load(await handle.readFile(), st.mtimeMs, st.size, st.ino, Date.now())
+        if (failure !== undefined) return JSON.parse(failure)
+      }
+    } catch (error) {
+      return JSON.parse(wasm.memoryReadFailed(describe(error)))
+    } finally {
+      await handle.close().catch(() => {})
+    }
+    return JSON.parse(index.recall(json))
+  }
+
+  async function stats() {
+    let bytes
+    let st
+    try {
+      const handle = await open(paths.store, 'r')
+      try {
+        st = await handle.stat()
+        bytes = await handle.readFile()
+      } finally {
+        await handle.close().catch(() => {})
+      }
+    } catch (error) {
+      if (error.code !== 'ENOENT') return JSON.parse(wasm.memoryReadFailed(describe(error)))
+    }
+    let lockAge
+    try {
+      lockAge = Math.max(0, Date.now() - (await stat(paths.lock)).mtimeMs)
+    } catch {
+      // No lock file: nobody is saving.
+    }
+    return JSON.parse(plugin.memoryStats(
+      paths.store, env.dshHomeEnv, env.osHome, bytes, st?.size ?? 0, st?.mtimeMs, lockAge,
+    ))
+  }
+
+  return { save, recall, stats, index }
+}
+
+/**
+ * Runs one read-modify-write of the store under its lock. `edit(current)` gets the store's bytes
+ * (`undefined` when there is no file) and returns a core `LimitBreakEdit`; its text is committed
+ * through a temp file, fsync, a checked rename and a directory fsync. Resolves to the answer's
+ * JSON text; never rejects.
+ */
+export async function withStoreLock(wasm, paths, edit) {
+  const lock = new wasm.LimitBreakLock(globalThis.crypto.randomUUID(), process.pid, hostname())
+  try {
+    try {
+      await mkdir(paths.dir, { recursive: true, mode: 0o700 })
+    } catch (error) {
+      return wasm.memoryWriteFailed(describe(error))
+    }
+    let acquired
+    try {
+      acquired = await acquire(wasm, lock, paths)
+    } catch (error) {
+      return wasm.memoryWriteFailed(describe(error))
+    }
+    if (acquired !== true) return acquired
+    try {
+      let current
+      try {
+        current = await readFileOrUndefined(paths.store)
+      } catch (error) {
+        return wasm.memoryReadFailed(describe(error))
+      }
+      const result = await edit(current)
+      try {
+        if (!result.ok) return result.answer
+        return (await commit(wasm, lock, paths, result.text, current !== undefined)) ?? result.answer
+      } finally {
+        result.free()
+      }
+    } catch (error) {
+      return wasm.memoryWriteFailed(describe(error))
+    } finally {
+      await release(lock, paths).catch(() => {})
+    }
+  } finally {
+    lock.free()
+  }
+}
+
+async function readFileOrUndefined(file) {
+  let handle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    return await handle.readFile()
+  } finally {
+    await handle.close().catch(() => {})
+  }
+}
+
+/** Step 2 of the protocol: `true` once the lock is ours, or the give-up answer's JSON text. */
+async function acquire(wasm, lock, paths) {
+  const started = performance.now()
+  let attempt = 0
+  for (;;) {
+    let handle
+    try {
+      handle = await open(paths.lock, 'wx', 0o644)
+    } catch (error) {
+      if (!(await contended(error, paths.lock))) throw error
+    }
+    if (handle !== undefined) {
+      try {
+        await handle.writeFile(lock.recordText(Date.now()))
+        await handle.sync()
+        await handle.close()
+      } catch (error) {
+        // The lock is ours and only milliseconds old: remove it rather than leave it to go stale.
+        await handle.close().catch(() => {})
+        await unlink(paths.lock).catch(() => {})
+        throw error
+      }
+      return true
+    }
+    let seen
+    try {
+      seen = await observe(paths.lock)
+    } catch (error) {
+      if (error.code === 'ENOENT') continue
+      throw error
+    }
+    const pid = lock.pidToProbe(seen.text)
+    const holder = pid === undefined ? 'unknown' : probe(pid)
+    const decision = JSON.parse(lock.decide(
+      seen.text, Math.max(0, Date.now() - seen.mtimeMs), holder, performance.now() - started, attempt,
+      Math.random(),
+    ))
+    switch (decision.kind) {
+      case 'wait':
+        await sleep(decision.ms)
+        attempt += 1
+        break
+      case 'steal': {
+        // Judged a moment ago; if it changed since, another writer already took it over, and
+        // moving it aside now would displace that writer's fresh lock.
+        let again
+        try {
+          again = await observe(paths.lock)
+        } catch (error) {
+          if (error.code === 'ENOENT') break
+          throw error
+        }
+        if (wasm.LimitBreakLock.sameLock(again.text, seen.text)) await steal(wasm, lock, paths, seen.text)
+        break
+      }
+      default:
+        return JSON.stringify(decision.answer)
+    }
+  }
+}
+
+/** Whether a failed exclusive create means the lock exists (on Windows EPERM can, too). */
+async function contended(error, file) {
+  if (error?.code === 'EEXIST') return true
+  if (WINDOWS && error?.code === 'EPERM') {
+    try {
+      await stat(file)
+      return true
+    } catch {
+      return false
+    }
+  }
+  return false
+}
+
+/** The lock's text and mtime, from one handle. */
+async function observe(file) {
+  const handle = await open(file, 'r')
+  try {
+    const st = await handle.stat()
+    const text = (await handle.readFile()).toString('utf8')
+    return { text, mtimeMs: st.mtimeMs }
+  } finally {
+    await handle.close().catch(() => {})
+  }
+}
+
+/** `process.kill(pid, 0)`: `ESRCH` means no such process; anything else (EPERM too) is alive. */
+function probe(pid) {
+  try {
+    process.kill(pid, 0)
+    return 'alive'
+  } catch (error) {
+    return error?.code === 'ESRCH' ? 'dead' : 'alive'
+  }
+}
+
+/** Moves `from` back to `to` without ever replacing a newer `to` (`link` fails on EEXIST). */
+async function putBack(from, to) {
+  try {
+    await link(from, to)
+  } catch (error) {
+    // EEXIST: a third writer already holds a lock; the displaced owner fails its commit check.
+    if (error?.code !== 'EEXIST') throw error
+  }
+}
+
+/**
+ * Renames the lock to `aside` (a name only this writer uses), reads what moved, and deletes it
+ * only if `mine(text)` says it is the lock this writer meant to remove; otherwise puts it back
+ * (never over a newer lock). A lock already gone is fine.
+ */
+async function removeAside(lockPath, aside, mine) {
+  try {
+    await rename(lockPath, aside)
+  } catch (error) {
+    if (error?.code === 'ENOENT') return
+    throw error
+  }
+  const moved = (await readFileOrUndefined(aside))?.toString('utf8') ?? ''
+  if (!mine(moved)) await putBack(aside, lockPath)
+  await unlink(aside).catch(() => {})
+}
+
+/** A take-over: removes the lock only if it is still the one that was judged stale. */
+function steal(wasm, lock, paths, judged) {
+  return removeAside(paths.lock, join(paths.dir, lock.stealName), (moved) => wasm.LimitBreakLock.sameLock(moved, judged))
+}
+
+/** Step 7: release the lock if it is still ours. */
+function release(lock, paths) {
+  return removeAside(paths.lock, join(paths.dir, lock.releaseName), (moved) => lock.owns(moved))
+}
+
+/**
+ * Steps 4–6: temp file (exclusive, the store's mode or 0600), write, fsync; the commit check;
+ * rename over the store; fsync the directory. Resolves to `undefined` when committed, else the
+ * failure's JSON text.
+ */
+async function commit(wasm, lock, paths, text, existed) {
+  const temp = join(paths.dir, lock.tempName)
+  let mode = 0o600
+  if (existed) {
+    try {
+      mode = (await stat(paths.store)).mode & 0o777
+    } catch {
+      // Gone since it was read: a fresh store gets 0600.
+    }
+  }
+  let handle
+  try {
+    handle = await open(temp, 'wx', mode)
+    await handle.writeFile(text)
+    await handle.sync()
+    await handle.close()
+  } catch (error) {
+    await handle?.close().catch(() => {})
+    await unlink(temp).catch(() => {})
+    return wasm.memoryWriteFailed(describe(error))
+  }
+  const current = (await readFileOrUndefined(paths.lock).catch(() => undefined))?.toString('utf8') ?? ''
+  if (!lock.owns(current)) {
+    await unlink(temp).catch(() => {})
+    return lock.lockLost()
+  }
+  try {
+    await renameRetrying(temp, paths.store)
+  } catch (error) {
+    await unlink(temp).catch(() => {})
+    return wasm.memoryWriteFailed(describe(error))
+  }
+  await syncDir(paths.dir)
+  return undefined
+}
+
+async function renameRetrying(from, to) {
+  const started = performance.now()
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await rename(from, to)
+    } catch (error) {
+      if (!WINDOWS || !WINDOWS_BUSY.has(error?.code) || performance.now() - started > RENAME_RETRY_MS) throw error
+      await sleep(Math.min(20 * 2 ** attempt, 200))
+    }
+  }
+}
+
+/** fsync of the directory, so the rename survives a power loss; some platforms refuse it. */
+async function syncDir(dir) {
+  let handle
+  try {
+    handle = await open(dir, 'r')
+    await handle.sync()
+  } catch {
+    // Windows and some file systems cannot fsync a directory.
+  } finally {
+    await handle?.close().catch(() => {})
+  }
+}

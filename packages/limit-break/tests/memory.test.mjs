@@ -1,0 +1,176 @@
+// The memory tools on a real Cordis context, through a registry that checks values like rc.8:
+// save, overwrite, recall (search and list), stats, the index cache across outside writes, and
+// every refusal as `{ ok: false, code, message }` with the store left exactly as it was.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { readFile, readdir, writeFile, mkdir, utimes } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { mount, scratch } from './support/harness.mjs'
+
+const fact = (id, statement, extra = {}) => ({ id, statement, ...extra })
+
+test('a saved fact is recalled by its words, its id segments and a prefix', async (t) => {
+  const { tools, store } = await mount(t)
+  const saved = await tools.call('memory_save', fact('network.wikipedia.sni', 'en.wikipedia.org resets the TLS handshake on this network; api.wikimedia.org answers', { tags: ['network', 'tls'], source: 'curl -v' }))
+  assert.equal(saved.isError, false)
+  assert.deepEqual(Object.keys(saved.value), ['ok', 'id', 'created', 'updated', 'facts', 'timestamp'])
+  assert.equal(saved.value.created, true)
+  assert.match(saved.value.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+  await tools.call('memory_save', fact('build.raytracer.flags', 'The raytracer builds with -O3 and LTO'))
+
+  for (const query of ['wikipedia reset', 'sni', 'handshake', 'ray']) {
+    const { value } = await tools.call('memory_recall', { query })
+    assert.equal(value.ok, true, query)
+    assert.equal(value.mode, 'search')
+    assert.ok(value.facts.length >= 1, `${query} finds something`)
+  }
+  assert.equal((await tools.call('memory_recall', { query: 'ray' })).value.facts[0].id, 'build.raytracer.flags')
+  assert.equal((await tools.call('memory_recall', { query: 'wikipedia reset' })).value.facts[0].id, 'network.wikipedia.sni')
+
+  const file = JSON.parse(await readFile(store, 'utf8'))
+  assert.equal(file.schema_version, 1)
+  assert.deepEqual(Object.keys(file.facts[0]), ['id', 'topic', 'statement', 'value', 'unit', 'details', 'source', 'timestamp', 'tags'])
+  assert.equal(file.facts[0].topic, 'network')
+  assert.equal((await readFile(store, 'utf8')).endsWith('}\n'), true)
+})
+
+test('a save with an existing id overwrites the whole fact in place', async (t) => {
+  const { tools, store } = await mount(t)
+  await tools.call('memory_save', fact('a.one', 'first', { details: 'kept?' }))
+  await tools.call('memory_save', fact('b.two', 'second'))
+  const again = await tools.call('memory_save', fact('a.one', 'first, corrected'))
+  assert.equal(again.value.updated, true)
+  assert.equal(again.value.facts, 2)
+  const file = JSON.parse(await readFile(store, 'utf8'))
+  assert.deepEqual(file.facts.map((f) => f.id), ['a.one', 'b.two'])
+  assert.equal(file.facts[0].statement, 'first, corrected')
+  assert.equal(file.facts[0].details, '', 'fields left out are reset')
+})
+
+test('recall without a query lists facts in file order; an empty store is not an error', async (t) => {
+  const { tools } = await mount(t)
+  const empty = await tools.call('memory_recall', {})
+  assert.equal(empty.value.ok, true)
+  assert.equal(empty.value.total, 0)
+  assert.equal((await tools.call('memory_stats', {})).value.exists, false)
+  for (const id of ['x.1', 'x.2', 'x.3']) await tools.call('memory_save', fact(id, `fact ${id}`, { tags: [id === 'x.2' ? 'odd' : 'even'] }))
+  const all = await tools.call('memory_recall', { query: '   ' })
+  assert.equal(all.value.mode, 'list')
+  assert.deepEqual(all.value.facts.map((f) => f.id), ['x.1', 'x.2', 'x.3'])
+  const tagged = await tools.call('memory_recall', { tags: ['even'] })
+  assert.deepEqual(tagged.value.facts.map((f) => f.id), ['x.1', 'x.3'])
+  const limited = await tools.call('memory_recall', { limit: 2 })
+  assert.equal(limited.value.count, 2)
+  assert.equal(limited.value.truncated, true)
+})
+
+test('the rendered result is the answer as indented JSON', async (t) => {
+  const { tools } = await mount(t)
+  const result = await tools.call('memory_save', fact('r.one', 'rendered'))
+  assert.equal(result.content.length, 1)
+  assert.equal(result.content[0].type, 'text')
+  assert.deepEqual(JSON.parse(result.content[0].text), result.value)
+  assert.match(result.content[0].text, /\n  "ok": true,/)
+})
+
+test('stats say where, how many and how big, with the path never spelled out', async (t) => {
+  const { tools, store } = await mount(t)
+  await tools.call('memory_save', fact('s.one', 'one', { tags: ['T'] }))
+  const { value } = await tools.call('memory_stats', {})
+  assert.equal(value.ok, true)
+  assert.equal(value.path, '$DSH_HOME/memory/facts.json')
+  assert.equal(value.exists, true)
+  assert.equal(value.facts, 1)
+  assert.equal(value.bytes, (await readFile(store)).length)
+  assert.deepEqual(value.tags, [{ tag: 't', facts: 1 }])
+  assert.equal(value.lock, null)
+  assert.ok(!JSON.stringify(value).includes(dirname(store)))
+})
+
+test('arguments are checked by the core: field, rule, value and a did-you-mean', async (t) => {
+  const { tools, store } = await mount(t)
+  const cases = [
+    [{ id: 'a' }, 'memory.invalid', /statement/],
+    [{ id: 'a', statement: 'b', text: 'c' }, 'memory.invalid', /did you mean `statement`/],
+    [{ id: 'a', statement: 'b', tags: [1] }, 'memory.invalid', /tags\[0\]/],
+    [{ id: 'a\u0007', statement: 'b' }, 'memory.invalid', /control characters/],
+    [{ id: 'a', statement: 'x'.repeat(5000) }, 'memory.too_large', /statement/],
+    [null, 'memory.invalid', /object/],
+  ]
+  for (const [args, code, message] of cases) {
+    const { isError, value } = await tools.call('memory_save', args)
+    assert.equal(isError, false, 'a refusal is a value, not an error')
+    assert.equal(value.ok, false)
+    assert.equal(value.code, code, JSON.stringify(args))
+    assert.match(value.message, message)
+  }
+  const recall = await tools.call('memory_recall', { qurey: 'x' })
+  assert.equal(recall.value.code, 'memory.invalid')
+  assert.match(recall.value.message, /query/)
+  await assert.rejects(readFile(store), { code: 'ENOENT' }, 'nothing was written')
+})
+
+test('a corrupt store is refused by every tool and kept byte for byte', async (t) => {
+  const { tools, store } = await mount(t)
+  await mkdir(dirname(store), { recursive: true })
+  for (const broken of [Buffer.from('{"schema_version": 1, "facts": [ {"id": '), Buffer.from([0x7b, 0xff, 0xfe, 0x7d])]) {
+    await writeFile(store, broken)
+    const save = await tools.call('memory_save', fact('a.b', 'would erase everything'))
+    assert.equal(save.value.code, 'memory.corrupt')
+    assert.match(save.value.message, /left exactly as it is/)
+    assert.deepEqual(await readFile(store), broken, 'the corrupt file is untouched')
+    assert.equal((await tools.call('memory_recall', { query: 'a' })).value.code, 'memory.corrupt')
+    const stats = (await tools.call('memory_stats', {})).value
+    assert.equal(stats.code, 'memory.corrupt')
+    assert.equal(stats.bytes, broken.length)
+    assert.equal(stats.path, '$DSH_HOME/memory/facts.json')
+  }
+  assert.deepEqual((await readdir(dirname(store))).sort(), ['facts.json'], 'no temp or lock file left behind')
+})
+
+test('a store of another schema version is read but never rewritten', async (t) => {
+  const { tools, store } = await mount(t)
+  await mkdir(dirname(store), { recursive: true })
+  const text = JSON.stringify({ schema_version: 2, facts: [{ id: 'v2.fact', statement: 'from the future' }] })
+  await writeFile(store, text)
+  assert.equal((await tools.call('memory_recall', { query: 'future' })).value.facts[0].id, 'v2.fact')
+  assert.equal((await tools.call('memory_save', fact('a.b', 'c'))).value.code, 'memory.unsupported_version')
+  assert.equal(await readFile(store, 'utf8'), text)
+  assert.equal((await tools.call('memory_stats', {})).value.writable, false)
+})
+
+test('unknown keys in the store survive a save', async (t) => {
+  const { tools, store } = await mount(t)
+  await mkdir(dirname(store), { recursive: true })
+  await writeFile(store, JSON.stringify({ schema_version: 1, owner: 'me', facts: [{ id: 'k.1', statement: 's', color: 'blue' }] }))
+  await tools.call('memory_save', fact('k.2', 't'))
+  const file = JSON.parse(await readFile(store, 'utf8'))
+  assert.equal(file.owner, 'me')
+  assert.equal(file.facts[0].color, 'blue')
+})
+
+test('the cached index follows writes by other processes, even within one mtime tick', async (t) => {
+  const { tools, store } = await mount(t)
+  await tools.call('memory_save', fact('c.one', 'alpha bravo'))
+  assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 1)
+  // Another writer replaces the file with the same size and the same mtime.
+  const text = await readFile(store, 'utf8')
+  const { mtime } = await import('node:fs').then((fs) => fs.statSync(store))
+  const swapped = text.replace('alpha bravo', 'delta bravo')
+  assert.equal(swapped.length, text.length)
+  await writeFile(store, swapped)
+  await utimes(store, mtime, mtime)
+  assert.equal((await tools.call('memory_recall', { query: 'delta' })).value.total, 1, 'a racy rewrite is caught by content')
+  assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 0)
+  await writeFile(store, JSON.stringify({ schema_version: 1, facts: [{ id: 'c.two', statement: 'echo' }] }))
+  assert.equal((await tools.call('memory_recall', { query: 'echo' })).value.facts[0].id, 'c.two')
+})
+
+test('a configured dshHome wins over $DSH_HOME', async (t) => {
+  const other = await scratch(t)
+  const { tools, home } = await mount(t, { dshHome: other })
+  await tools.call('memory_save', fact('h.one', 'where am I'))
+  assert.ok(JSON.parse(await readFile(join(other, 'memory', 'facts.json'), 'utf8')).facts.length === 1)
+  await assert.rejects(readFile(join(home, 'memory', 'facts.json')), { code: 'ENOENT' })
+  assert.equal((await tools.call('memory_stats', {})).value.path.startsWith('$DSH_HOME'), false, 'the label names where the home came from')
+})

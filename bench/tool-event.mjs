@@ -48,9 +48,17 @@ const GROUPS = {
   'bash exit != 0 (1-3 KiB of output)': (e) => e.kind === 'bash exit != 0',
   'tool errors (short message)': (e) => e.kind === 'tool error',
 }
+/** The same failing bash calls with ASCII-only output (the stream's marks a test runner prints
+ * as `✗` become `x`): V8 then holds the text as a one-byte string, which encodes to UTF-8 far
+ * faster than a two-byte one. Real outputs are both. */
+function asciiOnly(e) {
+  const text = Buffer.from(e.result.content[0].text.replaceAll('✗', 'x'), 'latin1').toString('latin1')
+  return { ...e, result: { ...e.result, content: [{ type: 'text', text }] } }
+}
 const byKind = {}
-for (const [group, pick] of Object.entries(GROUPS)) {
-  const subset = events.filter(pick)
+const subsets = Object.entries(GROUPS).map(([group, pick]) => [group, events.filter(pick)])
+subsets.push(['bash exit != 0, ASCII-only output', events.filter((e) => e.kind === 'bash exit != 0').map(asciiOnly)])
+for (const [group, subset] of subsets) {
   const n = Math.min(opt.events, subset.length * 20)
   const p2 = await mountPlugin(Plugin, config)
   const b2 = mountBaseline()

@@ -25,26 +25,42 @@ fn main() {
 struct Options {
     stream: Option<String>,
     quick: bool,
+    /// `--work KIND --times N`: only do N units of one kind of work, untimed (for callgrind).
+    work: Option<(String, usize)>,
 }
 
 fn options() -> Result<Options, String> {
     let mut out = Options {
         stream: None,
         quick: false,
+        work: None,
     };
+    let mut times = 0usize;
+    let mut work = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stream" => out.stream = Some(args.next().ok_or("--stream needs a file")?),
             "--quick" => out.quick = true,
+            "--work" => work = Some(args.next().ok_or("--work needs a kind")?),
+            "--times" => {
+                times = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .ok_or("--times needs a count")?;
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
+    out.work = work.map(|kind| (kind, times));
     Ok(out)
 }
 
 fn run() -> Result<(), String> {
     let opt = options()?;
+    if let Some((kind, times)) = &opt.work {
+        return work(kind, *times, opt.stream.as_deref());
+    }
     let runs = if opt.quick { 5 } else { 21 };
     let replay = match &opt.stream {
         Some(path) => replay(path, runs)?,
@@ -60,6 +76,78 @@ fn run() -> Result<(), String> {
         json!({ "replay": replay, "fingerprint": fingerprint, "memory": memory })
     );
     Ok(())
+}
+
+/// The units of work `--work` can repeat, untimed: `cargo xtask bench` runs each under callgrind
+/// twice (N and 2N times) and reports the difference per unit, so the setup cancels out.
+///
+/// - `fingerprint-4k`: a 4 KiB failure, whole (head only), every normalized byte hashed;
+/// - `fingerprint-64k`: a 64 KiB failure through its two 4 KiB windows;
+/// - `shell-2k`: a 2 KiB shell failure as the policy fingerprints it (exit code, tail only);
+/// - `replay`: one event of the stream (`--stream`), as the replay bench runs it.
+fn work(kind: &str, times: usize, stream: Option<&str>) -> Result<(), String> {
+    let one = |bytes: usize, shell: bool| {
+        let text = failure_text(bytes);
+        let (head, tail) = Failure::windows(&text);
+        let failure = if shell {
+            Failure {
+                tool: "bash",
+                exit_code: Some(1),
+                head: "",
+                tail: if tail.is_empty() { head } else { tail },
+            }
+        } else {
+            Failure {
+                tool: "bash",
+                exit_code: None,
+                head,
+                tail,
+            }
+        };
+        for _ in 0..times {
+            black_box(fingerprint(black_box(&failure)));
+        }
+    };
+    match kind {
+        "fingerprint-4k" => one(4 << 10, false),
+        "fingerprint-64k" => one(64 << 10, false),
+        "shell-2k" => one(2 << 10, true),
+        "replay" => {
+            let (events, agents) = read_stream(stream.ok_or("--work replay needs --stream")?)?;
+            let mut policy = Policy::new(config::research_nudge::RowConfig::default().settings());
+            let mut states: Vec<AgentState> = (0..agents).map(|_| AgentState::new(0)).collect();
+            for i in 0..times {
+                let e = &events[i % events.len()];
+                observe(&mut policy, &mut states, e, i as Millis);
+            }
+        }
+        other => return Err(format!("unknown --work `{other}`")),
+    }
+    Ok(())
+}
+
+/// One event of the stream through the policy, as the plugin runs it: the failure windows only
+/// for failures (as the shim slices them), one `observe`.
+fn observe(policy: &mut Policy, states: &mut [AgentState], e: &Event, now: Millis) -> bool {
+    let failed = !e.ok || e.exit_code.is_some_and(|c| c != 0);
+    let (head, tail) = if failed {
+        Failure::windows(&e.text)
+    } else {
+        ("", "")
+    };
+    let call = ToolCall {
+        name: &e.name,
+        ok: e.ok,
+        exit_code: e.exit_code,
+        killed: false,
+        timed_out: false,
+        head,
+        tail,
+        snooze_minutes: e.snooze_minutes,
+        fingerprint: None,
+    };
+    let observation = policy.observe(&mut states[e.agent], now, black_box(&call));
+    matches!(observation, policy::Observation::Nudge { .. })
 }
 
 /// Median, min and max.
@@ -119,22 +207,7 @@ fn replay(path: &str, runs: usize) -> Result<Value, String> {
         for i in 0..per_run {
             let e = &events[i % events.len()];
             let now = start.elapsed().as_millis() as Millis;
-            let failed = !e.ok || e.exit_code.is_some_and(|c| c != 0);
-            let (head, tail) = if failed {
-                Failure::windows(&e.text)
-            } else {
-                ("", "")
-            };
-            let call = ToolCall {
-                name: &e.name,
-                ok: e.ok,
-                exit_code: e.exit_code,
-                head,
-                tail,
-                snooze_minutes: e.snooze_minutes,
-            };
-            let observation = policy.observe(&mut states[e.agent], now, black_box(&call));
-            if matches!(observation, policy::Observation::Nudge { .. }) {
+            if observe(&mut policy, &mut states, e, now) {
                 nudges += 1;
             }
         }

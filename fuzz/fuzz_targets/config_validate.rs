@@ -4,15 +4,16 @@
 //! built from the fuzz input with the real key names, near misses, boundary numbers and the JS
 //! shim's `{"\u0000js": …}` marker, so the validator's deeper branches are reached quickly.
 //!
-//! Properties (asserted, so a violation is a crash): validation never panics and is a pure
-//! function of its input; a valid row serializes back to a value that validates to the same row
-//! and whose settings build a policy with every pattern kept; an invalid row has at least one
-//! issue, every issue has a message, and `describe` starts with the documented prefix.
+//! The properties are `crates/config/tests/checks/mod.rs`, shared with the crate's proptest
+//! (`crates/config/tests/properties.rs`): one source, asserted here (a violation is a crash).
 #![no_main]
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Number, Value};
+
+#[path = "../../crates/config/tests/checks/mod.rs"]
+mod checks;
 
 const KEYS: &[&str] = &[
     "enabled",
@@ -20,6 +21,7 @@ const KEYS: &[&str] = &[
     "maxToolCallsWithoutResearch",
     "maxMinutesWithoutResearch",
     "cooldownMinutes",
+    "reminderBackoff",
     "ordinaryToolDebt",
     "mutationDebt",
     "executionDebt",
@@ -140,41 +142,8 @@ fn input(data: &[u8]) -> Option<Value> {
     }
 }
 
-fn check(input: &Value) {
-    let first = config::research_nudge::validate(input);
-    assert_eq!(
-        first,
-        config::research_nudge::validate(input),
-        "validation must be a pure function"
-    );
-    match first {
-        Ok(row) => {
-            let back = serde_json::to_value(&row).expect("a row serializes");
-            assert_eq!(
-                config::research_nudge::validate(&back).as_ref(),
-                Ok(&row),
-                "a valid row round-trips"
-            );
-            let settings = row.settings();
-            assert_eq!(settings.research_tools.len(), row.research_tools.len());
-            assert_eq!(settings.mutation_tools.len(), row.mutation_tools.len());
-            assert_eq!(settings.execution_tools.len(), row.execution_tools.len());
-            let _ = policy::Policy::new(settings);
-        }
-        Err(issues) => {
-            assert!(
-                !issues.is_empty(),
-                "an invalid row names at least one issue"
-            );
-            assert!(issues.iter().all(|issue| !issue.message.is_empty()));
-            assert!(config::describe(config::research_nudge::MESSAGE_PREFIX, &issues)
-                .starts_with(config::research_nudge::MESSAGE_PREFIX));
-        }
-    }
-}
-
 fuzz_target!(|data: &[u8]| {
     if let Some(value) = input(data) {
-        check(&value);
+        checks::check(&value);
     }
 });

@@ -1,7 +1,7 @@
 // The I/O of every package's `replay` CLI: arguments, reading and decompressing the input,
 // printing. The formats and the output live in Rust (each package's Replay engine). Copied into
 // each package's lib/common/ by `cargo xtask build`.
-import { createReadStream, readFileSync } from 'node:fs'
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { Readable } from 'node:stream'
 import * as zlib from 'node:zlib'
@@ -11,16 +11,18 @@ const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd])
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b])
 
 /**
- * Runs `<command> replay [--config FILE] [EVENTS.jsonl | -] [--json]`.
+ * Runs `<command> replay [--config FILE] [EVENTS.jsonl | -] [--json | --html OUT.html]`.
  * `createReplay(configJson)` returns the package's Replay engine: `feed(line)` returns output
- * text or undefined and throws `line N: …`; optional `json` setter and `finish()`.
+ * text or undefined and throws `line N: …`; optional `json` and `html` setters and `finish()`.
+ * With `--html` (engines that have the `html` setter) nothing is printed per line: `finish()`
+ * returns one self-contained page, written to the file.
  */
 export async function runReplayCli({ command, usage, createReplay, argv = process.argv.slice(2) }) {
   const fail = (message) => {
     process.stderr.write(`${command}: ${message}\n`)
     process.exit(2)
   }
-  const { config, input, json } = parseArgs(argv, usage, fail)
+  const { config, input, json, html } = parseArgs(argv, usage, fail)
   let replay
   try {
     replay = createReplay(config === undefined ? 'null' : readConfigFile(config, fail))
@@ -29,6 +31,11 @@ export async function runReplayCli({ command, usage, createReplay, argv = proces
     process.exit(2)
   }
   if (json) replay.json = true
+  if (html !== undefined) {
+    if (json) fail('--json and --html cannot be combined')
+    if (!('html' in Object.getPrototypeOf(replay))) fail(`--html is not supported by ${command}`)
+    replay.html = true
+  }
 
   // A reader that stops early (`| head`) is not an error.
   process.stdout.on('error', (error) => {
@@ -56,8 +63,17 @@ export async function runReplayCli({ command, usage, createReplay, argv = proces
       ? `cannot decompress ${name} (${error.message}); the lines above were read before it`
       : `cannot read ${input}: ${error.message}`)
   }
-  process.stdout.write(out.join(''))
   const summary = typeof replay.finish === 'function' ? replay.finish() : undefined
+  if (html !== undefined) {
+    try {
+      writeFileSync(html, summary ?? '')
+    } catch (error) {
+      fail(`cannot write --html ${html}: ${error.message}`)
+    }
+    process.stderr.write(`${command}: wrote ${html}\n`)
+    return
+  }
+  process.stdout.write(out.join(''))
   if (summary !== undefined) process.stdout.write(`${summary}\n`)
 }
 
@@ -72,6 +88,7 @@ function parseArgs(argv, usage, fail) {
   let input = '-'
   let inputSeen = false
   let json = false
+  let html
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]
     if (arg === '--config') {
@@ -81,6 +98,11 @@ function parseArgs(argv, usage, fail) {
       config = arg.slice('--config='.length)
     } else if (arg === '--json') {
       json = true
+    } else if (arg === '--html') {
+      if (rest[i + 1] === undefined) fail('--html needs an output file')
+      html = rest[++i]
+    } else if (arg.startsWith('--html=')) {
+      html = arg.slice('--html='.length)
     } else if (arg.startsWith('-') && arg !== '-') {
       fail(`unknown option "${arg}"\n${usage}`)
     } else if (inputSeen) {
@@ -90,7 +112,7 @@ function parseArgs(argv, usage, fail) {
       inputSeen = true
     }
   }
-  return { config, input, json }
+  return { config, input, json, html }
 }
 
 function readConfigFile(file, fail) {

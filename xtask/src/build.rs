@@ -47,7 +47,8 @@ pub fn copy_common(lib_dir: &Path) -> Result<()> {
 pub fn ensure_built(package: &Package) -> Result<()> {
     copy_common(&package.dir().join("lib"))?;
     let root = root();
-    let outputs = [package.glue_js(), package.glue_wasm()]
+    let outputs = package
+        .all_glue()
         .iter()
         .map(|p| util::mtime(p))
         .collect::<Option<Vec<_>>>()
@@ -88,53 +89,67 @@ pub fn build(package: &Package) -> Result<()> {
     ensure_wasm_target()?;
     copy_common(&package.dir().join("lib"))?;
 
-    let started = Instant::now();
-    util::run(&mut cargo_cmd([
-        "build",
-        "--release",
-        "-p",
-        WASM_PACKAGE,
-        "--target",
-        TARGET,
-        "--no-default-features",
-        "--features",
-        package.feature,
-    ]))?;
-    let wasm_in = target_dir()?
-        .join(TARGET)
-        .join("release")
-        .join(WASM_ARTIFACT);
-    if !wasm_in.is_file() {
-        bail!("cargo build succeeded but {} does not exist", rel(&wasm_in));
-    }
-    println!(
-        "build: cargo build took {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
-
-    let started = Instant::now();
     let out_dir = package.pkg_dir();
     if out_dir.exists() {
         std::fs::remove_dir_all(&out_dir)
             .with_context(|| format!("clearing stale {}", rel(&out_dir)))?;
     }
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", rel(&out_dir)))?;
-    println!(
-        "build: wasm-bindgen (library; target web, out name {}, no TypeScript) {} -> {}/",
-        package.out_name,
-        rel(&wasm_in),
-        rel(&out_dir)
-    );
-    bindgen(package, &wasm_in, &out_dir, false)?;
-    for file in [package.glue_js(), package.glue_wasm()] {
+    let mut modules = vec![(package.feature, package.out_name)];
+    if let Some(cli) = &package.cli {
+        modules.push((cli.feature, cli.out_name));
+    }
+    for (feature, out_name) in modules {
+        let started = Instant::now();
+        util::run(&mut cargo_cmd([
+            "build",
+            "--release",
+            "-p",
+            WASM_PACKAGE,
+            "--target",
+            TARGET,
+            "--no-default-features",
+            "--features",
+            feature,
+        ]))?;
+        let wasm_in = target_dir()?
+            .join(TARGET)
+            .join("release")
+            .join(WASM_ARTIFACT);
+        if !wasm_in.is_file() {
+            bail!("cargo build succeeded but {} does not exist", rel(&wasm_in));
+        }
+        println!(
+            "build: cargo build (feature {feature}) took {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        let started = Instant::now();
+        println!(
+            "build: wasm-bindgen (library; target web, out name {out_name}, no TypeScript) {} -> {}/",
+            rel(&wasm_in),
+            rel(&out_dir)
+        );
+        bindgen(out_name, &wasm_in, &out_dir, false)?;
+        println!(
+            "build: wasm-bindgen took {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    for file in package.all_glue() {
         if !file.is_file() {
             bail!("wasm-bindgen did not produce {}", rel(&file));
         }
     }
-    println!(
-        "build: wasm-bindgen took {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    if let Some(cli) = &package.cli {
+        let cli_wasm = out_dir.join(format!("{}_bg.wasm", cli.out_name));
+        let bytes = std::fs::read(&cli_wasm)?;
+        println!(
+            "build: {} (the CLI's) is {} bytes, {} bytes gzipped",
+            rel(&cli_wasm),
+            bytes.len(),
+            gzip_len(&bytes)?
+        );
+    }
 
     let bytes = std::fs::read(package.glue_wasm())?;
     let gz = gzip_len(&bytes)?;
@@ -156,7 +171,7 @@ pub fn build(package: &Package) -> Result<()> {
 
 /// Runs wasm-bindgen (as a library) on `wasm_in` into `out_dir` with the shipped options;
 /// `keep_names` keeps the name section (profiles of variants).
-pub fn bindgen(package: &Package, wasm_in: &Path, out_dir: &Path, keep_names: bool) -> Result<()> {
+pub fn bindgen(out_name: &str, wasm_in: &Path, out_dir: &Path, keep_names: bool) -> Result<()> {
     // Notes on wasm-bindgen 0.2.130 options:
     // - weak refs: there is no switch any more; every exported class registers
     //   its wrapper with a FinalizationRegistry whenever the JS engine has one
@@ -166,7 +181,7 @@ pub fn bindgen(package: &Package, wasm_in: &Path, out_dir: &Path, keep_names: bo
     //   rustc enables both by default for wasm32-unknown-unknown.
     Bindgen::new()
         .input_path(wasm_in)
-        .out_name(package.out_name)
+        .out_name(out_name)
         .web(true)
         .context("selecting wasm-bindgen's `web` target")?
         .typescript(false)

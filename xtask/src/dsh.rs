@@ -43,7 +43,8 @@ fn dsh_dir() -> PathBuf {
     cache_dir().join("dsh")
 }
 
-fn app_dir() -> PathBuf {
+/// Where dsh and its dependencies are installed (`.cache/dsh/app`).
+pub fn app_dir() -> PathBuf {
     dsh_dir().join("app")
 }
 

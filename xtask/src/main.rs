@@ -4,6 +4,7 @@
 
 mod bench;
 mod build;
+mod chart;
 mod check_patch;
 mod ci;
 mod demo;
@@ -72,6 +73,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "limit-break's recall set (crates/memory/recall): hit@1, hit@3, MRR per category",
     ),
     (
+        "chart-test [--write-example]",
+        "research-nudge replay --html in headless Chromium (apt-get installs it when missing): screenshot, checked",
+    ),
+    (
         "build-fault",
         "build the fault-injection variant (a panicking path) into target/pkg-fault/ for tests/panic",
     ),
@@ -120,6 +125,7 @@ fn main() -> ExitCode {
         "scenario" => scenario::run(rest),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
+        "chart-test" => chart::run(rest),
         "recall-bench" => memory_bench::recall_bench(rest),
         "build-fault" => fault::run(rest),
         "fuzz" => fuzz::run(rest),

@@ -89,7 +89,7 @@ pub fn pack_all() -> Result<Vec<Packed>> {
 /// The files `package` must hold, exactly, relative to its folder.
 fn allowlist(package: &Package) -> Vec<String> {
     let mut files: Vec<String> = COMMON.iter().map(|s| s.to_string()).collect();
-    for glue in [package.glue_js(), package.glue_wasm()] {
+    for glue in package.all_glue() {
         let name = glue.file_name().unwrap_or_default().to_string_lossy();
         files.push(format!("pkg/{name}"));
     }

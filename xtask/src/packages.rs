@@ -23,6 +23,18 @@ pub struct Package {
     pub bins: &'static [&'static str],
     /// Files it ships besides the common ones, its glue, bins and schemas (e.g. `lib/driver.js`).
     pub extra_files: &'static [&'static str],
+    /// A second module for the package's CLI, when it needs code the plugin does not (its
+    /// wasm-adapter feature and wasm-bindgen out name): the plugin's module stays small.
+    pub cli: Option<Cli>,
+}
+
+/// A package's CLI module: `pkg/<out>.js` + `pkg/<out>_bg.wasm`, built with its own feature.
+#[derive(Debug)]
+pub struct Cli {
+    /// The `crates/wasm-adapter` feature of the CLI's module.
+    pub feature: &'static str,
+    /// wasm-bindgen's out name.
+    pub out_name: &'static str,
 }
 
 /// Every package, in the order they are built, packed and mounted.
@@ -33,6 +45,10 @@ pub const ALL: &[Package] = &[
         feature: "research-nudge",
         out_name: "research_nudge",
         bins: &["research-nudge"],
+        cli: Some(Cli {
+            feature: "research-nudge-replay",
+            out_name: "research_nudge_cli",
+        }),
         extra_files: &[],
     },
     Package {
@@ -41,6 +57,7 @@ pub const ALL: &[Package] = &[
         feature: "pain-point-check",
         out_name: "pain_point_check",
         bins: &["pain-point-check"],
+        cli: None,
         extra_files: &[],
     },
     Package {
@@ -57,6 +74,7 @@ pub const ALL: &[Package] = &[
             "lib/round.js",
             "lib/tracker.js",
         ],
+        cli: None,
     },
     Package {
         row: "limit-break",
@@ -65,6 +83,7 @@ pub const ALL: &[Package] = &[
         out_name: "limit_break",
         bins: &["limit-break"],
         extra_files: &["lib/memory.js", "lib/fetch.js"],
+        cli: None,
     },
 ];
 
@@ -87,6 +106,16 @@ impl Package {
     /// The generated (post-bindgen) WebAssembly module.
     pub fn glue_wasm(&self) -> PathBuf {
         self.pkg_dir().join(format!("{}_bg.wasm", self.out_name))
+    }
+
+    /// Every generated file of `pkg/`: the plugin's glue and module, then the CLI's, if any.
+    pub fn all_glue(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.glue_js(), self.glue_wasm()];
+        if let Some(cli) = &self.cli {
+            files.push(self.pkg_dir().join(format!("{}.js", cli.out_name)));
+            files.push(self.pkg_dir().join(format!("{}_bg.wasm", cli.out_name)));
+        }
+        files
     }
 
     /// The package's `tests/` folder of `node --test` suites.

@@ -83,7 +83,7 @@ pub fn build(variant: &Variant, package: &Package, dir: &Path) -> Result<()> {
         std::fs::remove_dir_all(&pkg).with_context(|| format!("clearing {}", rel(&pkg)))?;
     }
     std::fs::create_dir_all(&pkg).with_context(|| format!("creating {}", rel(&pkg)))?;
-    build::bindgen(package, &wasm_in, &pkg, variant.keep_names)?;
+    build::bindgen(package.out_name, &wasm_in, &pkg, variant.keep_names)?;
 
     if let Some(args) = variant.wasm_opt {
         let wasm = wasm_path(dir, package);

@@ -38,6 +38,10 @@ pub const WEIGHT_MIN: u32 = 0;
 pub const MINUTES_MIN: u32 = 0;
 /// Largest `maxMinutesWithoutResearch` and `cooldownMinutes` (one year).
 pub const MINUTES_MAX: u32 = 525_600;
+/// Smallest `reminderBackoff` (1: a fixed cooldown, as the original plugin had).
+pub const BACKOFF_MIN: u32 = 1;
+/// Largest `reminderBackoff`.
+pub const BACKOFF_MAX: u32 = 100;
 /// Smallest `maxAgentSnoozeMinutes`.
 pub const SNOOZE_MIN: u32 = 1;
 /// Largest `maxAgentSnoozeMinutes` (one week).
@@ -68,6 +72,11 @@ pub struct RowConfig {
     /// Minimum time between two reminders to one agent, in minutes (fractions allowed).
     #[schemars(range(min = MINUTES_MIN, max = MINUTES_MAX))]
     pub cooldown_minutes: f64,
+    /// Factor applied to the cooldown after each further reminder that no research answered
+    /// (1 keeps it fixed; fractions allowed): with 2, the reminders of a session that never
+    /// researches come 10, 20, 40, … minutes apart instead of every 10.
+    #[schemars(range(min = BACKOFF_MIN, max = BACKOFF_MAX))]
+    pub reminder_backoff: f64,
     /// Debt weight for other local tools.
     #[schemars(range(min = WEIGHT_MIN, max = COUNT_MAX))]
     pub ordinary_tool_debt: u32,
@@ -110,6 +119,7 @@ impl Default for RowConfig {
             max_tool_calls_without_research: 15,
             max_minutes_without_research: 15.0,
             cooldown_minutes: 10.0,
+            reminder_backoff: 2.0,
             ordinary_tool_debt: 1,
             mutation_debt: 2,
             execution_debt: 1,
@@ -189,6 +199,7 @@ impl RowConfig {
             max_tool_calls_without_research: self.max_tool_calls_without_research,
             max_time_without_research: minutes_to_millis(self.max_minutes_without_research),
             cooldown: minutes_to_millis(self.cooldown_minutes),
+            reminder_backoff: self.reminder_backoff,
             weights: Weights {
                 ordinary: self.ordinary_tool_debt,
                 mutation: self.mutation_debt,
@@ -218,12 +229,13 @@ fn patterns(sources: &[String]) -> Vec<Pattern> {
 }
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [Field; 16] = [
+const FIELDS: [Field; 17] = [
     ("enabled", Rule::Flag),
     ("debtThreshold", COUNT),
     ("maxToolCallsWithoutResearch", COUNT),
     ("maxMinutesWithoutResearch", MINUTES),
     ("cooldownMinutes", MINUTES),
+    ("reminderBackoff", BACKOFF),
     ("ordinaryToolDebt", WEIGHT),
     ("mutationDebt", WEIGHT),
     ("executionDebt", WEIGHT),
@@ -248,6 +260,10 @@ const WEIGHT: Rule = Rule::Integer {
 const SNOOZE: Rule = Rule::Integer {
     min: SNOOZE_MIN,
     max: SNOOZE_MAX,
+};
+const BACKOFF: Rule = Rule::Number {
+    min: BACKOFF_MIN,
+    max: BACKOFF_MAX,
 };
 const MINUTES: Rule = Rule::Number {
     min: MINUTES_MIN,

@@ -1,13 +1,13 @@
-//! Property tests of config validation (the same properties the `config_validate` fuzz target in
-//! `fuzz/` asserts, here over proptest's generated JSON so they run in `cargo test`):
-//!
-//! - validation never panics and is a pure function of its input;
-//! - a valid row serializes back to a value that validates to the same row, and its settings
-//!   keep every pattern;
-//! - an invalid row has at least one issue, every issue has a message, and `describe` starts with
-//!   the documented prefix.
+//! Property tests of config validation. The properties themselves are in `tests/checks/mod.rs`,
+//! shared with the `config_validate` fuzz target in `fuzz/` (which includes the same file); here
+//! proptest generates the JSON so they run in `cargo test`. See that module for the list.
 
-use dsh_config::research_nudge as config;
+extern crate dsh_config as config;
+
+#[path = "checks/mod.rs"]
+mod checks;
+
+use config::research_nudge as row;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
@@ -18,6 +18,7 @@ const KEYS: &[&str] = &[
     "maxToolCallsWithoutResearch",
     "maxMinutesWithoutResearch",
     "cooldownMinutes",
+    "reminderBackoff",
     "ordinaryToolDebt",
     "mutationDebt",
     "executionDebt",
@@ -107,49 +108,24 @@ fn row() -> impl Strategy<Value = Value> {
     })
 }
 
-fn check(input: &Value) -> Result<(), TestCaseError> {
-    let first = config::validate(input);
-    prop_assert_eq!(&first, &config::validate(input), "validation is pure");
-    match first {
-        Ok(row) => {
-            let back = serde_json::to_value(&row).expect("a row serializes");
-            let again = config::validate(&back);
-            prop_assert_eq!(again.as_ref(), Ok(&row), "a valid row round-trips");
-            let settings = row.settings();
-            prop_assert_eq!(settings.research_tools.len(), row.research_tools.len());
-            prop_assert_eq!(settings.mutation_tools.len(), row.mutation_tools.len());
-            prop_assert_eq!(settings.execution_tools.len(), row.execution_tools.len());
-        }
-        Err(issues) => {
-            prop_assert!(!issues.is_empty());
-            prop_assert!(issues.iter().all(|issue| !issue.message.is_empty()));
-            prop_assert!(
-                dsh_config::describe(config::MESSAGE_PREFIX, &issues)
-                    .starts_with(config::MESSAGE_PREFIX)
-            );
-        }
-    }
-    Ok(())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn any_json_validates_or_names_its_issues(input in json()) {
-        check(&input)?;
+        checks::check(&input);
     }
 
     #[test]
     fn rows_with_real_keys_validate_or_name_their_issues(input in row()) {
-        check(&input)?;
+        checks::check(&input);
     }
 
     #[test]
     fn valid_numbers_in_range_are_accepted(threshold in 1..=1_000_000u32, minutes in 0.0..=525_600.0f64) {
         let input = serde_json::json!({ "debtThreshold": threshold, "cooldownMinutes": minutes });
-        let row = config::validate(&input).expect("in range");
-        prop_assert_eq!(row.debt_threshold, threshold);
-        prop_assert_eq!(row.cooldown_minutes, minutes);
+        let valid = row::validate(&input).expect("in range");
+        prop_assert_eq!(valid.debt_threshold, threshold);
+        prop_assert_eq!(valid.cooldown_minutes, minutes);
     }
 }

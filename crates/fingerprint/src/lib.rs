@@ -72,6 +72,15 @@
 //!   [`KEPT_BYTES`] normalized bytes of the head, the marker, and the last [`KEPT_BYTES`]
 //!   normalized bytes of the tail.
 //!
+//! How it is read: the head forwards, stopping at the first token boundary past
+//! [`KEPT_BYTES`] normalized bytes; the tail backwards, token by token, into a buffer filled from
+//! its end until [`KEPT_BYTES`] normalized bytes are known (normalization works inside
+//! whitespace-free tokens, so each token normalizes alike on its own). Tokens are found eight
+//! bytes at a time. So a long failure costs about `2 * KEPT_BYTES` bytes of scanning, whatever the
+//! window size. The code before these optimizations is kept verbatim in `tests/reference`; the
+//! differential property tests and the `fingerprint` fuzz target check that both give the same
+//! value for every input.
+//!
 //! Why not simply hash the whole normalized windows: a window is cut at a fixed *raw* byte
 //! offset, and equivalent failures do not have equal raw lengths (`line 99` vs `line 100`), so the
 //! cut would fall at different places and leave different partial tokens and different amounts
@@ -193,7 +202,7 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
     };
     let text_bytes = if tail.is_empty() {
         // The whole text (at most 2 * WINDOW_BYTES): no cut, hash all of it.
-        let n = hash_range(head, &mut hash, 0, usize::MAX);
+        let n = normalize_into(head, &mut HashAll(&mut hash));
         hash.byte(HEAD_TAIL_MARKER);
         n
     } else {
@@ -207,13 +216,9 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
         } else {
             clip_tail(tail)
         };
-        let from_head = hash_range(head_part, &mut hash, 0, KEPT_BYTES);
+        let from_head = hash_first(head_part, &mut hash, KEPT_BYTES);
         hash.byte(HEAD_TAIL_MARKER);
-        // One pass keeps the last KEPT_BYTES normalized bytes of the tail, then hashes them in
-        // order: the same bytes as counting first and hashing from `len - KEPT_BYTES`.
-        let mut last = LastBytes::new();
-        normalize_into(tail_part, &mut last);
-        let from_tail = last.hash_into(&mut hash);
+        let from_tail = hash_last(tail_part, &mut hash, KEPT_BYTES);
         from_head + from_tail
     };
 
@@ -222,6 +227,42 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
     } else {
         Some(Fingerprint(hash.finish()))
     }
+}
+
+/// Bytes at the end of any shell failure's text that its fingerprint surely reads as they are:
+/// the tail window keeps at least its last `WINDOW_BYTES - 3 - (WINDOW_BYTES - 3) / 2` bytes when
+/// it drops a token cut in two (see the crate docs), and all of a shorter text.
+pub const SURE_TAIL_BYTES: usize = 2040;
+
+/// The fingerprint of a shell failure, `Failure { tool, exit_code, head: "", tail: output }`,
+/// from only the end of `output`: `end` is its last bytes (cut on a char boundary, as a caller
+/// that slices a string gets them). `Some(fingerprint)` when those bytes decide it, which is the
+/// same value as from the whole output; `None` when they might not (too few tokens, or a needed
+/// token may start before `end`): then pass the whole output (or its tail window) to
+/// [`fingerprint`]. Lets a caller cross only the end of a long output into WebAssembly first.
+pub fn shell_fingerprint_from_end(
+    tool: &str,
+    exit_code: Option<i64>,
+    end: &str,
+) -> Option<Option<Fingerprint>> {
+    let mut hash = Fnv1a::new();
+    hash.bytes(tool.as_bytes());
+    hash.byte(TOOL_END);
+    match exit_code {
+        None => hash.byte(0),
+        Some(code) => {
+            hash.byte(1);
+            hash.bytes(&code.to_le_bytes());
+        }
+    }
+    // The head part of a shell failure is empty: the marker follows at once.
+    hash.byte(HEAD_TAIL_MARKER);
+    let from_tail = last_kept(clip_tail(end), &mut hash, KEPT_BYTES, true)?;
+    Some(if from_tail == 0 && exit_code.is_none() {
+        None
+    } else {
+        Some(Fingerprint(hash.finish()))
+    })
 }
 
 /// The normalized form of one text (for tests, debugging and docs); see the crate docs for the
@@ -302,15 +343,29 @@ impl Fnv1a {
         Self(Self::OFFSET_BASIS)
     }
 
+    #[inline(always)]
     fn byte(&mut self, b: u8) {
         self.0 ^= u64::from(b);
         self.0 = self.0.wrapping_mul(Self::PRIME);
     }
 
+    #[inline(always)]
     fn bytes(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
         for &b in bytes {
-            self.byte(b);
+            h = (h ^ u64::from(b)).wrapping_mul(Self::PRIME);
         }
+        self.0 = h;
+    }
+
+    /// Hashes `bytes` with ASCII letters lowercased.
+    #[inline(always)]
+    fn lowered(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        for &b in bytes {
+            h = (h ^ u64::from(lower(b))).wrapping_mul(Self::PRIME);
+        }
+        self.0 = h;
     }
 
     fn finish(&self) -> u64 {
@@ -318,9 +373,41 @@ impl Fnv1a {
     }
 }
 
+/// `b` with an ASCII capital lowercased (one table look-up).
+#[inline(always)]
+fn lower(b: u8) -> u8 {
+    LOWER[b as usize]
+}
+
+const LOWER: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).to_ascii_lowercase();
+        b += 1;
+    }
+    t
+};
+
 /// Receives the normalized byte stream.
 trait Sink {
     fn put(&mut self, byte: u8);
+
+    /// Receives several bytes at once.
+    #[inline(always)]
+    fn put_slice(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.put(b);
+        }
+    }
+
+    /// Receives `bytes` with ASCII letters lowercased.
+    #[inline(always)]
+    fn put_lowered(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.put(lower(b));
+        }
+    }
 
     /// Whether further bytes would be ignored, so the scanner may stop (checked between tokens).
     fn full(&self) -> bool {
@@ -333,30 +420,10 @@ impl Sink for Vec<u8> {
     fn put(&mut self, byte: u8) {
         self.push(byte);
     }
-}
-
-/// Hashes the normalized bytes at positions `from..to`.
-struct HashRange<'h> {
-    hash: &'h mut Fnv1a,
-    pos: usize,
-    from: usize,
-    to: usize,
-    hashed: usize,
-}
-
-impl Sink for HashRange<'_> {
-    #[inline(always)]
-    fn put(&mut self, byte: u8) {
-        if self.pos >= self.from && self.pos < self.to {
-            self.hash.byte(byte);
-            self.hashed += 1;
-        }
-        self.pos += 1;
-    }
 
     #[inline(always)]
-    fn full(&self) -> bool {
-        self.pos >= self.to
+    fn put_slice(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
     }
 }
 
@@ -368,60 +435,262 @@ impl Sink for HashAll<'_> {
     fn put(&mut self, byte: u8) {
         self.0.byte(byte);
     }
+
+    #[inline(always)]
+    fn put_slice(&mut self, bytes: &[u8]) {
+        self.0.bytes(bytes);
+    }
+
+    #[inline(always)]
+    fn put_lowered(&mut self, bytes: &[u8]) {
+        self.0.lowered(bytes);
+    }
 }
 
-/// Hashes bytes `from..to` of `normalize(text)`; returns how many were hashed. Stops scanning
-/// once `to` is reached.
-fn hash_range(text: &str, hash: &mut Fnv1a, from: usize, to: usize) -> usize {
-    if from == 0 && to == usize::MAX {
-        return normalize_into(text, &mut HashAll(hash));
+/// Hashes the first `limit` normalized bytes.
+struct HashFirst<'h> {
+    hash: &'h mut Fnv1a,
+    /// Normalized bytes received so far (hashed while below `limit`).
+    pos: usize,
+    limit: usize,
+}
+
+impl Sink for HashFirst<'_> {
+    #[inline(always)]
+    fn put(&mut self, byte: u8) {
+        if self.pos < self.limit {
+            self.hash.byte(byte);
+        }
+        self.pos += 1;
     }
-    let mut sink = HashRange {
+
+    #[inline(always)]
+    fn put_slice(&mut self, bytes: &[u8]) {
+        let room = self.limit.saturating_sub(self.pos);
+        self.hash.bytes(bytes.get(..room).unwrap_or(bytes));
+        self.pos += bytes.len();
+    }
+
+    #[inline(always)]
+    fn put_lowered(&mut self, bytes: &[u8]) {
+        let room = self.limit.saturating_sub(self.pos);
+        self.hash.lowered(bytes.get(..room).unwrap_or(bytes));
+        self.pos += bytes.len();
+    }
+
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.pos >= self.limit
+    }
+}
+
+/// Hashes the first `limit` bytes of `normalize(text)`; returns how many were hashed. Stops
+/// scanning at the first token boundary at or past `limit`.
+fn hash_first(text: &str, hash: &mut Fnv1a, limit: usize) -> usize {
+    let mut sink = HashFirst {
         hash,
         pos: 0,
-        from,
-        to,
-        hashed: 0,
+        limit,
     };
     normalize_into(text, &mut sink);
-    sink.hashed
+    sink.pos.min(limit)
 }
 
-/// Keeps the last [`KEPT_BYTES`] normalized bytes in a ring (no allocation).
-struct LastBytes {
-    ring: [u8; KEPT_BYTES],
+/// Hashes the last [`KEPT_BYTES`] (`keep`, at most that) bytes of `normalize(text)`, oldest
+/// first; returns how many were hashed.
+///
+/// The text is read once, from its end, token by token: normalization works inside
+/// whitespace-free tokens and joins them with single spaces, so each token is normalized on its
+/// own and put in front of the ones after it, in a buffer filled from its end, until `keep` bytes
+/// are known. A long tail thus costs about `keep` bytes of scanning, not the whole window, and the
+/// hash then runs over one contiguous buffer.
+fn hash_last(text: &str, hash: &mut Fnv1a, keep: usize) -> usize {
+    // Only a partial text can fall short: a whole one always gives a count.
+    last_kept(text, hash, keep, false).unwrap_or_default()
+}
+
+/// [`hash_last`], for a `text` that is either whole (`partial == false`) or only the end of a
+/// longer text (`partial`): then it hashes nothing and returns `None` when the tokens it needs
+/// might reach back before `text` (it ran out of text before `keep` normalized bytes, or the
+/// last token it needs starts at the very beginning of `text`, so may be cut) or reach further
+/// back than [`SURE_TAIL_BYTES`] from the end.
+fn last_kept(text: &str, hash: &mut Fnv1a, keep: usize, partial: bool) -> Option<usize> {
+    let keep = keep.min(KEPT_BYTES);
+    let bytes = text.as_bytes();
+    let mut kept = [0u8; KEPT_BYTES];
+    // The kept bytes are `kept[pos..keep]`.
+    let mut pos = keep;
+    let mut end = bytes.len();
+    let mut any = false;
+    // One scratch for every token (zeroed once: in WebAssembly each fill is a call).
+    let mut small = Small::new();
+    while pos > 0 {
+        // Skip the whitespace before `end`, then find the start of the token that ends there.
+        let mut i = end;
+        while i > 0 {
+            let (space, start) = space_before(text, i);
+            if !space {
+                break;
+            }
+            i = start;
+        }
+        if i == 0 {
+            if partial {
+                return None;
+            }
+            break;
+        }
+        let token_end = i;
+        let mut flags = 0u8;
+        while i > 0 {
+            // Eight bytes at a time, as in `normalize_into`, backwards: the token's bytes are
+            // those after the last byte that can end it.
+            if let Some(x) = i.checked_sub(8).and_then(|at| load(bytes, at)) {
+                let stop = stop_mask(x);
+                let last = 63u32.saturating_sub(stop.leading_zeros());
+                let after = if stop == 0 {
+                    u64::MAX
+                } else if last == 63 {
+                    0
+                } else {
+                    !((1u64 << (last + 1)) - 1)
+                };
+                if maybe_not_plain_mask(x) & after != 0 {
+                    flags |= MAYBE;
+                }
+                if stop == 0 {
+                    i -= 8;
+                    continue;
+                }
+                i -= (63 - last as usize) / 8;
+            }
+            let c = class(bytes[i - 1]);
+            if c & (SPACE | NON_ASCII) != 0 {
+                if c & SPACE != 0 {
+                    break;
+                }
+                let (space, start) = space_before(text, i);
+                if space {
+                    break;
+                }
+                i = start;
+                continue;
+            }
+            flags |= c;
+            i -= 1;
+        }
+        let t = &bytes[i..token_end];
+        if partial && (i == 0 || bytes.len() - i > SURE_TAIL_BYTES) {
+            return None;
+        }
+        end = i;
+        let plain_token = if flags & MAYBE != 0 {
+            is_plain(t)
+        } else {
+            plain(t, flags)
+        };
+        if any {
+            pos -= 1;
+            kept[pos] = b' ';
+            if pos == 0 {
+                break;
+            }
+        }
+        any = true;
+        if plain_token {
+            let n = t.len().min(pos);
+            for (dst, &b) in kept[pos - n..pos].iter_mut().zip(&t[t.len() - n..]) {
+                *dst = lower(b);
+            }
+            pos -= n;
+        } else {
+            small.len = 0;
+            token(t, &mut Out::new(&mut small));
+            if small.len <= small.buf.len() {
+                let n = small.len.min(pos);
+                kept[pos - n..pos].copy_from_slice(&small.buf[small.len - n..small.len]);
+                pos -= n;
+            } else {
+                // A token longer than the scratch (a long path or number run, rare): place its
+                // last bytes straight into the buffer in a second pass.
+                let n = small.len.min(pos);
+                let mut place = Place {
+                    out: &mut kept[pos - n..pos],
+                    skip: small.len - n,
+                    at: 0,
+                };
+                token(t, &mut Out::new(&mut place));
+                pos -= n;
+            }
+        }
+    }
+    hash.bytes(&kept[pos..keep]);
+    Some(keep - pos)
+}
+
+/// A token's normalized bytes in a small scratch buffer; `len` counts them all, also those that
+/// did not fit.
+struct Small {
+    buf: [u8; 128],
     len: usize,
 }
 
-impl LastBytes {
+impl Small {
     fn new() -> Self {
         Self {
-            ring: [0; KEPT_BYTES],
+            buf: [0; 128],
             len: 0,
         }
     }
+}
 
-    /// Hashes the kept bytes, oldest first; returns how many there were.
-    fn hash_into(&self, hash: &mut Fnv1a) -> usize {
-        let kept = self.len.min(KEPT_BYTES);
-        let start = (self.len - kept) % KEPT_BYTES;
-        let (newer, older) = self.ring.split_at(start);
-        if self.len < KEPT_BYTES {
-            hash.bytes(&self.ring[..kept]);
-        } else {
-            hash.bytes(older);
-            hash.bytes(newer);
+impl Sink for Small {
+    #[inline(always)]
+    fn put(&mut self, byte: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = byte;
         }
-        kept
+        self.len += 1;
     }
 }
 
-impl Sink for LastBytes {
+/// Writes the normalized bytes after the first `skip` into `out`, in order.
+struct Place<'o> {
+    out: &'o mut [u8],
+    skip: usize,
+    at: usize,
+}
+
+impl Sink for Place<'_> {
     #[inline(always)]
     fn put(&mut self, byte: u8) {
-        self.ring[self.len % KEPT_BYTES] = byte;
-        self.len += 1;
+        if self.skip > 0 {
+            self.skip -= 1;
+        } else if let Some(slot) = self.out.get_mut(self.at) {
+            *slot = byte;
+            self.at += 1;
+        }
     }
+}
+
+/// Whether the char that ends at byte `end` (a char boundary above 0) is whitespace, and where
+/// that char starts.
+#[inline(always)]
+fn space_before(text: &str, end: usize) -> (bool, usize) {
+    let bytes = text.as_bytes();
+    let b = bytes[end - 1];
+    if b.is_ascii() {
+        return (class(b) & SPACE != 0, end - 1);
+    }
+    let mut start = end - 1;
+    while start > 0 && bytes[start] & 0xC0 == 0x80 {
+        start -= 1;
+    }
+    let space = text
+        .get(start..end)
+        .and_then(|c| c.chars().next())
+        .is_some_and(char::is_whitespace);
+    (space, start)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +703,15 @@ struct Out<'s, S: Sink> {
     space_pending: bool,
 }
 
-impl<S: Sink> Out<'_, S> {
+impl<'s, S: Sink> Out<'s, S> {
+    fn new(sink: &'s mut S) -> Self {
+        Self {
+            sink,
+            written: 0,
+            space_pending: false,
+        }
+    }
+
     #[inline(always)]
     fn space(&mut self) {
         if self.space_pending {
@@ -447,9 +724,7 @@ impl<S: Sink> Out<'_, S> {
     #[inline(always)]
     fn bytes(&mut self, bytes: &[u8]) {
         self.space();
-        for &b in bytes {
-            self.sink.put(b);
-        }
+        self.sink.put_slice(bytes);
         self.written += bytes.len();
     }
 
@@ -464,9 +739,7 @@ impl<S: Sink> Out<'_, S> {
     #[inline(always)]
     fn lowercased(&mut self, bytes: &[u8]) {
         self.space();
-        for &b in bytes {
-            self.sink.put(b.to_ascii_lowercase());
-        }
+        self.sink.put_lowered(bytes);
         self.written += bytes.len();
     }
 
@@ -482,6 +755,8 @@ const PATH: u8 = 2;
 const ALPHA: u8 = 4;
 const DIGIT: u8 = 8;
 const SEPARATOR: u8 = 16;
+const NON_ASCII: u8 = 32;
+const DASH: u8 = 64;
 
 const CLASSES: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -510,6 +785,12 @@ const CLASSES: [u8; 256] = {
         if c == b'/' || c == b'\\' {
             class |= SEPARATOR;
         }
+        if !c.is_ascii() {
+            class |= NON_ASCII;
+        }
+        if c == b'-' {
+            class |= DASH;
+        }
         t[b] = class;
         b += 1;
     }
@@ -523,47 +804,120 @@ fn class(b: u8) -> u8 {
 
 /// Streams `normalize(text)` into `sink`; returns the number of bytes written. Stops early (at a
 /// token boundary) once the sink is [full](Sink::full).
+///
+/// One pass finds each token's end and, on the way, whether it is [plain](is_plain): the byte
+/// classes it contains and its `-` count.
 fn normalize_into<S: Sink>(text: &str, sink: &mut S) -> usize {
-    let mut out = Out {
-        sink,
-        written: 0,
-        space_pending: false,
-    };
+    let mut out = Out::new(sink);
     let bytes = text.as_bytes();
-    let mut start = 0;
+    let n = bytes.len();
     let mut i = 0;
-    while i < bytes.len() {
+    while i < n {
+        // Whitespace before the next token.
         let b = bytes[i];
-        let len = if b.is_ascii() {
-            if class(b) & SPACE == 0 {
-                i += 1;
+        let c = class(b);
+        if c & SPACE != 0 {
+            out.whitespace();
+            i += 1;
+            continue;
+        }
+        if c & NON_ASCII != 0 {
+            let (space, len) = non_ascii_whitespace_at(text, i);
+            if space {
+                out.whitespace();
+                i += len;
                 continue;
             }
-            1
-        } else {
-            match non_ascii_whitespace_at(text, i) {
-                (true, len) => len,
-                (false, len) => {
-                    i += len;
+        }
+        // A token: up to the next whitespace.
+        let start = i;
+        let mut flags = 0u8;
+        while i < n {
+            // Eight bytes at a time while none of them can end the token (ASCII whitespace and
+            // other control bytes are below 0x21, non-ASCII bytes at or above 0x80); only a
+            // byte that can make the token not plain (`-` to `9`, `\\`) needs its class.
+            if let Some(x) = load(bytes, i) {
+                let stop = stop_mask(x);
+                let before = if stop == 0 {
+                    u64::MAX
+                } else {
+                    (1u64 << (stop.trailing_zeros() - 7)) - 1
+                };
+                if maybe_not_plain_mask(x) & before != 0 {
+                    flags |= MAYBE;
+                }
+                if stop == 0 {
+                    i += 8;
                     continue;
                 }
+                i += (stop.trailing_zeros() as usize - 7) / 8;
             }
-        };
-        // Whitespace at `i`: it ends the token that started at `start`, if any.
-        if start < i {
-            token(&bytes[start..i], &mut out);
-            if out.sink.full() {
-                return out.written;
+            let c = class(bytes[i]);
+            if c & (SPACE | NON_ASCII) != 0 {
+                if c & SPACE != 0 {
+                    break;
+                }
+                let (space, len) = non_ascii_whitespace_at(text, i);
+                if space {
+                    break;
+                }
+                i += len;
+                continue;
             }
+            flags |= c;
+            i += 1;
         }
-        out.whitespace();
-        i += len;
-        start = i;
-    }
-    if start < bytes.len() {
-        token(&bytes[start..], &mut out);
+        let t = &bytes[start..i];
+        let plain = if flags & MAYBE != 0 {
+            is_plain(t)
+        } else {
+            plain(t, flags)
+        };
+        if plain {
+            out.lowercased(t);
+        } else {
+            token(t, &mut out);
+        }
+        if out.sink.full() {
+            return out.written;
+        }
     }
     out.written
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Not a byte class: set while scanning when an 8-byte chunk held a byte that may make the token
+/// not plain, so [`is_plain`] decides.
+const MAYBE: u8 = 128;
+
+/// The eight bytes at `at`, little-endian (the first byte is the lowest).
+#[inline(always)]
+fn load(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+/// The high bit of every byte of `x` whose low seven bits are at least `c` (no carry crosses a
+/// byte: each byte's low bits plus `0x80 - c` stay below 0x100).
+#[inline(always)]
+fn at_least(x: u64, c: u8) -> u64 {
+    (x & !HIGH_BITS).wrapping_add(LOW_BITS * u64::from(0x80 - c)) & HIGH_BITS
+}
+
+/// The high bit of every byte of `x` that can end a token: below 0x21 (ASCII whitespace and
+/// other control bytes) or at or above 0x80 (non-ASCII). Exact for every byte.
+#[inline(always)]
+fn stop_mask(x: u64) -> u64 {
+    (!at_least(x, 0x21) | x) & HIGH_BITS
+}
+
+/// The high bit of every ASCII byte of `x` from `-` to `9` (`-`, `.`, `/`, digits) or `\\`: the
+/// bytes that can make a token not plain, and `.`. Exact for every ASCII byte.
+#[inline(always)]
+fn maybe_not_plain_mask(x: u64) -> u64 {
+    (at_least(x, b'-') & !at_least(x, b'9' + 1)) | (at_least(x, b'\\') & !at_least(x, b'\\' + 1))
 }
 
 fn is_ascii_space(b: u8) -> bool {
@@ -571,8 +925,24 @@ fn is_ascii_space(b: u8) -> bool {
 }
 
 /// Whether the non-ASCII char at byte `i` (a char boundary) is whitespace, and its length.
-#[inline(never)]
+/// Unicode whitespace beyond ASCII is U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029,
+/// U+202F, U+205F and U+3000, whose UTF-8 lead bytes are C2, E1, E2 and E3: any other lead byte
+/// only needs its length.
+#[inline(always)]
 fn non_ascii_whitespace_at(text: &str, i: usize) -> (bool, usize) {
+    let bytes = text.as_bytes();
+    match bytes[i] {
+        // U+2000–U+205F are E2 80 xx and E2 81 xx; any other E2 char (✗ is E2 9C 97) is not.
+        0xE2 if bytes.get(i + 1).is_some_and(|&b| b & 0xFE != 0x80) => (false, 3),
+        0xC2 | 0xE1..=0xE3 => decoded_whitespace_at(text, i),
+        0xC0..=0xDF => (false, 2),
+        0xE0..=0xEF => (false, 3),
+        _ => (false, 4),
+    }
+}
+
+#[inline(never)]
+fn decoded_whitespace_at(text: &str, i: usize) -> (bool, usize) {
     match text.get(i..).and_then(|rest| rest.chars().next()) {
         Some(c) => (c.is_whitespace(), c.len_utf8()),
         None => (false, 1),
@@ -590,6 +960,14 @@ fn is_path_byte(b: u8) -> bool {
     class(b) & PATH != 0
 }
 
+/// [`is_plain`] for a token whose byte classes, or-ed together, are `flags`: only a token with a
+/// `-` needs its dashes counted.
+#[inline(always)]
+fn plain(t: &[u8], flags: u8) -> bool {
+    flags & (DIGIT | SEPARATOR) == 0
+        && (flags & DASH == 0 || t.iter().filter(|&&b| b == b'-').count() < 4)
+}
+
 /// Whether a token normalizes to itself with ASCII letters lowercased: it has no decimal digit
 /// (rules 3, 5 and 6 need one), no `/` or `\\` (rule 7 needs one) and fewer than four `-` (a
 /// UUID, rule 4, has four), so only rule 1 can apply. Most words of a failure text are plain.
@@ -605,11 +983,9 @@ fn is_plain(t: &[u8]) -> bool {
     dashes < 4
 }
 
-/// Normalizes one whitespace-free token: path-character runs by [`run`], other bytes verbatim.
+/// Normalizes one whitespace-free token that is not [plain](is_plain) (a plain one is only
+/// lowercased): path-character runs by [`run`], other bytes verbatim.
 fn token<S: Sink>(t: &[u8], out: &mut Out<'_, S>) {
-    if is_plain(t) {
-        return out.lowercased(t);
-    }
     let mut j = 0;
     while j < t.len() {
         if !is_path_byte(t[j]) {
@@ -624,12 +1000,16 @@ fn token<S: Sink>(t: &[u8], out: &mut Out<'_, S>) {
         if drive {
             j += 2;
         }
-        let mut separator = drive;
-        while j < t.len() && is_path_byte(t[j]) {
-            separator |= is_separator(t[j]);
+        let mut flags = if drive { SEPARATOR } else { 0 };
+        while let Some(&b) = t.get(j) {
+            let c = class(b);
+            if c & PATH == 0 {
+                break;
+            }
+            flags |= c;
             j += 1;
         }
-        run(&t[start..j], separator, out);
+        run(&t[start..j], flags & SEPARATOR != 0, out);
     }
 }
 
@@ -673,7 +1053,13 @@ fn words<S: Sink>(w: &[u8], out: &mut Out<'_, S>) {
                 continue;
             }
         }
-        if c.is_ascii_hexdigit() && prev & (ALPHA | DIGIT) == 0 {
+        // A UUID and a long hex identifier both start with at least 8 hex digits: most words
+        // (and numbers) are shorter, and skip both look-ups.
+        if c.is_ascii_hexdigit()
+            && prev & (ALPHA | DIGIT) == 0
+            && w.get(k..k + 8)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+        {
             if let Some(end) = uuid_end(w, k) {
                 out.bytes(b"<uuid>");
                 k = end;
@@ -694,16 +1080,18 @@ fn words<S: Sink>(w: &[u8], out: &mut Out<'_, S>) {
             out.byte(b'#');
             continue;
         }
-        out.byte(c.to_ascii_lowercase());
-        k += 1;
         if cls & ALPHA != 0 {
-            // The rest of a word: a letter right after a letter starts no rule (rules 3-5 need
-            // a `0` or a word start, rule 6 a digit), so it is only lowercased.
+            // A word: a letter right after a letter starts no rule (rules 3-5 need a `0` or a
+            // word start, rule 6 a digit), so the rest of the word is only lowercased.
+            let start = k;
+            k += 1;
             while k < w.len() && class(w[k]) & ALPHA != 0 {
-                out.sink.put(w[k].to_ascii_lowercase());
-                out.written += 1;
                 k += 1;
             }
+            out.lowercased(&w[start..k]);
+        } else {
+            out.byte(c.to_ascii_lowercase());
+            k += 1;
         }
     }
 }

@@ -649,3 +649,44 @@ fn low_yield_windows_drop_the_token_cut_in_two() {
     // ... but the fingerprints agree.
     assert_equivalent(&a, &b);
 }
+
+#[test]
+fn a_shell_failure_is_decided_by_the_end_of_its_output() {
+    let mut output = String::new();
+    for i in 0..120 {
+        output.push_str(&format!(
+            "    ✗ parses case {i} ({}.{} ms)\n  at Object.<anonymous> (/home/dev/app/src/x.ts:{i}:7)\n",
+            i / 10,
+            i % 10
+        ));
+    }
+    let whole = fingerprint(&Failure {
+        tool: "bash",
+        exit_code: Some(1),
+        head: "",
+        tail: &output,
+    });
+    let mut cut = output.len() - 1800;
+    while !output.is_char_boundary(cut) {
+        cut += 1;
+    }
+    assert_eq!(
+        shell_fingerprint_from_end("bash", Some(1), &output[cut..]),
+        Some(whole)
+    );
+    // Too short an end cannot decide it: the caller must pass more.
+    let mut short = output.len() - 300;
+    while !output.is_char_boundary(short) {
+        short += 1;
+    }
+    assert_eq!(
+        shell_fingerprint_from_end("bash", Some(1), &output[short..]),
+        None
+    );
+    // Nor can an end whose last 2 KiB are one token.
+    let blob = format!("start {}", "x".repeat(3000));
+    assert_eq!(
+        shell_fingerprint_from_end("bash", Some(1), &blob[1..]),
+        None
+    );
+}

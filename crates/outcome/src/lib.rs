@@ -3,9 +3,8 @@
 //! error or a non-zero exit code a failure ([`exit_failure`]), and the reader of the status
 //! markers DSH's shell tools render as the last lines of a result's text ([`ShellStatus`]).
 //!
-//! Each guard decides which facts count for it: pain-point-check's gate counts every
-//! [`Outcome::failed`] (a kill and a timeout included); research-nudge counts only
-//! [`exit_failure`].
+//! Both guards count every [`Outcome::failed`] (an error, a non-zero exit code, a kill by a signal
+//! or a timeout); a cancellation is pain-point-check's business only.
 //!
 //! It is pure: no WASM, no JavaScript, no DSH runtime, no I/O. What it knows of DSH is text and
 //! codes that DSH writes down: the rendered markers (`@deepseek-ai/dsh-tool-bash`'s

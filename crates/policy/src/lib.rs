@@ -4,7 +4,8 @@
 //! execution), by failure and by repeated equivalent failure; a successful research call resets the
 //! agent's state; a new user prompt starts the agent afresh. After each counted call it decides
 //! whether a reminder is due (debt, call-count and elapsed-time thresholds, all inclusive), honouring
-//! the cooldown after a reminder and the agent's own snooze.
+//! the cooldown after a reminder (multiplied by the backoff after each further reminder that no
+//! research answered) and the agent's own snooze.
 //!
 //! It is pure: time is injected as monotonic milliseconds ([`Millis`]), and it knows nothing of
 //! WASM, JavaScript, DSH or config files. Counters saturate at `u32::MAX` instead of overflowing.
@@ -55,6 +56,10 @@ pub struct Settings {
     pub max_time_without_research: Millis,
     /// Minimum time between two reminders to one agent.
     pub cooldown: Millis,
+    /// Factor (at least 1) applied to the cooldown after each further reminder that no research
+    /// answered: the k-th unanswered reminder is followed by `cooldown * backoff^(k-1)`. 1 keeps
+    /// the cooldown fixed (the original plugin's behaviour).
+    pub reminder_backoff: f64,
     /// Debt weights.
     pub weights: Weights,
     /// Upper bound of one agent-requested snooze, in minutes (at least 1).
@@ -92,12 +97,20 @@ pub struct ToolCall<'a> {
     /// The process exit code a successful shell-style result reported, if any. A non-zero code
     /// makes the call a failure.
     pub exit_code: Option<i64>,
+    /// The process was killed by a signal (DSH: `exitCode: null` with a `signal`): a failure.
+    pub killed: bool,
+    /// The call or its process timed out (DSH: `timedOut`): a failure.
+    pub timed_out: bool,
     /// Start of the failure text (error message or output); ignored for successes.
     pub head: &'a str,
     /// End of the failure text, empty when `head` holds all of it.
     pub tail: &'a str,
     /// For a successful snooze call: the minutes its reply promised (see [`snooze_minutes`]).
     pub snooze_minutes: Option<u32>,
+    /// A failure's fingerprint the caller already computed (for instance with
+    /// [`fingerprint::shell_fingerprint_from_end`] from the end of a long output); `None` to
+    /// have it computed from `head` and `tail`. It must be the fingerprint those would give.
+    pub fingerprint: Option<Option<Fingerprint>>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -107,9 +120,12 @@ impl<'a> ToolCall<'a> {
             name,
             ok: true,
             exit_code: None,
+            killed: false,
+            timed_out: false,
             head: "",
             tail: "",
             snooze_minutes: None,
+            fingerprint: None,
         }
     }
 
@@ -135,10 +151,33 @@ impl<'a> ToolCall<'a> {
         }
     }
 
-    /// Whether the call failed, counting a non-zero exit code as a failure (the family's shared
-    /// rule, [`outcome::exit_failure`]; a kill or a timeout alone is not a failure here).
+    /// A successful result of a process that was killed by a signal or timed out, with its output.
+    pub fn stopped(name: &'a str, killed: bool, timed_out: bool, output: &'a str) -> Self {
+        let (head, tail) = Failure::windows(output);
+        Self {
+            killed,
+            timed_out,
+            head,
+            tail,
+            ..Self::success(name)
+        }
+    }
+
+    /// How the call ended, as the family judges it.
+    pub fn outcome(&self) -> outcome::Outcome {
+        outcome::Outcome {
+            ok: self.ok,
+            exit_code: self.exit_code,
+            killed: self.killed,
+            timed_out: self.timed_out,
+            cancelled: false,
+        }
+    }
+
+    /// Whether the call failed: an error result, a non-zero exit code, a kill by a signal or a
+    /// timeout ([`outcome::Outcome::failed`], the rule both guards share).
     pub fn failed(&self) -> bool {
-        outcome::exit_failure(self.ok, self.exit_code)
+        self.outcome().failed()
     }
 }
 
@@ -264,6 +303,9 @@ pub struct AgentState {
     /// When research last happened, or when the agent's task started.
     research_clock: Millis,
     last_nudge: Option<Millis>,
+    /// Reminders since research (or since the task started): each one after the first backs the
+    /// cooldown off.
+    unanswered_reminders: u32,
     snoozed_until: Option<Millis>,
     /// Latest time seen, so a caller clock that steps back cannot move the state back.
     latest: Millis,
@@ -281,6 +323,7 @@ impl AgentState {
             next_failure_slot: 0,
             research_clock: now,
             last_nudge: None,
+            unanswered_reminders: 0,
             snoozed_until: None,
             latest: now,
         }
@@ -322,6 +365,11 @@ impl AgentState {
         self.last_nudge
     }
 
+    /// Reminders since research (or since the task started) that no research answered.
+    pub fn unanswered_reminders(&self) -> u32 {
+        self.unanswered_reminders
+    }
+
     fn tick(&mut self, now: Millis) -> Millis {
         self.latest = self.latest.max(now);
         self.latest
@@ -349,13 +397,50 @@ impl AgentState {
 }
 
 /// Largest name cache before it is cleared; tool names are a small, stable set in practice.
-const NAME_CACHE_LIMIT: usize = 1024;
+pub const NAME_CACHE_LIMIT: usize = 1024;
 
-/// The policy: settings plus a cache of tool-name classes.
+/// A tool name resolved once: its class, whether it is the snooze tool, and its normalized form
+/// (the fingerprint's tool key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tool {
+    /// How the name is classed for debt.
+    pub class: ToolClass,
+    /// Whether the name is exactly [`SNOOZE_TOOL_NAME`].
+    pub snooze: bool,
+    /// The normalized name (`names::normalize`).
+    pub normalized: String,
+}
+
+/// FNV-1a over the name's bytes: tool names are short and trusted to be few, so the name cache
+/// does not need SipHash's protection against chosen collisions (it is bounded anyway).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type NameMap = HashMap<String, Tool, std::hash::BuildHasherDefault<NameHasher>>;
+
+/// The policy: settings plus a cache of resolved tool names.
 #[derive(Clone, Debug)]
 pub struct Policy {
     settings: Settings,
-    classes: HashMap<String, ToolClass>,
+    tools: NameMap,
 }
 
 impl Policy {
@@ -363,7 +448,7 @@ impl Policy {
     pub fn new(settings: Settings) -> Self {
         Self {
             settings,
-            classes: HashMap::new(),
+            tools: NameMap::default(),
         }
     }
 
@@ -372,15 +457,13 @@ impl Policy {
         &self.settings
     }
 
-    /// Classes a tool name: research first, then mutation, then execution, else ordinary.
-    /// The snooze tool is never research.
-    pub fn classify(&mut self, name: &str) -> ToolClass {
-        if let Some(class) = self.classes.get(name) {
-            return *class;
-        }
+    /// Resolves a tool name (uncached): research first, then mutation, then execution, else
+    /// ordinary. The snooze tool is never research.
+    pub fn tool(&self, name: &str) -> Tool {
         let tokens = names::tokens(name);
         let s = &self.settings;
-        let class = if name != SNOOZE_TOOL_NAME && names::any_matches(&s.research_tools, &tokens) {
+        let snooze = name == SNOOZE_TOOL_NAME;
+        let class = if !snooze && names::any_matches(&s.research_tools, &tokens) {
             ToolClass::Research
         } else if names::any_matches(&s.mutation_tools, &tokens) {
             ToolClass::Mutation
@@ -389,11 +472,28 @@ impl Policy {
         } else {
             ToolClass::Ordinary
         };
-        if self.classes.len() >= NAME_CACHE_LIMIT {
-            self.classes.clear();
+        Tool {
+            class,
+            snooze,
+            normalized: tokens.join("_"),
         }
-        self.classes.insert(name.to_owned(), class);
-        class
+    }
+
+    fn cached(&mut self, name: &str) -> &Tool {
+        if !self.tools.contains_key(name) {
+            if self.tools.len() >= NAME_CACHE_LIMIT {
+                self.tools.clear();
+            }
+            let tool = self.tool(name);
+            self.tools.insert(name.to_owned(), tool);
+        }
+        &self.tools[name]
+    }
+
+    /// Classes a tool name (cached): research first, then mutation, then execution, else
+    /// ordinary. The snooze tool is never research.
+    pub fn classify(&mut self, name: &str) -> ToolClass {
+        self.cached(name).class
     }
 
     /// Records a new user prompt: the agent starts afresh (debt, counters, clock, cooldown, snooze).
@@ -410,67 +510,38 @@ impl Policy {
         now: Millis,
         call: &ToolCall<'_>,
     ) -> Observation {
-        let now = state.tick(now);
-        let is_snooze = call.name == SNOOZE_TOOL_NAME;
-        if is_snooze && !call.failed() {
-            if let Some(minutes) = call.snooze_minutes {
-                return arm_snooze(state, now, minutes);
-            }
-        }
-        let class = self.classify(call.name);
-        let failed = call.failed();
-        if class == ToolClass::Research && !failed {
-            state.reset_research(now);
-            return Observation::ResearchReset;
-        }
-        let w = &self.settings.weights;
-        let class_debt = match class {
-            ToolClass::Mutation => w.mutation,
-            ToolClass::Execution => w.execution,
-            ToolClass::Ordinary | ToolClass::Research => w.ordinary,
-        };
-        state.calls_since_research = state.calls_since_research.saturating_add(1);
-        state.debt = state.debt.saturating_add(class_debt);
-        if failed {
-            state.failures = state.failures.saturating_add(1);
-            state.debt = state.debt.saturating_add(w.failure);
-            if state.remember_failure(failure_fingerprint(call)) {
-                state.repeated_failures = state.repeated_failures.saturating_add(1);
-                state.debt = state.debt.saturating_add(w.repeated_failure);
-            }
-        }
-        let triggers = self.triggers(state, now);
-        if triggers.any() && self.hold(state, now).is_none() {
-            state.last_nudge = Some(now);
-            Observation::Nudge(triggers)
-        } else {
-            Observation::Counted
-        }
+        self.cached(call.name);
+        let tool = &self.tools[call.name];
+        observe_tool(&self.settings, state, now, tool, call)
+    }
+
+    /// Records one finished call of an already resolved tool ([`Policy::tool`]); `call.name` is
+    /// not read. The same as [`Policy::observe`] for a call of that name.
+    pub fn observe_tool(
+        &self,
+        state: &mut AgentState,
+        now: Millis,
+        tool: &Tool,
+        call: &ToolCall<'_>,
+    ) -> Observation {
+        observe_tool(&self.settings, state, now, tool, call)
     }
 
     /// The thresholds `state` has reached at `now`, whether or not a reminder may fire.
     pub fn triggers(&self, state: &AgentState, now: Millis) -> Triggers {
-        let s = &self.settings;
-        Triggers {
-            debt: state.debt >= s.debt_threshold,
-            calls: state.calls_since_research >= s.max_tool_calls_without_research,
-            minutes: now.saturating_sub(state.research_clock) >= s.max_time_without_research,
-        }
+        triggers(&self.settings, state, now)
+    }
+
+    /// The cooldown in force after the last reminder to `state`: `cooldown` after the first
+    /// reminder since research, multiplied by `reminder_backoff` after each further one.
+    pub fn cooldown(&self, state: &AgentState) -> Millis {
+        cooldown(&self.settings, state)
     }
 
     /// What keeps a reminder from firing at `now` (the snooze first, then the cooldown), if
     /// anything.
     pub fn hold(&self, state: &AgentState, now: Millis) -> Option<Hold> {
-        if state.snoozed_until.is_some_and(|until| now < until) {
-            Some(Hold::Snooze)
-        } else if state
-            .last_nudge
-            .is_some_and(|at| now.saturating_sub(at) < self.settings.cooldown)
-        {
-            Some(Hold::Cooldown)
-        } else {
-            None
-        }
+        hold(&self.settings, state, now)
     }
 
     /// The signals of an agent's state.
@@ -512,6 +583,88 @@ impl Policy {
     }
 }
 
+/// `cooldown * backoff^(reminders - 1)` (just `cooldown` for at most one reminder), rounded to
+/// the millisecond and saturating at `Millis::MAX`. A backoff below 1 (or NaN) counts as 1.
+pub fn backed_off(cooldown: Millis, backoff: f64, reminders: u32) -> Millis {
+    let backoff = if backoff >= 1.0 { backoff } else { 1.0 };
+    let steps = reminders.saturating_sub(1);
+    if steps == 0 || backoff == 1.0 || cooldown == 0 {
+        return cooldown;
+    }
+    let factor = backoff.powi(i32::try_from(steps).unwrap_or(i32::MAX));
+    // `as` saturates (and infinity becomes Millis::MAX), so this cannot panic or wrap.
+    (cooldown as f64 * factor).round() as Millis
+}
+
+fn observe_tool(
+    s: &Settings,
+    state: &mut AgentState,
+    now: Millis,
+    tool: &Tool,
+    call: &ToolCall<'_>,
+) -> Observation {
+    let now = state.tick(now);
+    let failed = call.failed();
+    if tool.snooze && !failed {
+        if let Some(minutes) = call.snooze_minutes {
+            return arm_snooze(state, now, minutes);
+        }
+    }
+    if tool.class == ToolClass::Research && !failed {
+        state.reset_research(now);
+        return Observation::ResearchReset;
+    }
+    let w = &s.weights;
+    let class_debt = match tool.class {
+        ToolClass::Mutation => w.mutation,
+        ToolClass::Execution => w.execution,
+        ToolClass::Ordinary | ToolClass::Research => w.ordinary,
+    };
+    state.calls_since_research = state.calls_since_research.saturating_add(1);
+    state.debt = state.debt.saturating_add(class_debt);
+    if failed {
+        state.failures = state.failures.saturating_add(1);
+        state.debt = state.debt.saturating_add(w.failure);
+        if state.remember_failure(failure_fingerprint(&tool.normalized, call)) {
+            state.repeated_failures = state.repeated_failures.saturating_add(1);
+            state.debt = state.debt.saturating_add(w.repeated_failure);
+        }
+    }
+    let triggers = triggers(s, state, now);
+    if triggers.any() && hold(s, state, now).is_none() {
+        state.last_nudge = Some(now);
+        state.unanswered_reminders = state.unanswered_reminders.saturating_add(1);
+        Observation::Nudge(triggers)
+    } else {
+        Observation::Counted
+    }
+}
+
+fn triggers(s: &Settings, state: &AgentState, now: Millis) -> Triggers {
+    Triggers {
+        debt: state.debt >= s.debt_threshold,
+        calls: state.calls_since_research >= s.max_tool_calls_without_research,
+        minutes: now.saturating_sub(state.research_clock) >= s.max_time_without_research,
+    }
+}
+
+fn cooldown(s: &Settings, state: &AgentState) -> Millis {
+    backed_off(s.cooldown, s.reminder_backoff, state.unanswered_reminders)
+}
+
+fn hold(s: &Settings, state: &AgentState, now: Millis) -> Option<Hold> {
+    if state.snoozed_until.is_some_and(|until| now < until) {
+        Some(Hold::Snooze)
+    } else if state
+        .last_nudge
+        .is_some_and(|at| now.saturating_sub(at) < cooldown(s, state))
+    {
+        Some(Hold::Cooldown)
+    } else {
+        None
+    }
+}
+
 fn plural_minutes(n: u64) -> String {
     if n == 1 {
         "1 minute".to_owned()
@@ -535,27 +688,32 @@ fn arm_snooze(state: &mut AgentState, now: Millis, minutes: u32) -> Observation 
     }
 }
 
-/// Shell failures are fingerprinted by exit code and the end of their output (where the error
-/// is); other failures by the start and end of their error text.
-fn failure_fingerprint(call: &ToolCall<'_>) -> Option<Fingerprint> {
-    let tool = names::normalize(call.name);
-    let failure = match call.exit_code {
-        Some(code) if call.ok => Failure {
-            tool: &tool,
-            exit_code: Some(code),
+/// Shell failures (a non-zero exit code, a kill, a timeout) are fingerprinted by exit code and
+/// the end of their output (where the error is); other failures by the start and end of their
+/// error text.
+fn failure_fingerprint(tool: &str, call: &ToolCall<'_>) -> Option<Fingerprint> {
+    if let Some(known) = call.fingerprint {
+        return known;
+    }
+    let shell = call.ok && (call.exit_code.is_some() || call.killed || call.timed_out);
+    let failure = if shell {
+        Failure {
+            tool,
+            exit_code: call.exit_code,
             head: "",
             tail: if call.tail.is_empty() {
                 call.head
             } else {
                 call.tail
             },
-        },
-        _ => Failure {
-            tool: &tool,
+        }
+    } else {
+        Failure {
+            tool,
             exit_code: None,
             head: call.head,
             tail: call.tail,
-        },
+        }
     };
     fingerprint::fingerprint(&failure)
 }

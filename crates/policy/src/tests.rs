@@ -12,6 +12,7 @@ fn settings() -> Settings {
         max_tool_calls_without_research: 15,
         max_time_without_research: 15 * MINUTE,
         cooldown: 10 * MINUTE,
+        reminder_backoff: 2.0,
         weights: Weights {
             ordinary: 1,
             mutation: 2,
@@ -666,4 +667,112 @@ fn triggers_and_hold_report_a_threshold_the_snooze_or_cooldown_holds_back() {
     assert_eq!(p.hold(&s, 31 * MINUTE), None);
     // Times before the state's clock do not underflow.
     assert_eq!(p.triggers(&AgentState::new(MINUTE), 0), Triggers::default());
+}
+
+#[test]
+fn unanswered_reminders_back_the_cooldown_off_until_research_answers() {
+    let mut settings = settings();
+    settings.debt_threshold = 1;
+    settings.max_time_without_research = Millis::MAX;
+    let mut p = Policy::new(settings);
+    let mut s = AgentState::new(0);
+    // The first reminder and the first repeat keep the original 10-minute cooldown ...
+    assert_eq!(
+        observe(&mut p, &mut s, 0, ToolCall::success("read")),
+        Observation::Nudge(DEBT)
+    );
+    assert_eq!(p.cooldown(&s), 10 * MINUTE);
+    assert_eq!(
+        observe(&mut p, &mut s, 10 * MINUTE, ToolCall::success("read")),
+        Observation::Nudge(DEBT)
+    );
+    // ... then each unanswered one doubles it: 20 minutes, then 40.
+    assert_eq!(s.unanswered_reminders(), 2);
+    assert_eq!(p.cooldown(&s), 20 * MINUTE);
+    assert_eq!(
+        observe(&mut p, &mut s, 30 * MINUTE - 1, ToolCall::success("read")),
+        Observation::Counted
+    );
+    assert_eq!(p.hold(&s, 30 * MINUTE - 1), Some(Hold::Cooldown));
+    assert_eq!(
+        observe(&mut p, &mut s, 30 * MINUTE, ToolCall::success("read")),
+        Observation::Nudge(DEBT)
+    );
+    assert_eq!(p.cooldown(&s), 40 * MINUTE);
+    // Research answers them: the count starts again, the last reminder's cooldown carries over.
+    assert_eq!(
+        observe(&mut p, &mut s, 31 * MINUTE, ToolCall::success("web_search")),
+        Observation::ResearchReset
+    );
+    assert_eq!(s.unanswered_reminders(), 0);
+    assert_eq!(p.cooldown(&s), 10 * MINUTE);
+    assert_eq!(
+        observe(&mut p, &mut s, 40 * MINUTE - 1, ToolCall::success("read")),
+        Observation::Counted
+    );
+    assert_eq!(
+        observe(&mut p, &mut s, 40 * MINUTE, ToolCall::success("read")),
+        Observation::Nudge(DEBT)
+    );
+}
+
+#[test]
+fn a_backoff_of_one_keeps_the_original_fixed_cooldown() {
+    let mut settings = settings();
+    settings.debt_threshold = 1;
+    settings.max_time_without_research = Millis::MAX;
+    settings.reminder_backoff = 1.0;
+    let mut p = Policy::new(settings);
+    let mut s = AgentState::new(0);
+    for k in 0..5 {
+        assert_eq!(
+            observe(&mut p, &mut s, k * 10 * MINUTE, ToolCall::success("read")),
+            Observation::Nudge(DEBT)
+        );
+        assert_eq!(p.cooldown(&s), 10 * MINUTE);
+    }
+}
+
+#[test]
+fn backed_off_is_exact_rounded_and_saturating() {
+    assert_eq!(backed_off(600_000, 2.0, 0), 600_000);
+    assert_eq!(backed_off(600_000, 2.0, 1), 600_000);
+    assert_eq!(backed_off(600_000, 2.0, 2), 1_200_000);
+    assert_eq!(backed_off(600_000, 1.5, 3), 1_350_000);
+    assert_eq!(backed_off(1, 1.5, 2), 2);
+    assert_eq!(backed_off(0, 100.0, 50), 0);
+    assert_eq!(backed_off(600_000, 100.0, u32::MAX), Millis::MAX);
+    assert_eq!(backed_off(600_000, f64::NAN, 5), 600_000);
+    assert_eq!(backed_off(600_000, 0.5, 5), 600_000);
+}
+
+#[test]
+fn a_kill_or_a_timeout_is_a_failure_fingerprinted_by_its_output() {
+    let mut p = policy();
+    let mut s = AgentState::new(0);
+    let killed = ToolCall::stopped("bash", true, false, "building\n[killed by signal: SIGKILL]");
+    assert!(killed.failed());
+    observe(&mut p, &mut s, 0, killed);
+    assert_eq!(counters(&p, &s), (5, 1, 1, 0));
+    // The same kill again is a repeat.
+    observe(&mut p, &mut s, 1, killed);
+    assert_eq!(counters(&p, &s), (16, 2, 2, 1));
+    let timed_out = ToolCall::stopped("bash", false, true, "running 12 tests");
+    assert!(timed_out.failed());
+    observe(&mut p, &mut s, 2, timed_out);
+    assert_eq!(counters(&p, &s), (21, 3, 3, 1));
+    // An error result stays a failure; a successful call with neither is none.
+    assert!(!ToolCall::stopped("bash", false, false, "ok").failed());
+    assert!(ToolCall::failure("bash", "boom").failed());
+    // A timed-out research call is no research.
+    assert_eq!(
+        observe(
+            &mut p,
+            &mut s,
+            3,
+            ToolCall::stopped("web_search", false, true, "")
+        ),
+        Observation::Counted
+    );
+    assert_eq!(s.failures(), 4);
 }

@@ -1,20 +1,17 @@
-//! Property tests of the research-debt policy (the same properties the `policy` fuzz target in
-//! `fuzz/` asserts, here over proptest's generated event sequences so they run in `cargo test`).
-//!
-//! - nothing panics, whatever the settings (weights up to `u32::MAX`, zero thresholds) and clock
-//!   (forward, backward, anywhere in `u64`);
-//! - debt and counters saturate at `u32::MAX`: a counted call adds exactly its weights, capped;
-//! - a successful research call always resets debt and counters (cooldown and snooze stay);
-//! - a snooze never shortens an active snooze; only a user prompt clears it;
-//! - no reminder while snoozed or within the cooldown;
-//! - the policy is a pure function of its inputs.
+//! Property tests of the research-debt policy. The properties themselves are in
+//! `tests/checks/mod.rs`, shared with the `policy` fuzz target in `fuzz/` (which includes the same
+//! file); here proptest generates the event sequences so they run in `cargo test`. See that
+//! module for the list.
 
-use research_nudge_policy as policy;
+extern crate research_nudge_policy as policy;
 
+#[path = "checks/mod.rs"]
+mod checks;
+
+use checks::{Clock, Runner};
 use names::Pattern;
 use policy::{
-    AgentState, MINUTE, Millis, Observation, Policy, SNOOZE_TOOL_NAME, Settings, ToolCall,
-    ToolClass, Weights,
+    AgentState, Millis, Observation, Policy, SNOOZE_TOOL_NAME, Settings, ToolCall, Weights,
 };
 use proptest::prelude::*;
 
@@ -39,12 +36,14 @@ fn patterns(list: &[&str]) -> Vec<Pattern> {
 fn settings(
     (debt_threshold, max_calls, max_time, cooldown): (u32, u32, u32, u32),
     w: [u32; 5],
+    reminder_backoff: f64,
 ) -> Settings {
     Settings {
         debt_threshold,
         max_tool_calls_without_research: max_calls,
         max_time_without_research: Millis::from(max_time),
         cooldown: Millis::from(cooldown),
+        reminder_backoff,
         weights: Weights {
             ordinary: w[0],
             mutation: w[1],
@@ -61,13 +60,6 @@ fn settings(
 }
 
 #[derive(Clone, Debug)]
-enum Clock {
-    Forward(u32),
-    Back(u32),
-    At(u64),
-}
-
-#[derive(Clone, Debug)]
 enum Op {
     Call {
         agent: usize,
@@ -75,6 +67,7 @@ enum Op {
         name: String,
         ok: bool,
         exit_code: Option<i64>,
+        stopped: (bool, bool),
         text: String,
         snooze_minutes: Option<u32>,
     },
@@ -96,8 +89,8 @@ fn weight() -> impl Strategy<Value = u32> {
 
 fn clock() -> impl Strategy<Value = Clock> {
     prop_oneof![
-        8 => (0..600_000u32).prop_map(Clock::Forward),
-        1 => any::<u32>().prop_map(Clock::Back),
+        8 => (0..600_000u64).prop_map(Clock::Forward),
+        1 => any::<u32>().prop_map(|ms| Clock::Back(u64::from(ms))),
         1 => prop_oneof![any::<u64>(), Just(u64::MAX)].prop_map(Clock::At),
     ]
 }
@@ -120,15 +113,17 @@ fn op() -> impl Strategy<Value = Op> {
             name,
             any::<bool>(),
             proptest::option::of(prop_oneof![Just(0i64), Just(1), Just(137), any::<i64>()]),
+            prop_oneof![8 => Just((false, false)), 1 => any::<(bool, bool)>()],
             text,
             proptest::option::of(prop_oneof![1..120u32, any::<u32>()]),
         )
-            .prop_map(|(agent, clock, name, ok, exit_code, text, snooze_minutes)| Op::Call {
+            .prop_map(|(agent, clock, name, ok, exit_code, stopped, text, snooze_minutes)| Op::Call {
                 agent,
                 clock,
                 name,
                 ok,
                 exit_code,
+                stopped,
                 text,
                 snooze_minutes,
             }),
@@ -136,189 +131,45 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn advance(now: Millis, clock: &Clock) -> Millis {
-    match *clock {
-        Clock::Forward(ms) => now.saturating_add(Millis::from(ms)),
-        Clock::Back(ms) => now.saturating_sub(Millis::from(ms)),
-        Clock::At(t) => t,
-    }
+fn backoff() -> impl Strategy<Value = f64> {
+    prop_oneof![Just(1.0), Just(2.0), 1.0..100.0f64, Just(f64::MAX)]
 }
 
-/// Debt, counters and the last reminder time.
-fn counters(state: &AgentState) -> (u32, u32, u32, u32, Option<Millis>) {
-    (
-        state.debt(),
-        state.tool_calls_since_research(),
-        state.failures(),
-        state.repeated_failures(),
-        state.last_nudge(),
-    )
-}
-
-/// The end of the active snooze, with "never armed" below every time.
-fn snooze_end(state: &AgentState) -> u128 {
-    state.snoozed_until().map_or(0, |t| u128::from(t) + 1)
-}
-
-fn run(policy: &mut Policy, start: u64, ops: &[Op]) -> (Vec<Observation>, Vec<AgentState>) {
-    let mut states: Vec<AgentState> = (0..AGENTS).map(|_| AgentState::new(start)).collect();
-    let mut latest = [start; AGENTS];
-    let mut now = start;
-    let mut seen = Vec::new();
+fn run(policy: Policy, start: u64, ops: &[Op]) -> (Vec<Observation>, Vec<AgentState>) {
+    let mut runner = Runner::new(policy, AGENTS, start);
     for op in ops {
         match op {
-            Op::UserPrompt { agent, clock } => {
-                now = advance(now, clock);
-                latest[*agent] = latest[*agent].max(now);
-                let observation = policy.user_prompt(&mut states[*agent], now);
-                assert_eq!(observation, Observation::UserPromptReset);
-                assert_eq!(states[*agent], AgentState::new(latest[*agent]));
-                seen.push(observation);
-            }
+            Op::UserPrompt { agent, clock } => runner.user_prompt(*agent, *clock),
             Op::Call {
                 agent,
                 clock,
                 name,
                 ok,
                 exit_code,
+                stopped: (killed, timed_out),
                 text,
                 snooze_minutes,
             } => {
-                now = advance(now, clock);
-                latest[*agent] = latest[*agent].max(now);
                 let (head, tail) = fingerprint::Failure::windows(text);
-                let call = ToolCall {
-                    name,
-                    ok: *ok,
-                    exit_code: *exit_code,
-                    head,
-                    tail,
-                    snooze_minutes: *snooze_minutes,
-                };
-                let before = states[*agent].clone();
-                let class = policy.classify(name);
-                let observation = policy.observe(&mut states[*agent], now, &call);
-                check(
-                    policy,
-                    &before,
-                    &states[*agent],
-                    &call,
-                    class,
-                    latest[*agent],
-                    observation,
+                runner.call(
+                    *agent,
+                    *clock,
+                    &ToolCall {
+                        name,
+                        ok: *ok,
+                        exit_code: *exit_code,
+                        killed: *killed,
+                        timed_out: *timed_out,
+                        head,
+                        tail,
+                        snooze_minutes: *snooze_minutes,
+                        fingerprint: None,
+                    },
                 );
-                seen.push(observation);
             }
         }
     }
-    (seen, states)
-}
-
-fn check(
-    policy: &Policy,
-    before: &AgentState,
-    after: &AgentState,
-    call: &ToolCall<'_>,
-    class: ToolClass,
-    at: Millis,
-    observation: Observation,
-) {
-    assert!(
-        snooze_end(after) >= snooze_end(before),
-        "a snooze never shortens"
-    );
-    let failed = call.failed();
-    if call.name == SNOOZE_TOOL_NAME
-        && !failed
-        && let Some(minutes) = call.snooze_minutes
-    {
-        let until = at.saturating_add(Millis::from(minutes) * MINUTE);
-        match observation {
-            Observation::Snoozed {
-                minutes: m,
-                until: u,
-            } => {
-                assert_eq!((m, u), (minutes, until));
-                assert_eq!(after.snoozed_until(), Some(until));
-            }
-            Observation::SnoozeNotShortened => {
-                assert!(before.snoozed_until().is_some_and(|t| t >= until));
-                // Nothing changes but the agent's latest clock reading.
-                assert_eq!(counters(after), counters(before));
-                assert_eq!(after.snoozed_until(), before.snoozed_until());
-            }
-            other => panic!("a snooze call observed as {other:?}"),
-        }
-        assert_eq!(after.debt(), before.debt());
-        return;
-    }
-    if class == ToolClass::Research && !failed {
-        assert_eq!(
-            observation,
-            Observation::ResearchReset,
-            "research always resets"
-        );
-        assert_eq!(
-            (
-                after.debt(),
-                after.tool_calls_since_research(),
-                after.failures(),
-                after.repeated_failures()
-            ),
-            (0, 0, 0, 0)
-        );
-        assert_eq!(after.last_nudge(), before.last_nudge());
-        assert_eq!(after.snoozed_until(), before.snoozed_until());
-        return;
-    }
-    let w = &policy.settings().weights;
-    let class_weight = match class {
-        ToolClass::Mutation => w.mutation,
-        ToolClass::Execution => w.execution,
-        ToolClass::Ordinary | ToolClass::Research => w.ordinary,
-    };
-    let repeated = after.repeated_failures() != before.repeated_failures();
-    let mut expected = u64::from(before.debt()) + u64::from(class_weight);
-    if failed {
-        expected += u64::from(w.failure);
-        if repeated {
-            expected += u64::from(w.repeated_failure);
-        }
-    } else {
-        assert!(!repeated);
-    }
-    let capped = expected.min(u64::from(u32::MAX));
-    if before.repeated_failures() < u32::MAX {
-        assert_eq!(
-            u64::from(after.debt()),
-            capped,
-            "debt saturates, never wraps"
-        );
-    } else {
-        assert!(u64::from(after.debt()) >= capped);
-    }
-    assert_eq!(
-        after.tool_calls_since_research(),
-        before.tool_calls_since_research().saturating_add(1)
-    );
-    assert_eq!(
-        after.failures(),
-        before.failures().saturating_add(u32::from(failed))
-    );
-    assert_eq!(after.snoozed_until(), before.snoozed_until());
-    match observation {
-        Observation::Nudge { .. } => {
-            assert!(before.snoozed_until().is_none_or(|until| at >= until));
-            assert!(
-                before
-                    .last_nudge()
-                    .is_none_or(|t| at - t >= policy.settings().cooldown)
-            );
-            assert_eq!(after.last_nudge(), Some(at));
-        }
-        Observation::Counted => assert_eq!(after.last_nudge(), before.last_nudge()),
-        other => panic!("a counted call observed as {other:?}"),
-    }
+    runner.finish()
 }
 
 proptest! {
@@ -328,18 +179,18 @@ proptest! {
     fn every_event_sequence_keeps_the_invariants(
         limits in (0..30u32, 0..30u32, prop_oneof![0..3_600_000u32, any::<u32>()], prop_oneof![0..600_000u32, any::<u32>()]),
         weights in [weight(), weight(), weight(), weight(), weight()],
+        backoff in backoff(),
         start in prop_oneof![0..1_000_000u64, any::<u64>()],
         ops in proptest::collection::vec(op(), 0..60),
     ) {
-        let mut policy = Policy::new(settings(limits, weights));
-        let first = run(&mut policy, start, &ops);
-        let mut fresh = Policy::new(settings(limits, weights));
-        prop_assert_eq!(&first, &run(&mut fresh, start, &ops), "the policy is pure");
+        let first = run(Policy::new(settings(limits, weights, backoff)), start, &ops);
+        let again = run(Policy::new(settings(limits, weights, backoff)), start, &ops);
+        prop_assert_eq!(&first, &again, "the policy is pure");
     }
 
     #[test]
     fn counters_saturate_instead_of_overflowing(calls in 1..64usize) {
-        let mut policy = Policy::new(settings((u32::MAX, u32::MAX, u32::MAX, u32::MAX), [u32::MAX; 5]));
+        let mut policy = Policy::new(settings((u32::MAX, u32::MAX, u32::MAX, u32::MAX), [u32::MAX; 5], 2.0));
         let mut state = AgentState::new(0);
         for _ in 0..calls {
             policy.observe(&mut state, 0, &ToolCall::failure("bash", "same failure"));

@@ -5,15 +5,24 @@
 //! knows wasm-bindgen; it still knows nothing of DSH: the shim turns DSH events into the flat
 //! arguments of [`AgentTracker::observe`], one call per tool event, and everything that decides
 //! behaviour (validation, classification, debt, reminders, snooze replies) happens here or below.
-//! The one place it reads a DSH format is [`session_log`]: the replay CLI's mapping of DSH session
+//! The one place it reads a DSH format is `session_log`: the replay CLI's mapping of DSH session
 //! logs (read by `dsh-session-log` from the log's JSON lines, never live DSH objects) to the policy.
+//! The replay (`replay`, `session_log`, `chart`) is behind the cargo feature
+//! `research-nudge-replay` and built into its own `.wasm` for the CLI, so the module DSH loads at
+//! boot holds only the plugin.
 
+#[cfg(feature = "research-nudge-replay")]
+pub mod chart;
+#[cfg(feature = "research-nudge-replay")]
 pub mod replay;
+#[cfg(feature = "research-nudge-replay")]
 pub mod session_log;
 pub mod snooze;
 
 use config::research_nudge::{self as row, RowConfig};
-use policy::{AgentState, Millis, Observation, Policy, ToolCall};
+use policy::{
+    AgentState, Millis, NAME_CACHE_LIMIT, Observation, Policy, Tool, ToolCall, ToolClass,
+};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -34,6 +43,24 @@ pub enum Outcome {
     Quiet = 0,
     /// A reminder is due: fetch it with [`AgentTracker::reminder`].
     Nudge = 1,
+    /// Nothing was recorded: the end of the output (`Flag::EndOnly`) did not decide the failure's
+    /// fingerprint; observe it again with its whole tail window.
+    NeedText = 2,
+}
+
+/// Bits of the `flags` argument of [`AgentTracker::observe`]: how the call ended.
+#[wasm_bindgen]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    /// The result is not an error and no later listener blocked the call.
+    Ok = 1,
+    /// The process was killed by a signal (`value.signal`).
+    Killed = 2,
+    /// The call or its process timed out (`value.timedOut`).
+    TimedOut = 4,
+    /// [`AgentTracker::observe_failure_text`]: the text is only the end of a shell call's
+    /// output; the core answers [`Outcome::NeedText`] when that does not decide the fingerprint.
+    EndOnly = 8,
 }
 
 /// Validates a row config given as JSON text (as the shim encodes it) and answers in the shape of a
@@ -55,12 +82,31 @@ fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
     crate::parse_row(input, row::validate)
 }
 
-/// The plugin for one validated config: settings, the name cache and the snooze tool's texts.
+/// The plugin for one validated config: settings, the interned tool names and the snooze tool's
+/// texts.
 #[wasm_bindgen]
 pub struct Plugin {
     policy: Policy,
     row: RowConfig,
+    /// Tool names resolved once, by the id [`Plugin::tool_id`] handed out.
+    tools: Vec<Interned>,
+    /// Where the shim writes a failure's text windows (UTF-8, with `TextEncoder.encodeInto`) for
+    /// [`AgentTracker::observe_failure_text`]: no allocation or copy per call.
+    text: Vec<u8>,
 }
+
+struct Interned {
+    tool: Tool,
+    #[cfg(feature = "fault-injection")]
+    fault: bool,
+}
+
+/// What an id that [`Plugin::tool_id`] never handed out stands for (only a shim bug can pass one).
+const UNKNOWN_TOOL: Tool = Tool {
+    class: ToolClass::Ordinary,
+    snooze: false,
+    normalized: String::new(),
+};
 
 #[wasm_bindgen]
 impl Plugin {
@@ -97,6 +143,47 @@ impl Plugin {
             .map_err(|message| JsError::new(&message))
     }
 
+    /// Resolves a tool name once (class, snooze tool, normalized form) and returns the id that
+    /// stands for it in [`AgentTracker::observe`]. The shim keeps a name → id map; at most
+    /// [`Plugin::tool_limit`] names are kept, after which the shim calls [`Plugin::forget_tools`]
+    /// and starts its map afresh.
+    #[wasm_bindgen(js_name = toolId)]
+    pub fn tool_id(&mut self, name: &str) -> u32 {
+        if self.tools.len() >= NAME_CACHE_LIMIT {
+            self.tools.clear();
+        }
+        self.tools.push(Interned {
+            tool: self.policy.tool(name),
+            #[cfg(feature = "fault-injection")]
+            fault: name == FAULT_INJECTION_TOOL,
+        });
+        u32::try_from(self.tools.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// How many tool names [`Plugin::tool_id`] keeps before it starts afresh.
+    #[wasm_bindgen(js_name = toolLimit)]
+    pub fn tool_limit() -> u32 {
+        u32::try_from(NAME_CACHE_LIMIT).unwrap_or(u32::MAX)
+    }
+
+    /// The address, in this module's memory, of a buffer of at least `bytes` bytes the shim may
+    /// write a failure's text windows into before [`AgentTracker::observe_failure_text`]. It stays
+    /// valid until the next call of this method (the memory itself may grow; the shim re-reads
+    /// `memory.buffer` when it does).
+    #[wasm_bindgen(js_name = textBuffer)]
+    pub fn text_buffer(&mut self, bytes: usize) -> *mut u8 {
+        if self.text.len() < bytes {
+            self.text.resize(bytes, 0);
+        }
+        self.text.as_mut_ptr()
+    }
+
+    /// Drops every interned name: earlier ids stand for nothing until handed out again.
+    #[wasm_bindgen(js_name = forgetTools)]
+    pub fn forget_tools(&mut self) {
+        self.tools.clear();
+    }
+
     /// The snooze reply for a call that has no agent state to consult.
     #[wasm_bindgen(js_name = snoozeReply)]
     pub fn snooze_reply(&self, minutes: u32) -> String {
@@ -117,7 +204,21 @@ impl Plugin {
         Self {
             policy: Policy::new(row.settings()),
             row,
+            tools: Vec::new(),
+            text: Vec::new(),
         }
+    }
+
+    fn interned(&self, id: u32) -> &Interned {
+        const UNKNOWN: &Interned = &Interned {
+            tool: UNKNOWN_TOOL,
+            #[cfg(feature = "fault-injection")]
+            fault: false,
+        };
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.tools.get(i))
+            .unwrap_or(UNKNOWN)
     }
 
     /// The policy in force.
@@ -137,6 +238,49 @@ impl Plugin {
 pub struct AgentTracker {
     state: AgentState,
     last: Option<Observation>,
+}
+
+impl AgentTracker {
+    #[allow(clippy::too_many_arguments)]
+    fn observe_call(
+        &mut self,
+        plugin: &Plugin,
+        now: f64,
+        tool: u32,
+        flags: u32,
+        exit: Option<f64>,
+        snooze_minutes: Option<u32>,
+        head: &str,
+        tail: &str,
+        fingerprint: Option<Option<fingerprint::Fingerprint>>,
+    ) -> Outcome {
+        let interned = plugin.interned(tool);
+        #[cfg(feature = "fault-injection")]
+        if interned.fault {
+            panic!("research-nudge fault injection: panic inside AgentTracker::observe");
+        }
+        let call = ToolCall {
+            name: "",
+            ok: flags & Flag::Ok as u32 != 0,
+            exit_code: exit_code(exit),
+            killed: flags & Flag::Killed as u32 != 0,
+            timed_out: flags & Flag::TimedOut as u32 != 0,
+            head,
+            tail,
+            snooze_minutes,
+            fingerprint,
+        };
+        let observation =
+            plugin
+                .policy
+                .observe_tool(&mut self.state, millis(now), &interned.tool, &call);
+        self.last = Some(observation);
+        if matches!(observation, Observation::Nudge(_)) {
+            Outcome::Nudge
+        } else {
+            Outcome::Quiet
+        }
+    }
 }
 
 /// Converts the shim's clock reading (`performance.now()`, fractional ms) to policy time.
@@ -166,40 +310,80 @@ impl AgentTracker {
         }
     }
 
-    /// Records one finished tool call. `ok` is false for error results and for calls blocked
-    /// downstream; `head`/`tail` are the windows of the failure text (empty for successes);
-    /// `snooze_minutes` is set only for a snooze call whose tool body computed them.
-    #[allow(clippy::too_many_arguments)]
+    /// Records one finished tool call of the tool `tool` (an id from [`Plugin::tool_id`]) that
+    /// carries no failure text: `flags` are [`Flag`] bits (`Ok` unset for error results and calls
+    /// blocked downstream), `exit` the exit code a shell-style value reported, `snooze_minutes`
+    /// set only for a snooze call whose tool body computed them. One call per tool event; no
+    /// string crosses.
     pub fn observe(
         &mut self,
-        plugin: &mut Plugin,
+        plugin: &Plugin,
         now: f64,
-        name: &str,
-        ok: bool,
+        tool: u32,
+        flags: u32,
+        exit: Option<f64>,
+        snooze_minutes: Option<u32>,
+    ) -> Outcome {
+        self.observe_call(plugin, now, tool, flags, exit, snooze_minutes, "", "", None)
+    }
+
+    /// [`AgentTracker::observe`] for a failure: `head`/`tail` are the windows of its text (the
+    /// error message, or a shell call's output; only the tail matters for a shell failure).
+    #[wasm_bindgen(js_name = observeFailure)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn observe_failure(
+        &mut self,
+        plugin: &Plugin,
+        now: f64,
+        tool: u32,
+        flags: u32,
         exit: Option<f64>,
         head: &str,
         tail: &str,
-        snooze_minutes: Option<u32>,
     ) -> Outcome {
-        #[cfg(feature = "fault-injection")]
-        if name == FAULT_INJECTION_TOOL {
-            panic!("research-nudge fault injection: panic inside AgentTracker::observe");
+        self.observe_call(plugin, now, tool, flags, exit, None, head, tail, None)
+    }
+
+    /// [`AgentTracker::observe_failure`] with the windows already written into the plugin's text
+    /// buffer ([`Plugin::text_buffer`]): the head in its first `head_len` bytes, the tail in the
+    /// `tail_len` after them. Bytes that are not UTF-8 (only a shim bug could write them) are
+    /// read as U+FFFD.
+    #[wasm_bindgen(js_name = observeFailureText)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn observe_failure_text(
+        &mut self,
+        plugin: &Plugin,
+        now: f64,
+        tool: u32,
+        flags: u32,
+        exit: Option<f64>,
+        head_len: usize,
+        tail_len: usize,
+    ) -> Outcome {
+        let bytes = &plugin.text;
+        let head = bytes.get(..head_len).unwrap_or_default();
+        let tail = bytes
+            .get(head_len..head_len.saturating_add(tail_len))
+            .unwrap_or_default();
+        let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
+        let mut known = None;
+        if flags & Flag::EndOnly as u32 != 0 {
+            // Only a successful shell call's output is fingerprinted by its end; anything else
+            // needs its whole windows.
+            if flags & Flag::Ok as u32 == 0 || !head.is_empty() {
+                return Outcome::NeedText;
+            }
+            let interned = plugin.interned(tool);
+            match fingerprint::shell_fingerprint_from_end(
+                &interned.tool.normalized,
+                exit_code(exit),
+                &tail,
+            ) {
+                Some(fingerprint) => known = Some(fingerprint),
+                None => return Outcome::NeedText,
+            }
         }
-        let call = ToolCall {
-            name,
-            ok,
-            exit_code: exit_code(exit),
-            head,
-            tail,
-            snooze_minutes,
-        };
-        let observation = plugin.policy.observe(&mut self.state, millis(now), &call);
-        self.last = Some(observation);
-        if matches!(observation, Observation::Nudge(_)) {
-            Outcome::Nudge
-        } else {
-            Outcome::Quiet
-        }
+        self.observe_call(plugin, now, tool, flags, exit, None, &head, &tail, known)
     }
 
     /// Records a new user prompt: the agent starts afresh.

@@ -1,15 +1,22 @@
 #!/usr/bin/env node
 // research-nudge replay: feeds recorded tool events or a DSH session log through the same Rust
 // core the plugin runs. This file only names the engine; the I/O is the family's shared replay
-// CLI, and the formats and the output live in Rust.
-import { Replay } from '../lib/core.js'
+// CLI, and the formats and the output live in Rust. The replay has its own WebAssembly module
+// (the plugin's policy plus the replay, session-log reading and drawing), so the module DSH
+// loads at boot holds only the plugin.
+import { readFileSync } from 'node:fs'
+import { initSync, Replay } from '../pkg/research_nudge_cli.js'
 import { runReplayCli } from '../lib/common/replay-cli.js'
 
-const USAGE = `usage: research-nudge replay [--config FILE] [EVENTS.jsonl | -] [--json]
+initSync({ module: readFileSync(new URL('../pkg/research_nudge_cli_bg.wasm', import.meta.url)) })
+
+const USAGE = `usage: research-nudge replay [--config FILE] [EVENTS.jsonl | -] [--json | --html OUT.html]
 
   Replays tool events through research-nudge's policy. The input is either the replay event
   format (one JSON object per line; prints one JSON state line per event) or a DSH session log
   ($DSH_HOME/sessions/…/session.jsonl.zstd, .jsonl or .jsonl.gz; prints a timeline, or JSON
-  lines with --json). --config takes a JSON object holding the row's config.`
+  lines with --json). --html draws the debt over the session instead (thresholds, reminders,
+  holds, research resets) into one self-contained HTML file. --config takes a JSON object
+  holding the row's config.`
 
 await runReplayCli({ command: 'research-nudge', usage: USAGE, createReplay: (config) => new Replay(config) })

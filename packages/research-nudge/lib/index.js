@@ -2,9 +2,9 @@
 // `tools/post-execute` and `agent/pre-step` events into flat calls on the Rust core (compiled to
 // WebAssembly) and folds the core's reminder into the downstream decision. Every rule, default,
 // threshold and message lives in Rust; nothing here decides behaviour.
-import { AgentTracker, Outcome, Plugin, encodeConfig, failureWindow, validateConfig } from './core.js'
+import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, failureWindow, memory, validateConfig } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
+import { createReporter, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
 export const name = 'research-nudge'
 export const inject = ['tools']
@@ -18,14 +18,22 @@ function canKeyWeakMap(token) {
   return token !== null && (typeof token === 'object' || typeof token === 'function')
 }
 
-/** Head and tail of a failure text, so a 10 MiB error never crosses into WebAssembly whole. */
-function windows(text, size) {
-  if (text.length <= 2 * size) return [text, '']
-  return [text.slice(0, size), text.slice(-size)]
-}
-
 // Bytes the Rust fingerprint reads from each end; slicing as many UTF-16 units always covers them.
 const WINDOW = failureWindow()
+const OK = Flag.Ok
+const KILLED = Flag.Killed
+const TIMED_OUT = Flag.TimedOut
+const END_ONLY = Flag.EndOnly
+const NUDGE = Outcome.Nudge
+const NEED_TEXT = Outcome.NeedText
+// A longer shell output crosses first as only its last this many UTF-16 units: its last 1 KiB of
+// normalized text, all the fingerprint reads, usually lies there (the core says when not).
+const END_PROBE = 1536
+// Interned tool names the core keeps before it starts afresh (then this shim's map does too).
+const TOOL_LIMIT = Plugin.toolLimit()
+// UTF-8 takes at most 3 bytes per UTF-16 unit: room for a head and a tail window.
+const TEXT_BYTES = 3 * 2 * WINDOW
+const encoder = new TextEncoder()
 
 export function apply(ctx, config) {
   // DSH has already validated `config`; direct callers get the same fail-loud check.
@@ -60,10 +68,47 @@ export function apply(ctx, config) {
       const agent = exec?.agent
       if (!isAgent(agent)) return plugin.snoozeReply(minutes)
       // Keyed by this call's token: only our own tool body can arm a snooze.
-      if (canKeyWeakMap(exec.token)) snoozes.set(exec.token, minutes)
+      if (canKeyWeakMap(exec.token)) {
+        if (!snoozes.has(exec.token)) pendingSnoozes += 1
+        snoozes.set(exec.token, minutes)
+      }
       return trackerFor(agent).snoozeReply(plugin, now(), minutes)
     },
   })
+
+  // Tool name -> the core's id for it: the name crosses into WebAssembly once, not per event.
+  const toolIds = new Map()
+  const toolId = (toolName) => {
+    let id = toolIds.get(toolName)
+    if (id === undefined) {
+      if (toolIds.size >= TOOL_LIMIT) {
+        plugin.forgetTools()
+        toolIds.clear()
+      }
+      id = plugin.toolId(toolName)
+      toolIds.set(toolName, id)
+    }
+    return id
+  }
+  // A failure's windows are encoded straight into the core's text buffer (one `encodeInto` per
+  // window, no allocation); the view is made again when the module's memory grows.
+  const textAt = plugin.textBuffer(TEXT_BYTES)
+  let textView = new Uint8Array(memory.buffer, textAt, TEXT_BYTES)
+  const writeText = (head, tail) => {
+    if (textView.buffer !== memory.buffer) textView = new Uint8Array(memory.buffer, textAt, TEXT_BYTES)
+    const headLen = head === '' ? 0 : encoder.encodeInto(head, textView).written
+    const tailLen = tail === '' ? 0 : encoder.encodeInto(tail, textView.subarray(headLen)).written
+    return [headLen, tailLen]
+  }
+  // Snoozes armed by the tool body and not yet observed: most events skip the token look-up.
+  let pendingSnoozes = 0
+  const takeSnooze = (token) => {
+    if (pendingSnoozes === 0 || !canKeyWeakMap(token) || !snoozes.has(token)) return undefined
+    const minutes = snoozes.get(token)
+    snoozes.delete(token)
+    pendingSnoozes -= 1
+    return minutes
+  }
 
   function observe(exec, result, downstream) {
     const agent = exec?.agent
@@ -73,32 +118,59 @@ export function apply(ctx, config) {
     if (result === null || typeof result !== 'object') throw new TypeError(`tool "${toolName}" finished without a result`)
     const blocked = downstream?.kind === 'block'
     const ok = result.isError !== true && !blocked
-    const exitCode = ok ? exitCodeOf(result) : undefined
-    let head = ''
-    let tail = ''
-    if (!ok || (exitCode !== undefined && exitCode !== 0)) {
+    let flags = 0
+    let exitCode
+    if (ok) {
+      flags = OK
+      const value = result.value
+      if (value !== null && typeof value === 'object') {
+        const code = value.exitCode
+        if (Number.isInteger(code)) exitCode = code
+        if (typeof value.signal === 'string') flags |= KILLED
+        if (value.timedOut === true) flags |= TIMED_OUT
+      }
+    }
+    const tracker = trackerFor(agent)
+    const id = toolId(toolName)
+    let outcome
+    if (ok && flags === OK && (exitCode === undefined || exitCode === 0)) {
+      outcome = tracker.observe(plugin, now(), id, flags, exitCode, takeSnooze(exec.token))
+    } else {
+      takeSnooze(exec.token)
+      // A failure: its text (the error message, or a shell call's output) is cut to the windows
+      // the fingerprint reads, so a 10 MiB error never crosses into WebAssembly whole. A shell
+      // failure (the result is not an error) is fingerprinted by the end of its output only.
       const message = result.isError === true ? result.error?.message : undefined
       const text = blocked
         ? textOf(downstream.feedback)
         : typeof message === 'string' && message !== '' ? message : textOf(result.content)
-      ;[head, tail] = windows(text, WINDOW)
+      const at = now()
+      let head = text
+      let tail = ''
+      if (ok) {
+        head = ''
+        if (text.length > END_PROBE) {
+          const [, endLen] = writeText('', text.slice(-END_PROBE))
+          outcome = tracker.observeFailureText(plugin, at, id, flags | END_ONLY, exitCode, 0, endLen)
+        }
+        tail = text.length <= WINDOW ? text : text.slice(-WINDOW)
+      } else if (text.length > 2 * WINDOW) {
+        head = text.slice(0, WINDOW)
+        tail = text.slice(-WINDOW)
+      }
+      if (outcome === undefined || outcome === NEED_TEXT) {
+        const [headLen, tailLen] = writeText(head, tail)
+        outcome = tracker.observeFailureText(plugin, at, id, flags, exitCode, headLen, tailLen)
+      }
     }
-    let snoozeMinutes
-    if (canKeyWeakMap(exec.token) && snoozes.has(exec.token)) {
-      snoozeMinutes = snoozes.get(exec.token)
-      snoozes.delete(exec.token)
-    }
-    const tracker = trackerFor(agent)
-    const outcome = tracker.observe(plugin, now(), toolName, ok, exitCode, head, tail, snoozeMinutes)
     if (debug) logDebug(tracker.debugLine(toolName))
-    if (outcome !== Outcome.Nudge) return undefined
+    if (outcome !== NUDGE) return undefined
     return noticeMessage(name, tracker.reminder(plugin), tracker.summary(plugin))
   }
 
   // Observe and enrich, never veto: delegate first so the count reflects the final outcome (a
   // call blocked downstream counts as failed), then fold the reminder into whatever came back.
-  ctx.on('tools/post-execute', async (exec, result, next) => {
-    const downstream = await next()
+  function fold(exec, result, downstream) {
     let nudge
     try {
       nudge = observe(exec, result, downstream)
@@ -108,6 +180,22 @@ export function apply(ctx, config) {
     if (nudge === undefined || downstream === null || typeof downstream !== 'object') return downstream
     const existing = Array.isArray(downstream.additionalContexts) ? downstream.additionalContexts : []
     return { ...downstream, additionalContexts: [nudge, ...existing] }
+  }
+
+  // Not an async function: chaining one `then` on the downstream promise costs a fraction of an
+  // async function's own promise and resumption, on every tool call. The listener still always
+  // returns a promise, and a downstream that throws or rejects propagates as it did.
+  ctx.on('tools/post-execute', (exec, result, next) => {
+    let downstream
+    try {
+      downstream = next()
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (downstream !== null && (typeof downstream === 'object' || typeof downstream === 'function') && typeof downstream.then === 'function') {
+      return downstream.then((decision) => fold(exec, result, decision))
+    }
+    return Promise.resolve(fold(exec, result, downstream))
   })
 
   // A human prompt starts a new task: the agent's debt, clock, cooldown and snooze start afresh.

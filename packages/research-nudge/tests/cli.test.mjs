@@ -2,7 +2,7 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -196,4 +196,42 @@ test('replay: snooze lines report the minutes and a user prompt resets', () => {
     { agent: 'default', debt: 0, tool_calls_since_research: 0, failures: 0, repeated_failures: 0, nudge: false },
     { agent: 'default', debt: 5, tool_calls_since_research: 1, failures: 1, repeated_failures: 0, nudge: false },
   ])
+})
+
+test('replay --html draws the events into one self-contained page and prints nothing', (t) => {
+  const dir = tempDir(t)
+  const out = join(dir, 'chart.html')
+  const { code, stdout, stderr } = run(['replay', '--html', out], README)
+  assert.equal(code, 0, stderr)
+  assert.equal(stdout, '')
+  assert.match(stderr, /wrote .*chart\.html/)
+  const html = readFileSync(out, 'utf8')
+  assert.ok(html.startsWith('<!DOCTYPE html>'))
+  assert.match(html, /research-nudge replay: 5 tool events/)
+  assert.match(html, /debtThreshold 20/)
+  assert.match(html, /maxToolCallsWithoutResearch 15/)
+  assert.match(html, /maxMinutesWithoutResearch 15/)
+  assert.match(html, /reminder fired/)
+  for (const banned of ['<script', 'https://', ' src=', 'url(']) assert.ok(!html.includes(banned), banned)
+})
+
+test('replay --html of a DSH session log titles the page with the session and its summary', (t) => {
+  const dir = tempDir(t)
+  const out = join(dir, 'session.html')
+  const { code, stderr } = run(['replay', 'vectors/sessions/synthetic-loop.jsonl.zstd', `--html=${out}`])
+  if (code === 2 && /cannot decompress it/.test(stderr)) return t.skip('this Node has no Zstandard')
+  assert.equal(code, 0, stderr)
+  const html = readFileSync(out, 'utf8')
+  assert.match(html, /<h1>DSH session 0198a6f2-5c1e-7d3a-9b41-2f6e8c0d4a17/)
+  assert.match(html, /nudges: 2 at calls 5 \(debt\), 14 \(minutes\); held back 2 by snooze, 2 by cooldown/)
+  assert.match(html, /held by cooldown/)
+})
+
+test('replay --html refuses --json and a missing file name', () => {
+  let r = run(['replay', '--html'], README)
+  assert.equal(r.code, 2)
+  assert.match(r.stderr, /--html needs an output file/)
+  r = run(['replay', '--json', '--html', 'x.html'], README)
+  assert.equal(r.code, 2)
+  assert.match(r.stderr, /--json and --html cannot be combined/)
 })

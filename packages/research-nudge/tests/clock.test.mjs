@@ -102,3 +102,39 @@ test('a clock that is not a finite number does not break the listener', async (t
     assert.equal(nudges(d).length, 1, `clock ${now}`)
   }
 })
+
+test('unanswered reminders back the cooldown off (reminderBackoff, default 2); research answers them', async (t) => {
+  const clock = fakeClock(t)
+  const { ctx } = await mount({ debtThreshold: 1, maxMinutesWithoutResearch: 525600 })
+  const agent = {}
+  // The first reminder and the first repeat: the original 10-minute cooldown, the same text.
+  const first = nudges(await call(ctx, agent, 'read'))
+  assert.equal(first.length, 1)
+  clock.advance(10 * MINUTE)
+  const second = nudges(await call(ctx, agent, 'read'))
+  assert.equal(second.length, 1)
+  assert.equal(second[0].content[0].text.split('\n\nCurrent signals')[0], first[0].content[0].text.split('\n\nCurrent signals')[0])
+  // Then 20 minutes, then 40.
+  clock.advance(20 * MINUTE - 1)
+  assert.equal(nudges(await call(ctx, agent, 'read')).length, 0, 'the second repeat waits twice as long')
+  clock.advance(1)
+  assert.equal(nudges(await call(ctx, agent, 'read')).length, 1)
+  clock.advance(40 * MINUTE - 1)
+  assert.equal(nudges(await call(ctx, agent, 'read')).length, 0)
+  clock.advance(1)
+  assert.equal(nudges(await call(ctx, agent, 'read')).length, 1)
+  // Research answers them: the next cooldown is the configured one again.
+  await call(ctx, agent, 'web_search')
+  clock.advance(10 * MINUTE)
+  assert.equal(nudges(await call(ctx, agent, 'read')).length, 1)
+})
+
+test('reminderBackoff: 1 keeps the original fixed cooldown', async (t) => {
+  const clock = fakeClock(t)
+  const { ctx } = await mount({ debtThreshold: 1, maxMinutesWithoutResearch: 525600, reminderBackoff: 1 })
+  const agent = {}
+  for (let i = 0; i < 4; i++) {
+    assert.equal(nudges(await call(ctx, agent, 'read')).length, 1, `reminder ${i + 1}`)
+    clock.advance(10 * MINUTE)
+  }
+})

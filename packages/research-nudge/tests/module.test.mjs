@@ -14,6 +14,7 @@ const DEFAULTS_WITHOUT_REMINDER = {
   maxToolCallsWithoutResearch: 15,
   maxMinutesWithoutResearch: 15,
   cooldownMinutes: 10,
+  reminderBackoff: 2,
   ordinaryToolDebt: 1,
   mutationDebt: 2,
   executionDebt: 1,
@@ -60,7 +61,7 @@ test('validate({}) fills every default', () => {
   assert.equal(value.researchTools.length, 12)
   assert.ok(value.reminder.startsWith(DEFAULT_REMINDER_START), value.reminder.slice(0, 120))
   assert.ok(value.reminder.endsWith(DEFAULT_REMINDER_END), value.reminder.slice(-200))
-  assert.equal(Object.keys(value).length, 16)
+  assert.equal(Object.keys(value).length, 17)
 })
 
 test('a missing config (undefined or null) means all defaults', () => {

@@ -274,3 +274,34 @@ test('the failure text falls back to the content when error.message is empty', a
   assert.deepEqual(signals(await call(ctx, agent, 'read', withContent('permission denied'))), { debt: 5, threshold: 20, calls: 1, failures: 1, repeated: 0 })
   assert.deepEqual(signals(await call(ctx, agent, 'read', withContent('permission denied'))), { debt: 16, threshold: 20, calls: 2, failures: 2, repeated: 1 })
 })
+
+test('a bash call killed by a signal or timed out is a failure; the same kill again is a repeat', async () => {
+  const { ctx } = await mount(PROBE)
+  const agent = {}
+  const killed = (text) => ({ isError: false, value: { exitCode: null, signal: 'SIGKILL', stdout: text, stderr: '' }, content: [{ type: 'text', text: `${text}\n[killed by signal: SIGKILL]` }] })
+  const timedOut = (text) => ({ isError: false, value: { exitCode: null, signal: 'SIGTERM', timedOut: true, stdout: text, stderr: '' }, content: [{ type: 'text', text: `${text}\n[timed out after 60000ms]\n[killed by signal: SIGTERM]` }] })
+  assert.deepEqual(signals(await call(ctx, agent, 'bash', killed('Compiling app'))), { debt: 5, threshold: 20, calls: 1, failures: 1, repeated: 0 })
+  assert.deepEqual(signals(await call(ctx, agent, 'bash', killed('Compiling app'))), { debt: 16, threshold: 20, calls: 2, failures: 2, repeated: 1 })
+  assert.deepEqual(signals(await call(ctx, agent, 'bash', timedOut('running 12 tests'))), { debt: 21, threshold: 20, calls: 3, failures: 3, repeated: 1 })
+  // A timeout flag alone (no signal) counts too; a clean exit does not.
+  const late = { isError: false, value: { exitCode: 0, timedOut: true }, content: [{ type: 'text', text: 'done late' }] }
+  assert.equal(signals(await call(ctx, agent, 'bash', late)).failures, 4)
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(0, 'ok'))).failures, 4)
+})
+
+test('a long shell output is fingerprinted by its end, as the replay does from the whole text', async () => {
+  const { ctx } = await mount(PROBE)
+  const agent = {}
+  const lines = (n, mark) => Array.from({ length: n }, (_, i) => `    ${mark} parses case ${i} (${i / 10} ms)`).join('\n')
+  // 3,000+ characters; the two differ only in their first lines, far from the end.
+  const a = `first run ${'A'.repeat(500)}\n${lines(80, '✗')}`
+  const b = `second run ${'B'.repeat(500)}\n${lines(80, '✗')}`
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, a))).repeated, 0)
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, b))).repeated, 1, 'the same end is a repeat')
+  // A different end is not.
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, `${a}\nexpected 3`))).repeated, 1)
+  // An end that is one long token cannot decide it alone: the whole window crosses, same rules.
+  const blob = `x ${'y'.repeat(5000)}`
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, blob))).repeated, 1)
+  assert.equal(signals(await call(ctx, agent, 'bash', exited(1, `z ${'y'.repeat(5000)}`))).repeated, 2)
+})

@@ -46,6 +46,7 @@ fn defaults_match_the_documented_table() {
     assert_eq!(d.max_tool_calls_without_research, 15);
     assert_eq!(d.max_minutes_without_research, 15.0);
     assert_eq!(d.cooldown_minutes, 10.0);
+    assert_eq!(d.reminder_backoff, 2.0);
     assert_eq!(d.ordinary_tool_debt, 1);
     assert_eq!(d.mutation_debt, 2);
     assert_eq!(d.execution_debt, 1);
@@ -222,6 +223,7 @@ fn every_key_can_be_set() {
         "maxToolCallsWithoutResearch": 1_000_000,
         "maxMinutesWithoutResearch": 0,
         "cooldownMinutes": 525_600,
+        "reminderBackoff": 1.5,
         "ordinaryToolDebt": 0,
         "mutationDebt": 0,
         "executionDebt": 1_000_000,
@@ -243,6 +245,7 @@ fn every_key_can_be_set() {
             max_tool_calls_without_research: 1_000_000,
             max_minutes_without_research: 0.0,
             cooldown_minutes: 525_600.0,
+            reminder_backoff: 1.5,
             ordinary_tool_debt: 0,
             mutation_debt: 0,
             execution_debt: 1_000_000,
@@ -329,6 +332,8 @@ fn bad_configs() -> Vec<(Value, Vec<PathSegment>, &'static str)> {
         (json!({"maxAgentSnoozeMinutes": 10_081}), vec![key("maxAgentSnoozeMinutes")], "maxAgentSnoozeMinutes must be an integer <= 10080 (got 10081)"),
         // number fields
         (json!({"cooldownMinutes": -1}), vec![key("cooldownMinutes")], "cooldownMinutes must be a number >= 0 (got -1)"),
+        (json!({"reminderBackoff": 0.5}), vec![key("reminderBackoff")], "reminderBackoff must be a number >= 1 (got 0.5)"),
+        (json!({"reminderBackoff": 101}), vec![key("reminderBackoff")], "reminderBackoff must be a number <= 100 (got 101)"),
         (json!({"cooldownMinutes": -0.5}), vec![key("cooldownMinutes")], "cooldownMinutes must be a number >= 0 (got -0.5)"),
         (json!({"cooldownMinutes": 1_000_000}), vec![key("cooldownMinutes")], "cooldownMinutes must be a number <= 525600 (got 1000000)"),
         (json!({"maxMinutesWithoutResearch": 525_600.5}), vec![key("maxMinutesWithoutResearch")], "maxMinutesWithoutResearch must be a number <= 525600 (got 525600.5)"),
@@ -580,7 +585,7 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
 
     let defaults = serde_json::to_value(RowConfig::default()).unwrap();
     let properties = schema["properties"].as_object().unwrap();
-    assert_eq!(properties.len(), 16);
+    assert_eq!(properties.len(), 17);
     for (name, default) in defaults.as_object().unwrap() {
         let property = &properties[name];
         assert_eq!(&property["default"], default, "{name}");
@@ -621,6 +626,9 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
     assert_eq!(properties["debtThreshold"]["minimum"], 1);
     assert_eq!(properties["debtThreshold"]["maximum"], 1_000_000);
     assert_eq!(properties["cooldownMinutes"]["maximum"], 525_600);
+    assert_eq!(properties["reminderBackoff"]["minimum"], 1);
+    assert_eq!(properties["reminderBackoff"]["maximum"], 100);
+    assert_eq!(properties["reminderBackoff"]["default"], 2.0);
     assert_eq!(properties["maxAgentSnoozeMinutes"]["maximum"], 10_080);
     assert_eq!(properties["ordinaryToolDebt"]["minimum"], 0);
 }

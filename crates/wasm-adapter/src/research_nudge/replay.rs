@@ -6,16 +6,26 @@
 //! replay event format, one JSON state line out per event line:
 //!
 //! Input line: `at_ms` (integer ms, non-decreasing per agent), `agent` (default `"default"`), then
-//! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `args`) or `"user_prompt": true`.
+//! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `signal`, `timed_out`, `args`)
+//! or `"user_prompt": true`.
 
+use crate::research_nudge::chart::{Chart, Mark, Point, Thresholds};
 use crate::research_nudge::session_log::{self, SessionLog};
 use crate::research_nudge::{Plugin, snooze};
-use policy::{AgentState, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
+use policy::{AgentState, Hold, MINUTE, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
 
-const TOOL_FIELDS: [&str; 5] = ["tool", "ok", "error", "exit_code", "args"];
+const TOOL_FIELDS: [&str; 7] = [
+    "tool",
+    "ok",
+    "error",
+    "exit_code",
+    "signal",
+    "timed_out",
+    "args",
+];
 const COMMON_FIELDS: [&str; 2] = ["at_ms", "agent"];
 const DEFAULT_AGENT: &str = "default";
 
@@ -27,6 +37,10 @@ pub struct Replay {
     line: usize,
     format: Format,
     json: bool,
+    /// With `--html`: the rows are drawn here and [`Replay::finish`] returns the page.
+    chart: Option<Chart>,
+    /// Tool events of the replay event format, for the page's summary.
+    events: usize,
 }
 
 /// What the first non-blank line said the input is.
@@ -47,6 +61,8 @@ enum Event<'a> {
         ok: bool,
         error: &'a str,
         exit_code: Option<i64>,
+        killed: bool,
+        timed_out: bool,
         args: Option<&'a Value>,
     },
     UserPrompt,
@@ -74,8 +90,19 @@ impl Replay {
         self.json = json;
     }
 
-    /// The closing output after the last line (the timeline's summary), if any.
+    /// Whether the replay is drawn (`--html`): every line is read and nothing is printed until
+    /// [`Replay::finish`], which returns one self-contained HTML page.
+    #[wasm_bindgen(setter)]
+    pub fn set_html(&mut self, html: bool) {
+        self.chart = html.then(Chart::new);
+    }
+
+    /// The closing output after the last line (the timeline's summary, or the whole page with
+    /// `html`), if any.
     pub fn finish(&self) -> Option<String> {
+        if let Some(chart) = &self.chart {
+            return Some(self.page(chart));
+        }
         match &self.format {
             Format::Session(log) => log.finish(&self.plugin),
             Format::Undecided | Format::Events => None,
@@ -92,7 +119,50 @@ impl Replay {
             line: 0,
             format: Format::Undecided,
             json: false,
+            chart: None,
+            events: 0,
         })
+    }
+
+    fn page(&self, chart: &Chart) -> String {
+        let s = self.plugin.policy().settings();
+        let t = Thresholds {
+            debt: s.debt_threshold,
+            calls: s.max_tool_calls_without_research,
+            time_ms: s.max_time_without_research,
+        };
+        let (title, subtitle, notes) = match &self.format {
+            Format::Session(log) => {
+                let heading = log.heading(&self.plugin);
+                let (title, rest) = heading.split_once('\n').unwrap_or((&heading, ""));
+                (
+                    title.to_owned(),
+                    rest.replace('\n', "; "),
+                    log.summary(&self.plugin),
+                )
+            }
+            Format::Undecided | Format::Events => (
+                format!(
+                    "research-nudge replay: {} tool event{}",
+                    self.events,
+                    if self.events == 1 { "" } else { "s" }
+                ),
+                if self.plugin.enabled() {
+                    format!(
+                        "thresholds: debt >= {}, calls >= {}, minutes >= {}; cooldown {} min, backoff x{}",
+                        s.debt_threshold,
+                        s.max_tool_calls_without_research,
+                        s.max_time_without_research as f64 / MINUTE as f64,
+                        s.cooldown as f64 / MINUTE as f64,
+                        s.reminder_backoff
+                    )
+                } else {
+                    "the plugin is disabled by this config: nothing is counted".to_owned()
+                },
+                String::new(),
+            ),
+        };
+        chart.html(&title, &subtitle, &notes, t)
     }
 
     /// Feeds the next input line (see [`Replay::feed`]).
@@ -113,16 +183,16 @@ impl Replay {
         }
         match &mut self.format {
             Format::Session(log) => log
-                .feed(&mut self.plugin, line, text)
+                .feed(&mut self.plugin, line, text, self.chart.as_mut())
                 .map_err(|e| e.to_string()),
             _ => self
                 .apply(text)
-                .map(Some)
+                .map(|out| out.filter(|_| self.chart.is_none()))
                 .map_err(|message| format!("line {line}: {message}")),
         }
     }
 
-    fn apply(&mut self, text: &str) -> Result<String, String> {
+    fn apply(&mut self, text: &str) -> Result<Option<String>, String> {
         let value: Value =
             serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
         let Value::Object(fields) = &value else {
@@ -157,6 +227,77 @@ impl Replay {
         };
         let policy = self.plugin.policy();
         let signals = policy.signals(&tracked.state);
+        if let Some(chart) = self.chart.as_mut() {
+            let state = &tracked.state;
+            let held = match observation {
+                Some(Observation::Counted) if policy.triggers(state, at).any() => {
+                    policy.hold(state, at)
+                }
+                _ => None,
+            };
+            let (what, failed) = match event {
+                Event::Tool {
+                    name,
+                    ok,
+                    exit_code,
+                    killed,
+                    timed_out,
+                    ..
+                } => {
+                    self.events += 1;
+                    let failed = outcome::Outcome {
+                        ok,
+                        exit_code,
+                        killed,
+                        timed_out,
+                        cancelled: false,
+                    }
+                    .failed();
+                    (
+                        format!("{name}{}", if failed { " (failed)" } else { "" }),
+                        failed,
+                    )
+                }
+                Event::UserPrompt => ("user prompt".to_owned(), false),
+            };
+            let mark = match (held, observation) {
+                (Some(Hold::Snooze), _) => Some(Mark::HeldBySnooze),
+                (Some(Hold::Cooldown), _) => Some(Mark::HeldByCooldown),
+                (None, Some(Observation::Nudge(_))) => Some(Mark::Nudge),
+                (None, Some(Observation::ResearchReset)) => Some(Mark::Research),
+                (None, Some(Observation::Snoozed { .. })) => Some(Mark::Snooze),
+                (None, Some(Observation::UserPromptReset)) => Some(Mark::UserPrompt),
+                _ => None,
+            };
+            let quiet = at.saturating_sub(state.research_clock());
+            chart.push(
+                agent,
+                Point {
+                    debt: signals.debt,
+                    calls: signals.tool_calls_since_research,
+                    quiet_ms: quiet,
+                    failed,
+                    mark,
+                    live: false,
+                    label: format!(
+                        "at {at} ms: {what}\ndebt {}/{}, calls {}, {} min since research{}",
+                        signals.debt,
+                        signals.threshold,
+                        signals.tool_calls_since_research,
+                        quiet / MINUTE,
+                        match mark {
+                            Some(Mark::Nudge) => "\nreminder fired",
+                            Some(Mark::HeldByCooldown) => "\nheld by cooldown",
+                            Some(Mark::HeldBySnooze) => "\nheld by snooze",
+                            Some(Mark::Research) => "\nresearch: reset",
+                            Some(Mark::Snooze) => "\nsnoozed",
+                            _ => "",
+                        }
+                    ),
+                },
+            );
+            return Ok(None);
+        }
         let mut out = json!({
             "agent": agent,
             "debt": signals.debt,
@@ -173,7 +314,7 @@ impl Replay {
             Some(Observation::SnoozeNotShortened) | None => out["ignored"] = true.into(),
             _ => {}
         }
-        Ok(out.to_string())
+        Ok(Some(out.to_string()))
     }
 }
 
@@ -188,6 +329,8 @@ fn observe(
         ok,
         error,
         exit_code,
+        killed,
+        timed_out,
         args,
     } = *event
     else {
@@ -200,12 +343,25 @@ fn observe(
         state,
         at,
         name,
-        ok,
+        Ended {
+            ok,
+            exit_code,
+            killed,
+            timed_out,
+        },
         error,
-        exit_code,
         args.as_deref().unwrap_or("{}"),
     )
     .0
+}
+
+/// How a recorded call ended: its result's facts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ended {
+    pub ok: bool,
+    pub exit_code: Option<i64>,
+    pub killed: bool,
+    pub timed_out: bool,
 }
 
 /// Observes one finished tool call as the plugin does, and returns the observation with the
@@ -213,17 +369,21 @@ fn observe(
 ///
 /// `error` is the whole failure text (the error message, or a shell call's output); `args_json`
 /// is read only for a successful snooze call.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn observe_call(
     plugin: &mut Plugin,
     state: &mut AgentState,
     at: Millis,
     name: &str,
-    ok: bool,
+    ended: Ended,
     error: &str,
-    exit_code: Option<i64>,
     args_json: &str,
 ) -> (Observation, Option<String>) {
+    let Ended {
+        ok,
+        exit_code,
+        killed,
+        timed_out,
+    } = ended;
     // As in the plugin: the snooze tool's body validates its arguments; bad ones fail the call.
     let mut snooze_error = None;
     let mut snooze_minutes = None;
@@ -239,9 +399,12 @@ pub(crate) fn observe_call(
         name,
         ok: ok && snooze_error.is_none(),
         exit_code,
+        killed,
+        timed_out,
         head,
         tail,
         snooze_minutes,
+        fingerprint: None,
     };
     (plugin.policy.observe(state, at, &call), snooze_error)
 }
@@ -303,6 +466,20 @@ fn event(fields: &Map<String, Value>) -> Result<Event<'_>, String> {
                 .ok_or_else(|| format!("exit_code must be an integer (got {value})"))?,
         ),
     };
+    let killed = match fields.get("signal") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(signal)) if !signal.is_empty() => true,
+        Some(other) => {
+            return Err(format!(
+                "signal must be a non-empty string such as \"SIGKILL\" (got {other})"
+            ));
+        }
+    };
+    let timed_out = match fields.get("timed_out") {
+        None => false,
+        Some(Value::Bool(timed_out)) => *timed_out,
+        Some(other) => return Err(format!("timed_out must be true or false (got {other})")),
+    };
     let args = match fields.get("args") {
         None => None,
         Some(value @ Value::Object(_)) => Some(value),
@@ -313,6 +490,8 @@ fn event(fields: &Map<String, Value>) -> Result<Event<'_>, String> {
         ok,
         error,
         exit_code,
+        killed,
+        timed_out,
         args,
     })
 }
@@ -392,6 +571,21 @@ mod tests {
     }
 
     #[test]
+    fn kills_and_timeouts_are_failures() {
+        let out = run(
+            "{}",
+            &[
+                r#"{"at_ms":0,"tool":"bash","signal":"SIGKILL","error":"make: building"}"#,
+                r#"{"at_ms":1,"tool":"bash","timed_out":true,"error":"running 12 tests"}"#,
+                r#"{"at_ms":2,"tool":"bash","signal":null,"timed_out":false,"exit_code":0}"#,
+            ],
+        );
+        let failures: Vec<_> = out.iter().map(|o| o["failures"].as_u64()).collect();
+        assert_eq!(failures, [Some(1), Some(2), Some(2)]);
+        assert_eq!(out[1]["debt"], 10);
+    }
+
+    #[test]
     fn agents_are_separate_and_user_prompts_reset() {
         let out = run(
             "{}",
@@ -464,6 +658,14 @@ mod tests {
             (
                 r#"{"at_ms":10,"tool":"a","exit_code":1.5}"#,
                 "line 2: exit_code must be an integer (got 1.5)",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","signal":9}"#,
+                "line 2: signal must be a non-empty string such as \"SIGKILL\" (got 9)",
+            ),
+            (
+                r#"{"at_ms":10,"tool":"a","timed_out":"yes"}"#,
+                "line 2: timed_out must be true or false (got \"yes\")",
             ),
             (
                 r#"{"at_ms":10,"tool":"a","args":[]}"#,

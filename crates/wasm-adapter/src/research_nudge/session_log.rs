@@ -6,9 +6,9 @@
 //! the timeline or the JSON lines. One session = one agent (a subagent writes its own session
 //! file):
 //! - a tool result is one finished call at its `time`: an error result (a denial, an invalid
-//!   call, a thrown error) is a failure with its text, and otherwise a shell-style exit code
-//!   marker is the exit code (DSH keeps only the rendered text, not the tool's value; a kill or a
-//!   timeout alone is not a failure here). A `research_nudge_snooze` call arms the minutes its
+//!   call, a thrown error) is a failure with its text, and otherwise the shell status markers
+//!   give the exit code, a kill by a signal or a timeout, each a failure as in the plugin (DSH
+//!   keeps only the rendered text, not the tool's value). A `research_nudge_snooze` call arms the minutes its
 //!   arguments ask for. Results DSH synthesizes when it repairs a crashed turn never reached the
 //!   plugin and are not counted;
 //! - a human prompt starts a new task; a notice this plugin injected when the session ran is
@@ -18,7 +18,8 @@
 //! Times are the events' `time` (Unix epoch milliseconds); one that steps back counts as no time
 //! passing, as the plugin's monotonic clock would.
 
-use crate::research_nudge::replay::observe_call;
+use crate::research_nudge::chart::{Chart, Mark, Point};
+use crate::research_nudge::replay::{Ended, observe_call};
 use crate::research_nudge::{PLUGIN_NAME, Plugin};
 use ::session_log::{Header, LogEvent, ReadError, Reader, ToolResult};
 use policy::{AgentState, Hold, MINUTE, Millis, Observation, Signals, ToolClass, Triggers};
@@ -39,10 +40,15 @@ fn label(result: &ToolResult) -> String {
             None => "error".to_owned(),
         }
     } else if let Some(signal) = &result.status.signal {
-        format!("killed {signal}")
+        if result.status.timeout_ms.is_some() {
+            format!("timeout {signal}")
+        } else {
+            format!("killed {signal}")
+        }
     } else {
         match result.status.exit_code {
             Some(code) if code != 0 => format!("exit {code}"),
+            _ if result.status.timeout_ms.is_some() => "timed out".to_owned(),
             _ => "ok".to_owned(),
         }
     }
@@ -130,6 +136,17 @@ impl SessionLog {
         if self.json {
             return None;
         }
+        let mut out = self.heading(plugin);
+        out.push_str("\n\n");
+        out.push_str(&columns(
+            "call", "time", "tool", "class", "result", "debt", "calls", "mins", "event",
+        ));
+        Some(out)
+    }
+
+    /// The session's first line (`DSH session … (started …)`) and the lines after it (subagent,
+    /// fork, thresholds).
+    pub fn heading(&self, plugin: &Plugin) -> String {
         let h = self.header();
         let mut out = format!("DSH session {} (started {} UTC", h.id, utc(h.created_at));
         if let Some(cwd) = &h.cwd {
@@ -165,19 +182,17 @@ impl SessionLog {
         } else {
             out.push_str("\nthe plugin is disabled by this config: nothing is counted");
         }
-        out.push_str("\n\n");
-        out.push_str(&columns(
-            "call", "time", "tool", "class", "result", "debt", "calls", "mins", "event",
-        ));
-        Some(out)
+        out
     }
 
-    /// Feeds one non-blank logical line; returns the output for it, if any.
+    /// Feeds one non-blank logical line; returns the output for it, if any. With a `chart`, the
+    /// row is drawn there instead and nothing is returned.
     pub fn feed(
         &mut self,
         plugin: &mut Plugin,
         line: usize,
         text: &str,
+        chart: Option<&mut Chart>,
     ) -> Result<Option<String>, ReadError> {
         let Some(entry) = self.reader.read(line, text)? else {
             return Ok(None);
@@ -203,7 +218,88 @@ impl SessionLog {
                 None
             }
         };
-        Ok(row.map(|row| self.render(plugin, &row)))
+        match (row, chart) {
+            (Some(row), Some(chart)) => {
+                self.draw(plugin, &row, chart);
+                Ok(None)
+            }
+            (row, None) => Ok(row.map(|row| self.render(plugin, &row))),
+            (None, Some(_)) => Ok(None),
+        }
+    }
+
+    /// Adds a row to the chart (one agent: the session).
+    fn draw(&self, plugin: &Plugin, row: &Row, chart: &mut Chart) {
+        let agent = self.header().id.as_str();
+        let time = elapsed(row.time.saturating_sub(self.header().created_at));
+        let event = self.event(plugin, row);
+        let s = &row.signals;
+        let (mark, failed, what) = match &row.what {
+            What::LiveReminder { summary } => {
+                let label =
+                    format!("{time} the plugin nudged here when the session ran ({summary})");
+                chart.mark_live(agent, &label);
+                return;
+            }
+            What::Tool { result, .. } if result.repaired => return,
+            What::Tool {
+                number,
+                name,
+                result,
+                refused_snooze,
+                ..
+            } => {
+                let e = ended(result);
+                let failed = refused_snooze.is_some()
+                    || outcome::Outcome {
+                        ok: e.ok,
+                        exit_code: e.exit_code,
+                        killed: e.killed,
+                        timed_out: e.timed_out,
+                        cancelled: false,
+                    }
+                    .failed();
+                let what = format!(
+                    "call {} {time}: {name}, {}",
+                    number.map(|n| n.to_string()).unwrap_or_default(),
+                    label(result)
+                );
+                (mark_of(row), failed, what)
+            }
+            What::UserPrompt { .. } => (
+                Some(Mark::UserPrompt),
+                false,
+                format!("{time}: user prompt"),
+            ),
+            What::Resume => (
+                Some(Mark::Resume),
+                false,
+                format!("{time}: session reopened"),
+            ),
+        };
+        let mut label = format!(
+            "{what}\ndebt {}/{}, calls {}, {} min since research",
+            s.debt,
+            plugin.policy().settings().debt_threshold,
+            s.tool_calls_since_research,
+            row.quiet / MINUTE
+        );
+        if !event.is_empty() {
+            label.push('\n');
+            label.push_str(&event);
+        }
+        chart.push(
+            agent,
+            Point {
+                debt: s.debt,
+                calls: s.tool_calls_since_research,
+                quiet_ms: row.quiet,
+                failed,
+                mark,
+                live: false,
+                label,
+            },
+        );
     }
 
     /// The timeline's summary (nothing for JSON lines).
@@ -211,6 +307,11 @@ impl SessionLog {
         if self.json {
             return None;
         }
+        Some(self.summary(plugin))
+    }
+
+    /// The summary lines: totals, nudges, peaks.
+    pub fn summary(&self, plugin: &Plugin) -> String {
         let st = &self.stats;
         let mut out = format!("\nsummary: {}", plural(st.calls, "tool call", "tool calls"));
         if st.failed > 0 {
@@ -240,7 +341,7 @@ impl SessionLog {
         }
         if !plugin.enabled() {
             out.push_str("\nnudges: none (the plugin is disabled by this config)");
-            return Some(out);
+            return out;
         }
         if st.nudges.is_empty() {
             out.push_str("\nnudges: none");
@@ -275,7 +376,7 @@ impl SessionLog {
                 st.peak_calls.1
             ));
         }
-        Some(out)
+        out
     }
 
     /// Advances the monotonic clock to an event's time.
@@ -333,9 +434,8 @@ impl SessionLog {
                 state,
                 at,
                 &name,
-                !result.is_error,
+                ended(&result),
                 &result.text,
-                result.status.exit_code,
                 arguments,
             );
             refused_snooze = refused;
@@ -343,9 +443,16 @@ impl SessionLog {
         } else {
             None
         };
-        if outcome::exit_failure(!result.is_error, result.status.exit_code)
-            || refused_snooze.is_some()
-        {
+        let e = ended(&result);
+        let failed = outcome::Outcome {
+            ok: e.ok,
+            exit_code: e.exit_code,
+            killed: e.killed,
+            timed_out: e.timed_out,
+            cancelled: false,
+        }
+        .failed();
+        if failed || refused_snooze.is_some() {
             self.stats.failed += 1;
         }
         let row = self.row(
@@ -480,6 +587,9 @@ impl SessionLog {
                 }
                 if let Some(signal) = &result.status.signal {
                     out["signal"] = signal.as_str().into();
+                }
+                if result.status.timeout_ms.is_some() {
+                    out["timed_out"] = true.into();
                 }
                 if let Some(code) = &result.error_code {
                     out["error_code"] = code.as_str().into();
@@ -635,6 +745,36 @@ impl SessionLog {
             Some(Observation::UserPromptReset) => "new task, reset".to_owned(),
             Some(Observation::Counted) | None => String::new(),
         }
+    }
+}
+
+/// A recorded result's facts, as the plugin would have read them from the live result: an error
+/// result has no shell status (its text is the error), otherwise the markers give the exit code,
+/// the signal and the timeout.
+fn ended(result: &ToolResult) -> Ended {
+    let shell = !result.is_error;
+    Ended {
+        ok: !result.is_error,
+        exit_code: result.status.exit_code.filter(|_| shell),
+        killed: shell && result.status.signal.is_some(),
+        timed_out: shell && result.status.timeout_ms.is_some(),
+    }
+}
+
+/// The chart's marker for a row: what the policy did, or what held a reminder back.
+fn mark_of(row: &Row) -> Option<Mark> {
+    if let Some((_, hold)) = row.held {
+        return Some(match hold {
+            Hold::Snooze => Mark::HeldBySnooze,
+            Hold::Cooldown => Mark::HeldByCooldown,
+        });
+    }
+    match row.observation {
+        Some(Observation::Nudge(_)) => Some(Mark::Nudge),
+        Some(Observation::ResearchReset) => Some(Mark::Research),
+        Some(Observation::Snoozed { .. }) => Some(Mark::Snooze),
+        Some(Observation::UserPromptReset) => Some(Mark::UserPrompt),
+        _ => None,
     }
 }
 

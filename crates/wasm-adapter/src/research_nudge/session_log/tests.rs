@@ -230,9 +230,12 @@ fn results_are_labelled_by_error_exit_code_and_signal() {
             "a",
             "partial\n[timed out after 5ms]\n[killed by signal: SIGTERM]",
         )),
-        "killed SIGTERM"
+        "timeout SIGTERM"
     );
-    // A timeout is not a failure of its own here: only its exit code or signal is shown.
+    assert_eq!(
+        labelled(result(1, "a", "partial\n[killed by signal: SIGKILL]")),
+        "killed SIGKILL"
+    );
     assert_eq!(
         labelled(result(
             1,
@@ -243,7 +246,7 @@ fn results_are_labelled_by_error_exit_code_and_signal() {
     );
     assert_eq!(
         labelled(result(1, "a", "done\n[timed out after 5ms]")),
-        "ok"
+        "timed out"
     );
     for text in ["[exit code: 1]\nmore", "[exit code: x]", "[exit code: -1]"] {
         assert_eq!(labelled(result(1, "a", text)), "ok", "{text:?}");
@@ -281,7 +284,7 @@ fn results_are_labelled_by_error_exit_code_and_signal() {
 }
 
 #[test]
-fn a_kill_or_a_timeout_alone_is_no_failure() {
+fn a_kill_or_a_timeout_is_a_failure() {
     let out = rows(
         "{}",
         &log(&[
@@ -290,22 +293,45 @@ fn a_kill_or_a_timeout_alone_is_no_failure() {
                 "bash",
                 "x\n[timed out after 5ms]\n[killed by signal: SIGTERM]",
             ),
-            &tool(2, "bash", "x\n[timed out after 5ms]"),
+            &tool(2, "bash", "y\n[timed out after 5ms]"),
+            &tool(4, "bash", "z\n[killed by signal: SIGKILL]"),
+            &tool(6, "bash", "z\n[killed by signal: SIGKILL]"),
         ]),
     );
     assert_eq!(
-        (out[0]["result"].as_str(), out[0]["signal"].as_str()),
-        (Some("killed SIGTERM"), Some("SIGTERM"))
+        (
+            out[0]["result"].as_str(),
+            out[0]["signal"].as_str(),
+            out[0]["timed_out"].as_bool()
+        ),
+        (Some("timeout SIGTERM"), Some("SIGTERM"), Some(true))
     );
     assert!(out[0].get("exit_code").is_none());
-    assert!(out.iter().all(|r| r["failures"] == 0), "{out:?}");
+    assert_eq!(
+        (out[1]["result"].as_str(), out[1]["timed_out"].as_bool()),
+        (Some("timed out"), Some(true))
+    );
+    assert_eq!(
+        (out[2]["result"].as_str(), out[2].get("timed_out")),
+        (Some("killed SIGKILL"), None)
+    );
+    let failures: Vec<_> = out.iter().map(|r| r["failures"].as_u64()).collect();
+    assert_eq!(failures, [Some(1), Some(2), Some(3), Some(4)]);
+    // bash +1, failure +4 each; the second identical kill repeats (+6).
+    let debts: Vec<_> = out.iter().map(|r| r["debt"].as_u64()).collect();
+    assert_eq!(debts, [Some(5), Some(10), Some(15), Some(26)]);
+    assert_eq!(out[3]["repeated_failures"], 1);
     let (_, summary) = replay(
         "{}",
         false,
         &log(&[&tool(0, "bash", "x\n[timed out after 5ms]")]),
     )
     .unwrap();
-    assert!(summary.unwrap().starts_with("\nsummary: 1 tool call, "));
+    assert!(
+        summary
+            .unwrap()
+            .starts_with("\nsummary: 1 tool call (1 failed), ")
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@
 //! The caller's checkout and branches are never written; the run branch only ever fast-forwards
 //! to an accepted candidate.
 
+pub mod git_config;
 pub mod glob;
 pub mod jcs;
 pub mod metric;
@@ -28,15 +29,15 @@ pub mod sql;
 pub mod surface;
 
 pub use protocol::{
-    ArtifactFact, DriverError, Effect, EffectId, HashedFile, Input, ProcessIdentity,
-    ProcessOutcome, RepoFacts,
+    Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, DriverError, Effect, EffectId, HashedFile,
+    Input, ProcessIdentity, ProcessOutcome, RepoFacts, WorktreeFacts,
 };
 pub use render::{RunResult, Status};
 pub use run::{
     Millis, Phase, Run, RunState, Settings, StartError, StoredArtifact, StoredAttempt,
     StoredExperiment, StoredRows, StoredRun, state_dir, tracker_path, transition_allowed,
 };
-pub use spec::{Limits, Request, RunPolicy, SpecError};
+pub use spec::{EnvValue, Limits, Request, RunPolicy, SpecError};
 
 #[cfg(test)]
 mod tests;

@@ -124,8 +124,10 @@ pub enum Effect {
         /// Grace between SIGTERM and SIGKILL.
         grace_ms: u64,
     },
-    /// Run `git status --porcelain=v1 -z --untracked-files=all --ignored=matching --no-renames`
-    /// in `worktree`. Answer [`Input::Changes`] with its raw stdout.
+    /// Check the worktree's `.git` link (restore it if it changed), walk the worktree for what
+    /// status cannot show, read the git config, and run `git status --porcelain=v1 -z
+    /// --untracked-files=all --ignored=matching --no-renames` with an explicit git dir and work
+    /// tree. Answer [`Input::Changes`] with its raw stdout and the [`WorktreeFacts`].
     ListChanges {
         /// Id.
         id: EffectId,
@@ -244,7 +246,7 @@ impl Effect {
 }
 
 /// Facts about the repository, from [`Effect::Discover`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RepoFacts {
     /// Absolute top-level directory.
     pub toplevel: String,
@@ -252,6 +254,75 @@ pub struct RepoFacts {
     pub git_common_dir: String,
     /// HEAD commit, 40 lowercase hex.
     pub head: String,
+    /// Every entry of the repository's own git config (system and global config are never
+    /// read), includes followed.
+    pub git_config: Vec<ConfigEntry>,
+}
+
+/// One git config entry, as `git config --list --show-origin` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigEntry {
+    /// Where git read it (`file:/abs/.git/config`, …).
+    pub origin: String,
+    /// The key, as git prints it (section and variable lower-cased, subsection as written).
+    pub key: String,
+}
+
+/// Something in the worktree that `git status` does not show, found by the driver's own walk
+/// (no symlink followed) and its check of the worktree's `.git` link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AnomalyKind {
+    /// The worktree's `.git` was not the file written when the worktree was created; the
+    /// driver has put that file back.
+    GitLinkChanged,
+    /// A `.git` entry below the worktree root (a nested repository or a crafted link).
+    NestedGit,
+    /// A file name that is not valid UTF-8 (git and the tracker cannot name it faithfully).
+    UndecodableName,
+    /// A file inside a submodule (gitlink) path, which `git status` and `git clean` skip.
+    InsideGitlink,
+}
+
+impl AnomalyKind {
+    /// Stable reason, as evidence shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnomalyKind::GitLinkChanged => "git-link-changed",
+            AnomalyKind::NestedGit => "nested-git",
+            AnomalyKind::UndecodableName => "undecodable-name",
+            AnomalyKind::InsideGitlink => "inside-gitlink",
+        }
+    }
+
+    /// The kind named by [`AnomalyKind::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            AnomalyKind::GitLinkChanged,
+            AnomalyKind::NestedGit,
+            AnomalyKind::UndecodableName,
+            AnomalyKind::InsideGitlink,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+/// One [`AnomalyKind`] at one path.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Anomaly {
+    /// What was found.
+    pub kind: AnomalyKind,
+    /// Worktree-relative path (an undecodable byte shown as `\xNN`).
+    pub path: String,
+}
+
+/// What the driver saw of the worktree and its git config after a proposer or an evaluator ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorktreeFacts {
+    /// Anomalies, sorted.
+    pub anomalies: Vec<Anomaly>,
+    /// The repository's git config as it stands now (the worktree's own config included).
+    pub git_config: Vec<ConfigEntry>,
 }
 
 /// One hashed path, from [`Effect::HashInputs`].
@@ -310,6 +381,13 @@ pub struct ProcessOutcome {
     pub stderr_tail: String,
     /// Artifacts written.
     pub artifacts: Vec<ArtifactFact>,
+    /// How the driver kept the process's descendants in reach: `cgroup` (a cgroup v2 group
+    /// per process: everything in it is killed and proven gone) or `process-scan` (its process
+    /// group, marker variable and descendants seen by polling `/proc`: best effort).
+    pub containment: String,
+    /// The worktree after an evaluator (empty for a proposer, whose facts come with
+    /// [`Input::Changes`]).
+    pub worktree: WorktreeFacts,
 }
 
 /// What the driver feeds the core.
@@ -387,6 +465,8 @@ pub enum Input {
         id: EffectId,
         /// Raw `git status --porcelain=v1 -z` stdout.
         porcelain_z: String,
+        /// What `git status` cannot show, and the git config now.
+        worktree: WorktreeFacts,
     },
     /// Answer to [`Effect::Commit`].
     Committed {

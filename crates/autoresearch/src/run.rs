@@ -6,13 +6,13 @@
 //! [`Effect::Interrupt`] and the process-evidence write during an evaluation), and durable state
 //! is written before every step that depends on it.
 
-use crate::jcs;
 use crate::metric::{self, ProposalReport};
 use crate::protocol::*;
 use crate::render::{ArtifactRef, Blocker, Counts, ExperimentRow, Point, RunResult, Status};
 use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
 use crate::sql::{self, SqlValue, Statement};
 use crate::surface::{self, CandidateCheck, InputPath};
+use crate::{git_config, jcs};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -948,9 +948,14 @@ impl Run {
                 };
                 self.on_proposal(exp, parsed, quiescent);
             }
-            (Await::Changes { exp }, Input::Changes { porcelain_z, .. }) => {
-                self.on_changes(exp, &porcelain_z)
-            }
+            (
+                Await::Changes { exp },
+                Input::Changes {
+                    porcelain_z,
+                    worktree,
+                    ..
+                },
+            ) => self.on_changes(exp, &porcelain_z, worktree),
             (Await::Commit { exp }, Input::Committed { commit, .. }) => {
                 if !is_commit(&commit) {
                     return self.block(
@@ -1096,6 +1101,10 @@ impl Run {
                 vec![facts.head],
             );
         }
+        // A resume learns its policy only from the tracker; it checks the config once loaded.
+        if self.policy.is_some() && self.config_unsafe(&facts.git_config, false) {
+            return;
+        }
         let root = state_dir(&facts.git_common_dir, &self.settings.state_root);
         self.repository_id =
             jcs::sha256_hex(format!("{}\0{}", facts.git_common_dir, facts.toplevel).as_bytes());
@@ -1225,10 +1234,19 @@ impl Run {
         spawn_error: Option<String>,
     ) {
         let stderr = metric::clip(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS);
+        self.note_containment(&outcome.containment);
         let verdict = if let Some(e) = spawn_error {
             Verdict::Failure {
                 code: "spawn".into(),
                 message: e,
+            }
+        } else if !outcome.worktree.anomalies.is_empty() {
+            Verdict::Failure {
+                code: "worktree-tampered".into(),
+                message: format!(
+                    "the evaluation left what git cannot see (the worktree was restored): {}",
+                    anomaly_evidence(&outcome.worktree.anomalies).join("; ")
+                ),
             }
         } else if outcome.cancelled {
             Verdict::Failure {
@@ -1390,7 +1408,56 @@ impl Run {
         }
     }
 
-    fn on_changes(&mut self, exp: usize, porcelain: &str) {
+    /// Says once in the result when a process was not contained in a way that proves it gone.
+    fn note_containment(&mut self, containment: &str) {
+        if containment.is_empty() || containment == "cgroup" {
+            return;
+        }
+        let note = format!(
+            "process containment is best effort here ({containment}): no cgroup v2 group could \
+             be made, so a child that leaves its session and process group between two /proc \
+             scans can outlive its attempt"
+        );
+        if !self.warnings.contains(&note) {
+            self.warnings.push(note);
+        }
+    }
+
+    /// Refuses (before anything durable) or blocks when the repository's git config defines a
+    /// program git could run for us; true when it did.
+    fn config_unsafe(&mut self, entries: &[crate::ConfigEntry], durable: bool) -> bool {
+        let found = git_config::unsafe_entries(entries, &self.p().allowlists.git_config);
+        if found.is_empty() {
+            return false;
+        }
+        let message = "the repository's git config defines programs git would run for the run \
+                       (name each key in exceptional_allowlists.gitConfig to allow it)";
+        if durable {
+            self.block("git-config-unsafe", message, found, true);
+        } else {
+            self.refuse("git-config-unsafe", message, found);
+        }
+        true
+    }
+
+    fn on_changes(&mut self, exp: usize, porcelain: &str, worktree: WorktreeFacts) {
+        if self.config_unsafe(&worktree.git_config, true) {
+            return;
+        }
+        if !worktree.anomalies.is_empty() {
+            self.experiments[exp].changed_paths =
+                worktree.anomalies.iter().map(|a| a.path.clone()).collect();
+            return self.fail_round(
+                exp,
+                ExpState::PolicyViolation,
+                "policy-violation",
+                format!(
+                    "{} path(s) git status cannot show are not allowed",
+                    worktree.anomalies.len()
+                ),
+                anomaly_evidence(&worktree.anomalies),
+            );
+        }
         let changes = match surface::parse_status_z(porcelain) {
             Ok(c) => c,
             Err(e) => {
@@ -1615,7 +1682,11 @@ impl Run {
         } else {
             format!("{}/{}", self.worktree, p.evaluation.cwd)
         };
-        let mut env = p.environment.clone();
+        let mut env: BTreeMap<String, String> = p
+            .environment
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.value.clone()?)))
+            .collect();
         let attempt_id = self.attempts[attempt].id.clone();
         env.insert(ATTEMPT_MARKER_ENV.into(), attempt_id.clone());
         let timeout_ms = p.timeout_ms;
@@ -2086,8 +2157,10 @@ impl Run {
                 );
             }
         };
+        // The hash is over the JSON as stored (earlier versions stored the same policy in
+        // another form, environment values in the clear among it).
         let policy = match policy_from_json(&stored, &self.settings.limits) {
-            Ok(p) if p.sha256() == r.policy_sha256 => p,
+            Ok(p) if jcs::canonical_sha256(&stored) == r.policy_sha256 => p,
             Ok(_) => {
                 return self.refuse(
                     "policy-corrupt",
@@ -2119,6 +2192,20 @@ impl Run {
                 vec![r.state.clone()],
             );
         };
+        let mut policy = policy;
+        if let Origin::Resume { given } = &self.origin {
+            policy.supply_environment(given);
+            let missing = policy.missing_environment();
+            if !state.is_terminal() && !missing.is_empty() {
+                return self.refuse(
+                    "environment-values-needed",
+                    "only hashes of the evaluator's environment values are stored; resume with \
+                     the same values in `environment` (the headless runner: `resume --env NAME`, \
+                     which reads NAME from its own environment)",
+                    missing,
+                );
+            }
+        }
         self.fill_from(&rows, policy, state);
         if let Origin::Abandon { reason } = &self.origin
             && !state.is_terminal()
@@ -2421,7 +2508,7 @@ impl Run {
         let env: BTreeMap<&String, String> = p
             .environment
             .iter()
-            .map(|(k, v)| (k, format!("sha256:{}", jcs::sha256_hex(v.as_bytes()))))
+            .map(|(k, v)| (k, format!("sha256:{}", v.sha256)))
             .collect();
         Statement::new(
             sql::INSERT_ATTEMPT,
@@ -2562,12 +2649,7 @@ pub fn provenance(
     let env: Map<String, Value> = policy
         .environment
         .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                json!(format!("sha256:{}", jcs::sha256_hex(v.as_bytes()))),
-            )
-        })
+        .map(|(k, v)| (k.clone(), json!(format!("sha256:{}", v.sha256))))
         .collect();
     let value = json!({
         "protocol": metric::METRIC_PROTOCOL,
@@ -2634,6 +2716,14 @@ fn row(e: &Experiment) -> ExperimentRow {
 }
 
 /// "exited with code 3", "was killed by SIGKILL" or "ended without an exit code".
+/// Anomalies as evidence lines (`reason: path`).
+fn anomaly_evidence(anomalies: &[Anomaly]) -> Vec<String> {
+    anomalies
+        .iter()
+        .map(|a| format!("{}: {}", a.kind.as_str(), a.path))
+        .collect()
+}
+
 fn ended_how(outcome: &ProcessOutcome) -> String {
     match (&outcome.signal, outcome.exit_code) {
         (Some(sig), _) => format!("was killed by {sig}"),

@@ -147,8 +147,28 @@ pub struct Allowlists {
     pub datasets: Vec<String>,
     /// Submodule (gitlink) paths.
     pub submodules: Vec<String>,
-    /// `.git/config` or `.git/config.worktree`; recorded for the driver's config checks.
+    /// Git config that may define programs: a key (`filter.lfs.smudge`) or a whole file
+    /// (`.git/config`, `.git/config.worktree`); see [`crate::git_config`].
     pub git_config: Vec<String>,
+}
+
+/// One evaluator environment value: its hash always, the value itself only in memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvValue {
+    /// Lowercase hex SHA-256 of the value's UTF-8 bytes.
+    pub sha256: String,
+    /// The value, when known (never written anywhere).
+    pub value: Option<String>,
+}
+
+impl EnvValue {
+    /// A known value.
+    pub fn known(value: &str) -> Self {
+        EnvValue {
+            sha256: jcs::sha256_hex(value.as_bytes()),
+            value: Some(value.to_owned()),
+        }
+    }
 }
 
 /// A validated spec for a fresh run. Built only by [`validate`].
@@ -182,8 +202,10 @@ pub struct RunPolicy {
     pub provenance_evaluator: Option<String>,
     /// Provenance label or path of the dataset.
     pub provenance_dataset: Option<String>,
-    /// Evaluator environment overrides, sorted by key.
-    pub environment: BTreeMap<String, String>,
+    /// Evaluator environment overrides, sorted by key. The durable policy keeps only each
+    /// value's hash; a policy read back from the tracker has the values only once a resume
+    /// supplies them again ([`RunPolicy::supply_environment`]).
+    pub environment: BTreeMap<String, EnvValue>,
     /// Headless proposer program (required by the headless runner, unused inside DSH).
     pub proposer: Option<Command>,
     /// Repository as given (resolved by the driver against the caller's cwd, never the host's).
@@ -332,6 +354,24 @@ pub fn validate(value: &Value, limits: &Limits) -> Result<Request, Vec<SpecError
         }
         (Some(_), None) => {
             let policy = policy(&mut v, obj, limits, repository);
+            if let Some(p) = &policy {
+                for key in p.missing_environment() {
+                    v.err(
+                        &format!("environment.{key}"),
+                        "value must be a string without NUL",
+                        Some(&json!({"sha256": p.environment[&key].sha256})),
+                    );
+                }
+                for c in
+                    crate::surface::covered_protections(&p.surface, &p.evaluation, &p.allowlists)
+                {
+                    v.err(
+                        &format!("mutable_globs[{}]", c.index),
+                        &c.rule(),
+                        Some(&json!(c.glob)),
+                    );
+                }
+            }
             match (policy, v.errors.is_empty()) {
                 (Some(policy), true) => Ok(Request::Fresh {
                     policy: Box::new(policy),
@@ -448,7 +488,12 @@ impl RunPolicy {
             provenance.insert("dataset".into(), json!(d));
         }
         obj.insert("provenance".into(), Value::Object(provenance));
-        obj.insert("environment".into(), json!(self.environment));
+        let sealed: Map<String, Value> = self
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), json!({ "sha256": v.sha256 })))
+            .collect();
+        obj.insert("environment".into(), Value::Object(sealed));
         if let Some(p) = &self.proposer {
             obj.insert(
                 "proposer".into(),
@@ -456,6 +501,29 @@ impl RunPolicy {
             );
         }
         Value::Object(obj)
+    }
+
+    /// The names whose values are not known (a policy read back from the tracker).
+    pub fn missing_environment(&self) -> Vec<String> {
+        self.environment
+            .iter()
+            .filter(|(_, v)| v.value.is_none())
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Takes values from a resume spec's `environment` for the names whose hash they match.
+    pub fn supply_environment(&mut self, given: &Map<String, Value>) {
+        let Some(Value::Object(values)) = given.get("environment") else {
+            return;
+        };
+        for (key, entry) in &mut self.environment {
+            if let Some(Value::String(s)) = values.get(key)
+                && jcs::sha256_hex(s.as_bytes()) == entry.sha256
+            {
+                entry.value = Some(s.clone());
+            }
+        }
     }
 
     /// SHA-256 of the canonical durable policy JSON.
@@ -718,10 +786,15 @@ fn allowlists(v: &mut Check, x: &Value) -> Option<Allowlists> {
         git_config: list("gitConfig")?,
     };
     for (i, p) in out.git_config.iter().enumerate() {
-        if p != ".git/config" && p != ".git/config.worktree" {
+        if !crate::git_config::CONFIG_FILES.contains(&p.as_str())
+            && !crate::git_config::is_helper_key(p)
+        {
             v.err(
                 &format!("exceptional_allowlists.gitConfig[{i}]"),
-                "must be .git/config or .git/config.worktree",
+                "must be .git/config, .git/config.worktree or a git config key that runs a \
+                 program (include.path, includeIf.<cond>.path, core.hooksPath, core.fsmonitor, \
+                 core.sshCommand, filter.<driver>.clean|smudge|process, \
+                 diff.<driver>.command|textconv, merge.<driver>.driver)",
                 Some(&json!(p)),
             );
         }
@@ -729,7 +802,8 @@ fn allowlists(v: &mut Check, x: &Value) -> Option<Allowlists> {
     Some(out)
 }
 
-fn environment(v: &mut Check, x: &Value) -> Option<BTreeMap<String, String>> {
+/// A spec's values (strings), or a stored policy's hashes (`{"sha256": hex}`).
+fn environment(v: &mut Check, x: &Value) -> Option<BTreeMap<String, EnvValue>> {
     let Value::Object(obj) = x else {
         v.err("environment", "must be an object of string values", Some(x));
         return None;
@@ -749,12 +823,32 @@ fn environment(v: &mut Check, x: &Value) -> Option<BTreeMap<String, String>> {
             v.err(&field, "the DSH_ prefix is reserved", Some(&json!(key)));
             ok = false;
         }
-        match value {
-            Value::String(s) if !s.contains('\0') => {
-                out.insert(key.clone(), s.clone());
+        let sealed = value
+            .as_object()
+            .filter(|o| o.len() == 1)
+            .and_then(|o| o.get("sha256"))
+            .and_then(Value::as_str)
+            .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+        match (value, sealed) {
+            (Value::String(s), _) if !s.contains('\0') => {
+                out.insert(key.clone(), EnvValue::known(s));
             }
-            other => {
-                v.err(&field, "value must be a string without NUL", Some(other));
+            (_, Some(hash)) => {
+                out.insert(
+                    key.clone(),
+                    EnvValue {
+                        sha256: hash.to_ascii_lowercase(),
+                        value: None,
+                    },
+                );
+            }
+            (other, _) => {
+                // The value is never echoed: it may be a secret.
+                let shown = match other {
+                    Value::String(_) => json!("(a string with NUL)"),
+                    o => o.clone(),
+                };
+                v.err(&field, "value must be a string without NUL", Some(&shown));
                 ok = false;
             }
         }

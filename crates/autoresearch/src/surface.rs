@@ -5,27 +5,225 @@
 //! work, and a pattern is anchored at the worktree root (`src` matches only the path `src`; a
 //! directory needs `src/**`).
 //!
-//! Some paths are protected even when a glob matches: anything under `.git`, `.gitmodules`, root
-//! dependency manifests, and the evaluator's real inputs ([`evaluator_inputs`]: the command when it
-//! is a path, argument paths, the provenance labels that are paths). An explicit allowlist entry
-//! re-permits a protected path. A candidate touching any other path is a policy violation,
-//! whatever its metric would have said, and is never evaluated.
+//! Some paths are protected even when a glob matches: any `.git` entry and git's own files
+//! ([`GIT_FILES`], never re-permitted), dependency files at any depth ([`is_dependency_file`]),
+//! and the evaluator's real inputs ([`evaluator_inputs`]: the command when it is a path, argument
+//! paths, the provenance labels that are paths). An explicit allowlist entry re-permits a
+//! dependency file or an evaluator input. A candidate touching any other path is a policy
+//! violation, whatever its metric would have said, and is never evaluated. A fresh spec whose
+//! glob covers the evaluator's directory or a dependency file is refused up front
+//! ([`covered_protections`]).
 
 use crate::glob::Glob;
 use crate::spec::{Allowlists, Evaluation, path_problem};
 use std::fmt;
 
-/// Root-level dependency manifests and lockfiles, protected unless allowlisted as `dependencies`.
+/// Dependency manifests, lockfiles and package-manager settings, by file name at any depth;
+/// protected unless allowlisted as `dependencies`. `requirements*.txt` and `constraints*.txt`
+/// are matched by [`is_dependency_file`] too.
 pub const DEPENDENCY_FILES: &[&str] = &[
+    // JavaScript
     "package.json",
     "package-lock.json",
+    "npm-shrinkwrap.json",
     "pnpm-lock.yaml",
+    "pnpm-workspace.yaml",
     "yarn.lock",
+    ".yarnrc",
+    ".yarnrc.yml",
     "bun.lock",
     "bun.lockb",
+    "bunfig.toml",
+    ".npmrc",
+    "deno.json",
+    "deno.lock",
+    // Rust
+    "Cargo.toml",
     "Cargo.lock",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    // Go
+    "go.mod",
+    "go.sum",
+    "go.work",
+    "go.work.sum",
+    // Python
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "Pipfile",
+    "Pipfile.lock",
+    "poetry.lock",
+    "uv.lock",
+    "pdm.lock",
+    "pip.conf",
+    "tox.ini",
+    "conftest.py",
+    "sitecustomize.py",
+    "usercustomize.py",
+    // Ruby, PHP, JVM, .NET
+    "Gemfile",
+    "Gemfile.lock",
+    "composer.json",
+    "composer.lock",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "settings.gradle.kts",
+    "gradle.properties",
+    "packages.lock.json",
+    "Directory.Packages.props",
+    "NuGet.Config",
+    // DSH
     "cordis.patch.yml",
 ];
+
+/// Git's own files in the tree (attributes route files through filters, modules and LFS config
+/// point git at other programs and places); protected at any depth, never re-permitted.
+pub const GIT_FILES: &[&str] = &[".gitattributes", ".gitmodules", ".lfsconfig"];
+
+/// Whether a worktree path is a dependency file (by its last segment, or `.cargo/config*`).
+pub fn is_dependency_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let listed_prefix = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| rest.ends_with(".txt"))
+    };
+    DEPENDENCY_FILES.contains(&name)
+        || listed_prefix("requirements")
+        || listed_prefix("constraints")
+        || path
+            .strip_suffix(name)
+            .is_some_and(|dir| dir == ".cargo/" || dir.ends_with("/.cargo/"))
+            && (name == "config" || name == "config.toml")
+}
+
+/// Whether a worktree path is a `.git` entry or one of [`GIT_FILES`].
+pub fn is_git_path(path: &str) -> bool {
+    path.split('/').any(|s| s == ".git")
+        || GIT_FILES.contains(&path.rsplit('/').next().unwrap_or(path))
+}
+
+/// File names probed in a directory the evaluator runs from or is read from: a glob that
+/// matches one of them lets a candidate add a module the evaluator would import before its own
+/// (`json.py` beside `eval.py`).
+const SHADOW_PROBES: &[&str] = &[
+    "json.py", "index.js", "util.mjs", "util.cjs", "util.ts", "util.rb", "util.pl", "util.lua",
+    "util.sh", "util.go", "util.rs", "lib.so",
+];
+
+/// A mutable glob that covers a protected place, found when a fresh spec is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Coverage {
+    /// Index in `mutable_globs`.
+    pub index: usize,
+    /// The glob.
+    pub glob: String,
+    /// What it covers.
+    pub covers: Covered,
+}
+
+/// The protected place a glob covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Covered {
+    /// A directory the evaluator runs in or reads from, and the probe file name it matched.
+    EvaluatorDir {
+        /// The directory (`.` for the root).
+        dir: String,
+        /// The probe path the glob matched.
+        probe: String,
+    },
+    /// Root dependency files it matches.
+    Dependencies(Vec<String>),
+}
+
+impl Coverage {
+    /// The rule, naming the protected path and the allowlist that re-permits it.
+    pub fn rule(&self) -> String {
+        match &self.covers {
+            Covered::EvaluatorDir { dir, probe } => format!(
+                "covers the evaluator's directory {dir:?} (it matches {probe:?}, a file the \
+                 evaluator could import before its own); narrow the glob, or name the directory \
+                 in exceptional_allowlists.evaluators"
+            ),
+            Covered::Dependencies(paths) => {
+                let shown = paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+                let more = match paths.len() {
+                    n if n > 5 => format!(" and {} more", n - 5),
+                    _ => String::new(),
+                };
+                format!(
+                    "covers dependency files ({shown}{more}); narrow the glob, or name each in \
+                     exceptional_allowlists.dependencies"
+                )
+            }
+        }
+    }
+}
+
+/// The mutable globs that cover a directory the evaluator runs in or reads from (its cwd and
+/// the directory of each input it reads from the worktree), or root dependency files, minus what
+/// the allowlists re-permit. (A dependency file deeper down is still refused in any candidate.)
+pub fn covered_protections(
+    surface: &MutableSurface,
+    evaluation: &Evaluation,
+    allow: &Allowlists,
+) -> Vec<Coverage> {
+    let parent = |p: &str| {
+        p.rsplit_once('/')
+            .map_or(".".to_owned(), |(d, _)| d.to_owned())
+    };
+    let mut evaluator_dirs: Vec<String> = vec![evaluation.cwd.clone()];
+    for input in evaluator_inputs(evaluation, &[]) {
+        if let InputPath::Worktree(p) = input {
+            evaluator_dirs.push(parent(&p));
+        }
+    }
+    evaluator_dirs.sort();
+    evaluator_dirs.dedup();
+    let join = |dir: &str, name: &str| {
+        if dir == "." {
+            name.to_owned()
+        } else {
+            format!("{dir}/{name}")
+        }
+    };
+    let mut out = Vec::new();
+    for (index, (glob, compiled)) in surface.globs.iter().zip(&surface.compiled).enumerate() {
+        let shadow = evaluator_dirs
+            .iter()
+            .filter(|dir| !allow.evaluators.contains(dir))
+            .find_map(|dir| {
+                SHADOW_PROBES
+                    .iter()
+                    .map(|n| join(dir, n))
+                    .find(|p| compiled.is_match(p))
+                    .map(|probe| (dir.clone(), probe))
+            });
+        if let Some((dir, probe)) = shadow {
+            out.push(Coverage {
+                index,
+                glob: glob.clone(),
+                covers: Covered::EvaluatorDir { dir, probe },
+            });
+        }
+        let manifests: Vec<String> = DEPENDENCY_FILES
+            .iter()
+            .chain(&["requirements.txt"])
+            .map(|n| (*n).to_owned())
+            .filter(|p| compiled.is_match(p) && !allow.dependencies.contains(p))
+            .collect();
+        if !manifests.is_empty() {
+            out.push(Coverage {
+                index,
+                glob: glob.clone(),
+                covers: Covered::Dependencies(manifests),
+            });
+        }
+    }
+    out
+}
 
 /// Compiled `mutable_globs`.
 #[derive(Clone)]
@@ -233,10 +431,9 @@ pub fn check_candidate(
     let listed = |list: &[String], path: &str| list.iter().any(|p| under(path, p));
     let mut violations = Vec::new();
     for path in &changes.changed {
-        let reason = if path.split('/').any(|s| s == ".git") || path == ".gitmodules" {
-            (!listed(&allow.submodules, path) && !listed(&allow.git_config, path))
-                .then_some("protected-git")
-        } else if DEPENDENCY_FILES.contains(&path.as_str()) {
+        let reason = if is_git_path(path) {
+            Some("protected-git")
+        } else if is_dependency_file(path) {
             (!listed(&allow.dependencies, path)).then_some("protected-dependency")
         } else if protected_inputs
             .iter()

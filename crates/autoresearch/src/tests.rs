@@ -299,7 +299,7 @@ fn globs_use_globset_semantics_with_a_literal_separator() {
 #[test]
 fn evaluator_inputs_are_the_command_arguments_and_labels() {
     let p = fresh(json!({
-        "objective": "o", "mutable_globs": ["**"], "metric_name": "m", "metric_direction": "maximize", "run_tag": "t",
+        "objective": "o", "mutable_globs": ["src/**"], "metric_name": "m", "metric_direction": "maximize", "run_tag": "t",
         "evaluation": {"command": "./bin/eval.sh", "args": ["--data=../data/x.csv", "-v", "model.py", "/abs/tool", "7", "../../escape"], "cwd": "bench"}
     }));
     let got = surface::evaluator_inputs(&p.evaluation, &["data/labels.json", "label text"]);
@@ -456,5 +456,96 @@ fn the_sql_transition_table_equals_the_rust_one() {
     }
     for s in RunState::ALL.into_iter().filter(|s| s.is_terminal()) {
         assert!(RunState::ALL.iter().all(|t| !transition_allowed(s, *t)));
+    }
+}
+
+#[test]
+fn a_glob_covering_the_evaluators_directory_or_a_manifest_is_refused_up_front() {
+    let errors = |globs: serde_json::Value, extra: serde_json::Value| -> Vec<String> {
+        let mut v = minimal();
+        v["mutable_globs"] = globs;
+        v["evaluation"] = json!({"command": "python3", "args": ["bench/eval.py"]});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        match spec::validate(&v, &Limits::default()) {
+            Ok(_) => vec![],
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    };
+    expect_test::expect![[r#"
+        [
+            "mutable_globs[0]: covers the evaluator's directory \".\" (it matches \"json.py\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"**/*.py\")",
+            "mutable_globs[0]: covers dependency files (setup.py, conftest.py, sitecustomize.py, usercustomize.py); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"**/*.py\")",
+            "mutable_globs[1]: covers dependency files (package.json, package-lock.json, npm-shrinkwrap.json, deno.json, composer.json and 1 more); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"*.json\")",
+            "mutable_globs[2]: covers the evaluator's directory \".\" (it matches \"json.py\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*\")",
+            "mutable_globs[2]: covers dependency files (package.json, package-lock.json, npm-shrinkwrap.json, pnpm-lock.yaml, pnpm-workspace.yaml and 45 more); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"*\")",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(json!(["**/*.py", "*.json", "*", "src/**", "bench/model.py"]), json!({})));
+    // Literal files and other directories are fine; the allowlists re-permit by name.
+    assert_eq!(
+        errors(
+            json!(["src/**", "bench/model.py", "bench/data/*.csv"]),
+            json!({})
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        errors(
+            json!(["bench/*.py", "*.lock"]),
+            json!({"exceptional_allowlists": {"evaluators": ["bench"], "dependencies": [
+                "yarn.lock", "poetry.lock", "uv.lock", "pdm.lock", "composer.lock", "deno.lock", "Cargo.lock",
+                "Pipfile.lock", "Gemfile.lock", "bun.lock",
+            ]}})
+        ),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn dependency_and_git_files_are_protected_at_any_depth() {
+    for path in [
+        "Cargo.toml",
+        "crates/x/Cargo.toml",
+        "go.mod",
+        "svc/go.sum",
+        "pyproject.toml",
+        "requirements.txt",
+        "requirements-dev.txt",
+        "deps/constraints.txt",
+        "poetry.lock",
+        "uv.lock",
+        "Gemfile.lock",
+        "npm-shrinkwrap.json",
+        ".npmrc",
+        "web/package.json",
+        ".cargo/config.toml",
+        "a/.cargo/config",
+    ] {
+        assert!(surface::is_dependency_file(path), "{path}");
+    }
+    for path in [
+        "src/main.rs",
+        "requirements.md",
+        "config.toml",
+        "cargo/config",
+        "notes/requirements",
+    ] {
+        assert!(!surface::is_dependency_file(path), "{path}");
+    }
+    for path in [
+        ".git",
+        "a/.git",
+        "a/.git/config",
+        ".gitattributes",
+        "src/.gitattributes",
+        "lib/.gitmodules",
+        ".lfsconfig",
+    ] {
+        assert!(surface::is_git_path(path), "{path}");
+    }
+    for path in ["src/evil.git", ".github/x.yml", "gitattributes"] {
+        assert!(!surface::is_git_path(path), "{path}");
     }
 }

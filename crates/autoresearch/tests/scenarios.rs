@@ -5,6 +5,7 @@ mod common;
 
 use autoresearch_core as core;
 use common::*;
+use core::jcs::sha256_hex;
 use core::*;
 use serde_json::json;
 
@@ -303,7 +304,7 @@ fn bug_2_a_candidate_editing_the_dataset_is_a_violation() {
         .unwrap()
         .insert("data/train.csv".into(), "1,2".into());
     let p = policy(
-        json!({"mutable_globs": ["**"], "provenance": {"dataset": "data/train.csv"}, "max_experiments": 1}),
+        json!({"mutable_globs": ["score.txt", "data/**"], "provenance": {"dataset": "data/train.csv"}, "max_experiments": 1}),
     );
     let r = run_to_end(&mut w, p);
     assert_eq!(r.counts.policy_violations, 1);
@@ -334,6 +335,15 @@ fn bug_3_environment_values_in_the_metric_line_do_not_corrupt_it() {
     // Durable attempt rows hold value hashes, never the values.
     let env: String = w.scalar("SELECT env_json FROM attempts LIMIT 1");
     assert!(env.contains("sha256:") && !env.contains("\"0\""), "{env}");
+    let policy: String = w.scalar("SELECT policy_json FROM runs");
+    let sealed = serde_json::from_str::<serde_json::Value>(&policy).unwrap()["environment"].clone();
+    assert_eq!(
+        sealed,
+        json!({
+            "CUDA_VISIBLE_DEVICES": {"sha256": sha256_hex(b"0")},
+            "TOKEN_X": {"sha256": sha256_hex(b"5")},
+        })
+    );
 }
 
 #[test]
@@ -359,7 +369,26 @@ fn bug_3_recovery_in_deciding_uses_the_stored_raw_metric() {
     w.crash_after = Some(idx);
     assert!(w.drive(&mut run).is_none());
     assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "deciding");
-    let r = resume(&mut w, json!({}), Settings::default());
+    // Only the value's hash is stored: a resume without it, or with another value, is refused
+    // before anything is written.
+    let refused = resume(&mut w, json!({}), Settings::default());
+    let blocker = refused.blocker.unwrap();
+    assert_eq!(
+        (blocker.code.as_str(), blocker.evidence),
+        ("environment-values-needed", vec!["X".to_owned()])
+    );
+    let wrong = resume(
+        &mut w,
+        json!({"environment": {"X": "1"}}),
+        Settings::default(),
+    );
+    assert_eq!(wrong.blocker.unwrap().code, "policy-mismatch");
+    assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "deciding");
+    let r = resume(
+        &mut w,
+        json!({"environment": {"X": "0"}}),
+        Settings::default(),
+    );
     assert_eq!(r.status, Status::BudgetLimited);
     assert_eq!(r.best.unwrap().metric, 0.0);
     assert_eq!(
@@ -998,4 +1027,75 @@ fn a_snapshot_shows_a_live_run_without_writing() {
         )
         .unwrap();
     assert_eq!(n, 1);
+}
+
+#[test]
+fn git_config_that_runs_programs_refuses_the_run_unless_allowlisted_and_is_rechecked_each_round() {
+    let filter = ConfigEntry {
+        origin: "file:/repo/.git/config".into(),
+        key: "filter.x.smudge".into(),
+    };
+    // At discovery: refused before anything durable.
+    let mut w = World::new(score_evaluator(), score_proposer(vec![5.0, 4.0]));
+    w.git_config = vec![filter.clone()];
+    let r = run_to_end(&mut w, policy(json!({})));
+    let b = r.blocker.unwrap();
+    assert_eq!(
+        (b.code.as_str(), b.evidence),
+        (
+            "git-config-unsafe",
+            vec!["filter.x.smudge (from file:/repo/.git/config)".to_owned()]
+        )
+    );
+    assert!(!r.persisted);
+    assert_eq!(w.evaluations, 0);
+    // Named in the allowlist: the run goes ahead.
+    let mut w = World::new(score_evaluator(), score_proposer(vec![5.0, 4.0]));
+    w.git_config = vec![filter.clone()];
+    let allowed = policy(json!({"exceptional_allowlists": {"gitConfig": ["filter.x.smudge"]}}));
+    assert_eq!(run_to_end(&mut w, allowed).status, Status::BudgetLimited);
+    // Appearing mid-run (written during round 1): the run blocks before committing it.
+    let mut w = World::new(score_evaluator(), score_proposer(vec![5.0, 4.0]));
+    w.round_config = Some(vec![filter]);
+    let r = run_to_end(&mut w, policy(json!({})));
+    let b = r.blocker.unwrap();
+    assert_eq!(b.code, "git-config-unsafe");
+    assert!(r.persisted);
+    assert_eq!(w.evaluations, 1, "only the baseline ran");
+    assert!(
+        !w.log.iter().any(|l| l.starts_with("commit")),
+        "{:?}",
+        w.log
+    );
+}
+
+#[test]
+fn what_git_status_cannot_show_fails_only_that_round() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![5.0, 4.0, 3.0]));
+    w.anomalies.insert(
+        1,
+        vec![Anomaly {
+            kind: AnomalyKind::GitLinkChanged,
+            path: ".git".into(),
+        }],
+    );
+    w.anomalies.insert(
+        2,
+        vec![
+            Anomaly {
+                kind: AnomalyKind::NestedGit,
+                path: "src/sub/.git".into(),
+            },
+            Anomaly {
+                kind: AnomalyKind::UndecodableName,
+                path: "src/\\xff.txt".into(),
+            },
+        ],
+    );
+    let r = run_to_end(&mut w, policy(json!({"max_consecutive_failures": 5})));
+    assert_eq!(r.status, Status::BudgetLimited);
+    assert_eq!(r.counts.policy_violations, 2);
+    assert_eq!(r.best.unwrap().metric, 3.0);
+    let evidence: String = w.scalar("SELECT group_concat(evidence_json, ' | ') FROM experiments WHERE state = 'policy-violation'");
+    expect_test::expect![[r#"["git-link-changed: .git"] | ["nested-git: src/sub/.git","undecodable-name: src/\\xff.txt"]"#]].assert_eq(&evidence);
 }

@@ -155,12 +155,15 @@ export async function drive(run, io) {
         return evaluate(e, post)
       case 'runProposer':
         return proposeRound(e)
-      case 'listChanges':
-        return { type: 'changes', id: e.id, porcelainZ: await git.status(e.worktree) }
+      case 'listChanges': {
+        const where = { gitCommonDir: world.gitCommonDir, worktree: e.worktree }
+        const worktree = await git.inspect({ ...where, full: true })
+        return { type: 'changes', id: e.id, porcelainZ: await git.status(where), worktree }
+      }
       case 'commit':
-        return { type: 'committed', id: e.id, commit: await git.commit(e) }
+        return { type: 'committed', id: e.id, commit: await git.commit({ ...e, gitCommonDir: world.gitCommonDir }) }
       case 'checkoutClean':
-        await git.checkoutClean(e)
+        await git.checkoutClean({ ...e, gitCommonDir: world.gitCommonDir })
         return { type: 'done', id: e.id }
       case 'fastForward':
         await git.fastForward({ gitCommonDir: world.gitCommonDir, branch: e.branch, from: e.from, to: e.to })
@@ -232,7 +235,7 @@ export async function drive(run, io) {
       const { exitCode, signal } = await handle.exited
       clearTimeout(timer)
       const done = await handle.finish()
-      return { exitCode, signal, timedOut, cancelled, ...done }
+      return { exitCode, signal, timedOut, cancelled, containment: handle.containment ?? '', ...done }
     } finally {
       outstanding.delete(e.id)
     }
@@ -255,6 +258,11 @@ export async function drive(run, io) {
       process: { pid: handle.pid, pgid: handle.pgid, startTime: handle.startTime ?? null },
     }))
     if (facts.spawnError !== undefined) throw new Error(facts.spawnError)
+    // The candidate's code ran inside the evaluator: `.git` is checked (and put back) before
+    // any git command follows it.
+    const worktree = world.worktree === undefined || world.gitCommonDir === undefined
+      ? undefined
+      : await git.inspect({ gitCommonDir: world.gitCommonDir, worktree: world.worktree, full: false })
     let stderrTail = facts.stderr.bytes.toString('utf8')
     const artifacts = []
     try {
@@ -286,6 +294,8 @@ export async function drive(run, io) {
         stdoutTruncated: facts.stdout.truncated,
         stderrTail,
         artifacts,
+        containment: facts.containment,
+        worktree,
       },
     }
   }
@@ -327,6 +337,7 @@ export async function drive(run, io) {
         stdoutTail: facts.stdout.bytes.toString('utf8'),
         stdoutTruncated: facts.stdout.truncated,
         stderrTail: facts.stderr.bytes.toString('utf8'),
+        containment: facts.containment,
       },
     }
   }

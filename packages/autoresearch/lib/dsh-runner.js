@@ -1,7 +1,9 @@
 // dsh-autoresearch's process runner inside DSH: the driver's runner interface on top of
 // ctx.subprocess (its local provider spawns detached, one process group per child, and stops a
-// tree with SIGTERM, grace, SIGKILL). Quiescence is double-checked with lib/process.js's /proc
-// scan, which also finds processes carrying the attempt's marker variable.
+// tree with SIGTERM, grace, SIGKILL). An evaluator is contained as the local runner contains it
+// (lib/contain.js), and quiescence is double-checked with lib/process.js's scan of that
+// containment and of the processes carrying the attempt's marker variable.
+import { containment } from './contain.js'
 import { liveMembers, processStartTime, scrubbedParentEnv, sleep, terminate } from './process.js'
 
 const EXIT_WAIT_MS = 5_000
@@ -15,7 +17,9 @@ export function createDshRunner(subprocess) {
     liveMembers,
     terminate,
     spawn(options) {
-      const { argv, cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker } = options
+      const { cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker } = options
+      const jail = containment(marker)
+      const argv = jail?.argv(options.argv, { cwd, env }) ?? options.argv
       // The driver passes the complete environment it wants; ambient variables it left out are
       // tombstoned, so DSH's own base cannot add them back (a GIT_DIR, say).
       const spec = { ...env }
@@ -37,7 +41,8 @@ export function createDshRunner(subprocess) {
         (o) => ({ exitCode: o.exitCode, signal: o.signal }),
         () => ({ exitCode: null, signal: null, spawnFailed: true }),
       )
-      const target = () => ({ pgid: failed ? undefined : pid, marker })
+      if (!failed) jail?.started(pid)
+      const target = () => ({ pgid: failed ? undefined : pid, marker, jail })
       const read = (reader, cap) => {
         if (reader === undefined) return { bytes: Buffer.alloc(0), truncated: false, total: 0 }
         const { text, lossy } = reader.readFrom(0)
@@ -49,6 +54,7 @@ export function createDshRunner(subprocess) {
         pid,
         pgid: pid,
         startTime: failed ? undefined : processStartTime(pid),
+        containment: jail?.kind,
         spawned: failed
           ? handle.done.then(() => { throw new Error('spawn failed') })
           : Promise.resolve(),

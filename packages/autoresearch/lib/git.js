@@ -1,9 +1,15 @@
 // dsh-autoresearch's git boundary: the git commands behind the core's git effects, run through
 // the injected process runner (so inside DSH they go through ctx.subprocess). Every command is
-// argv-only, with a scrubbed environment (no GIT_*, no system or global config, no hooks, no
-// fsmonitor, no pager, no prompts) and an output cap. Commands write only the run's own worktree,
-// the run branch and a temporary index; the caller's checkout and branches are never touched.
-import { mkdtempSync, rmSync, existsSync, mkdirSync } from 'node:fs'
+// argv-only, with a scrubbed environment (no GIT_*, no system or global config or attributes, no
+// hooks, no fsmonitor, no pager, no prompts) and an output cap. Commands write only the run's own
+// worktree, the run branch and a temporary index; the caller's checkout and branches are never
+// touched.
+//
+// A proposer or an evaluator can write anything inside the worktree, `.git` included, so git
+// never discovers the repository from there: every worktree command names the worktree's admin
+// directory (found under the common git dir, which they cannot write) and the work tree
+// explicitly, and the `.git` link is checked, and put back, before each of them.
+import { mkdtempSync, rmSync, existsSync, mkdirSync, lstatSync, readFileSync, readdirSync, writeFileSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 
@@ -23,7 +29,37 @@ const HARDENING = [
   '-c', 'commit.gpgSign=false',
   '-c', 'advice.detachedHead=false',
   '-c', 'core.quotePath=false',
+  '-c', 'core.attributesFile=/dev/null',
 ]
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/** A file name for evidence: UTF-8 as is, other bytes as `\xNN`. */
+function shownName(bytes) {
+  let out = ''
+  for (const b of bytes) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`
+  return out
+}
+
+const sameFile = (a, b) => {
+  try {
+    return realpathSync(a) === realpathSync(b)
+  } catch {
+    return false
+  }
+}
+
+/** `git config --list --show-origin -z` output → `[{origin, key}]`. */
+function parseConfigList(stdout) {
+  const fields = stdout.split('\0')
+  const out = []
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const origin = fields[i]
+    const key = fields[i + 1].split('\n', 1)[0]
+    if (key !== '') out.push({ origin, key })
+  }
+  return out
+}
 
 export class GitError extends Error {}
 
@@ -85,8 +121,124 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
 
   const line = (r) => r.stdout.trim()
 
+  /** The worktree's admin directory: the entry of `<common>/worktrees/` whose `gitdir` file
+   * names `<worktree>/.git`. Neither can be written from inside the worktree. */
+  const admins = new Map()
+  function adminDir(gitCommonDir, worktree) {
+    const key = `${gitCommonDir}\0${worktree}`
+    if (admins.has(key)) return admins.get(key)
+    const root = join(gitCommonDir, 'worktrees')
+    const want = join(worktree, '.git')
+    for (const name of existsSync(root) ? readdirSync(root) : []) {
+      let named
+      try {
+        named = readFileSync(join(root, name, 'gitdir'), 'utf8').trim()
+      } catch {
+        continue
+      }
+      if (resolve(join(root, name), named) === want || sameFile(resolve(join(root, name), named), want)) {
+        admins.set(key, join(root, name))
+        return join(root, name)
+      }
+    }
+    throw new GitError(`${worktree} is not a registered worktree of ${gitCommonDir}`)
+  }
+
+  /** Puts the worktree's `.git` back to a file naming its admin directory when it is anything
+   * else (another target, a directory, a symlink, missing); true when it had to. */
+  function restoreLink(gitCommonDir, worktree) {
+    const admin = adminDir(gitCommonDir, worktree)
+    const link = join(worktree, '.git')
+    let st
+    try {
+      st = lstatSync(link)
+    } catch {
+      st = undefined
+    }
+    if (st?.isFile()) {
+      const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(link, 'utf8'))
+      try {
+        if (m && realpathSync(resolve(worktree, m[1])) === realpathSync(admin)) return false
+      } catch {
+        // A target that does not exist: restore.
+      }
+    }
+    if (st !== undefined) rmSync(link, { recursive: st.isDirectory(), force: true })
+    writeFileSync(link, `gitdir: ${admin}\n`)
+    return true
+  }
+
+  /** Runs a worktree command with the git dir and work tree named, never discovered. */
+  function inWorktree(gitCommonDir, worktree, args, opts = {}) {
+    restoreLink(gitCommonDir, worktree)
+    const admin = adminDir(gitCommonDir, worktree)
+    return run(['--git-dir', admin, '--work-tree', worktree, ...args], { ...opts, cwd: worktree })
+  }
+
+  /** The repository's config as git reads it for `gitDir` (a worktree's admin dir adds its own
+   * config.worktree), includes followed; our `-c` flags are left out by their origin. */
+  async function configList(gitDir) {
+    const r = await run(['--git-dir', gitDir, 'config', '--list', '--show-origin', '-z'], { cwd: gitDir, ok: [0, 1] })
+    return parseConfigList(r.stdout).filter((e) => !e.origin.startsWith('command line:'))
+  }
+
+  /** Paths of the submodules (gitlinks) at the worktree's HEAD. */
+  async function gitlinks(gitCommonDir, worktree) {
+    const r = await inWorktree(gitCommonDir, worktree, ['ls-files', '--stage', '-z'])
+    return r.stdout.split('\0').filter((e) => e.startsWith('160000 ')).map((e) => e.slice(e.indexOf('\t') + 1))
+  }
+
+  /** What `git status` cannot show: nested `.git` entries, names that are not UTF-8, files in
+   * submodule paths. Walks without following symlinks. */
+  function walk(worktree, links) {
+    const found = []
+    const linkSet = new Set(links)
+    const visit = (rel) => {
+      let entries
+      try {
+        entries = readdirSync(join(worktree, ...rel.map((r) => r.text)), { withFileTypes: true, encoding: 'buffer' })
+      } catch {
+        return
+      }
+      for (const entry of entries) {
+        const bytes = entry.name
+        let text
+        try {
+          text = UTF8.decode(bytes)
+        } catch {
+          found.push({ kind: 'undecodable-name', path: [...rel.map((r) => r.text), shownName(bytes)].join('/') })
+          continue
+        }
+        const path = [...rel.map((r) => r.text), text].join('/')
+        if (text === '.git') {
+          if (rel.length > 0) found.push({ kind: 'nested-git', path })
+          continue
+        }
+        const isDir = entry.isDirectory()
+        if (linkSet.has(path)) {
+          if (isDir) {
+            for (const inner of readdirSync(join(worktree, path))) found.push({ kind: 'inside-gitlink', path: `${path}/${inner}` })
+          }
+          continue
+        }
+        if (isDir) visit([...rel, { text, shown: text }])
+      }
+    }
+    visit([])
+    return found
+  }
+
   return {
     run,
+
+    /** After a proposer or an evaluator: puts `.git` back if it changed, and says what git
+     * cannot see (`full`: walk the tree too) and what the config is now. */
+    async inspect({ gitCommonDir, worktree, full }) {
+      const anomalies = []
+      if (restoreLink(gitCommonDir, worktree)) anomalies.push({ kind: 'git-link-changed', path: '.git' })
+      if (full) anomalies.push(...walk(worktree, await gitlinks(gitCommonDir, worktree)))
+      return { anomalies, gitConfig: await configList(adminDir(gitCommonDir, worktree)) }
+    },
 
     /** `repository` (default: the caller's cwd; relative to the caller's cwd, never the host
      * process's) → `{toplevel, gitCommonDir, head}`; read-only. */
@@ -96,7 +248,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
       const paths = await run(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { cwd: dir })
       const [toplevel, gitCommonDir] = paths.stdout.split('\n')
       const head = line(await run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: dir }))
-      return { toplevel, gitCommonDir, head }
+      return { toplevel, gitCommonDir, head, gitConfig: await configList(gitCommonDir) }
     },
 
     /** The run's worktree at `path`, detached at `startCommit`, and the new branch `branch` at
@@ -119,25 +271,25 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     },
 
     /** `git status` of the worktree, raw (`-z`). */
-    async status(worktree) {
-      return (await run(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames'], { cwd: worktree })).stdout
+    async status({ gitCommonDir, worktree }) {
+      return (await inWorktree(gitCommonDir, worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames'])).stdout
     },
 
     /** Commits exactly `paths` on top of `parent` in a temporary index (no branch moves), with a
      * fixed author and the parent's date (deterministic, replayable); checks the commit changes
      * exactly those paths; then detaches the worktree at it and cleans everything else. */
-    async commit({ worktree, parent, paths, message }) {
+    async commit({ gitCommonDir, worktree, parent, paths, message }) {
       const dir = mkdtempSync(join(tmpdir(), 'dsh-autoresearch-index-'))
+      const git = (args, opts) => inWorktree(gitCommonDir, worktree, args, opts)
       try {
         const env = { GIT_INDEX_FILE: join(dir, 'index'), GIT_LITERAL_PATHSPECS: '1' }
-        await run(['read-tree', parent], { cwd: worktree, env })
-        await run(['add', '-A', '-f', '--pathspec-from-file=-', '--pathspec-file-nul'], {
-          cwd: worktree, env, stdin: paths.map((p) => `${p}\0`).join(''),
+        await git(['read-tree', parent], { env })
+        await git(['add', '-A', '-f', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+          env, stdin: paths.map((p) => `${p}\0`).join(''),
         })
-        const tree = line(await run(['write-tree'], { cwd: worktree, env }))
-        const date = line(await run(['show', '-s', '--format=%ad', '--date=raw', parent], { cwd: worktree }))
-        const commit = line(await run(['commit-tree', tree, '-p', parent, '-m', message, '--no-gpg-sign'], {
-          cwd: worktree,
+        const tree = line(await git(['write-tree'], { env }))
+        const date = line(await git(['show', '-s', '--format=%ad', '--date=raw', parent]))
+        const commit = line(await git(['commit-tree', tree, '-p', parent, '-m', message, '--no-gpg-sign'], {
           env: {
             ...env,
             GIT_AUTHOR_NAME: AUTHOR.name,
@@ -148,13 +300,13 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
             GIT_COMMITTER_DATE: date,
           },
         }))
-        const changed = (await run(['diff-tree', '--no-commit-id', '--name-only', '-r', '-z', '--no-renames', parent, commit], { cwd: worktree }))
+        const changed = (await git(['diff-tree', '--no-commit-id', '--name-only', '-r', '-z', '--no-renames', parent, commit]))
           .stdout.split('\0').filter(Boolean).sort()
         const wanted = [...paths].sort()
         if (changed.join('\0') !== wanted.join('\0')) {
           throw new GitError(`the candidate commit changes [${changed.join(', ')}], not the validated [${wanted.join(', ')}]`)
         }
-        await this.checkoutClean({ worktree, commit })
+        await this.checkoutClean({ gitCommonDir, worktree, commit })
         return commit
       } finally {
         rmSync(dir, { recursive: true, force: true })
@@ -162,13 +314,30 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     },
 
     /** Puts the worktree exactly at `commit`, detached: tracked changes reset, every untracked
-     * and ignored file removed (evaluator byproducts included). */
-    async checkoutClean({ worktree, commit }) {
+     * and ignored file removed (evaluator byproducts included), submodule paths emptied (status
+     * and clean skip them). */
+    async checkoutClean({ gitCommonDir, worktree, commit }) {
       if (!existsSync(worktree)) throw new GitError(`the run worktree ${worktree} is missing`)
-      await run(['reset', '--hard', '--quiet'], { cwd: worktree })
-      await run(['clean', '-ffdxq'], { cwd: worktree })
-      await run(['checkout', '--detach', '--force', '--quiet', commit], { cwd: worktree })
-      await run(['clean', '-ffdxq'], { cwd: worktree })
+      const git = (args) => inWorktree(gitCommonDir, worktree, args)
+      await git(['reset', '--hard', '--quiet'])
+      await git(['clean', '-ffdxq'])
+      await git(['checkout', '--detach', '--force', '--quiet', commit])
+      await git(['clean', '-ffdxq'])
+      for (const path of await gitlinks(gitCommonDir, worktree)) {
+        const dir = join(worktree, path)
+        let st
+        try {
+          st = lstatSync(dir)
+        } catch {
+          continue
+        }
+        if (!st.isDirectory()) {
+          rmSync(dir, { force: true })
+          mkdirSync(dir)
+          continue
+        }
+        for (const inner of readdirSync(dir)) rmSync(join(dir, inner), { recursive: true, force: true })
+      }
     },
 
     /** Moves the run branch from `from` to `to` (compare-and-swap); already at `to` is done. */
@@ -185,7 +354,10 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     /** Removes the run worktree, dirty or not. */
     async removeWorktree({ gitCommonDir, path }) {
       const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
-      if (existsSync(path)) await git(['worktree', 'remove', '--force', '--force', path])
+      if (existsSync(path)) {
+        restoreLink(gitCommonDir, path)
+        await git(['worktree', 'remove', '--force', '--force', path])
+      }
       await git(['worktree', 'prune'])
     },
   }

@@ -1,11 +1,15 @@
 // dsh-autoresearch's local process runner: every program (git, the evaluator, the headless
 // proposer) runs without a shell in its own process group (a detached spawn), its output kept as
-// a bounded tail, and a group is stopped with SIGTERM, a grace period, then SIGKILL, until
-// /proc shows none of its members (zombies count as gone) and no process carrying the run's
-// marker variable. The DSH plugin passes a runner of the same shape built on ctx.subprocess; the
-// driver never spawns anything itself. Decisions (what a failure means) are the Rust core's.
+// a bounded tail. An evaluator or proposer (a spawn with a marker) is also contained
+// (lib/contain.js: its own cgroup v2 group where the machine allows one, descendants watched
+// through /proc otherwise), and stopping it means SIGTERM, a grace period, then SIGKILL to its
+// group, its containment and every process carrying the marker variable, until none is left
+// (zombies count as gone). The DSH plugin passes a runner of the same shape built on
+// ctx.subprocess; the driver never spawns anything itself. Decisions (what a failure means) are
+// the Rust core's.
 import { spawn as nodeSpawn } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
+import { containment } from './contain.js'
 
 const POLL_MS = 25
 /** How long a SIGKILLed group may take to vanish before it counts as not provably gone. */
@@ -55,9 +59,12 @@ const hasProc = () => {
   }
 }
 
-/** Live (not zombie) processes in group `pgid` or carrying `marker` (`[NAME, value]`) in their
- * environment. Without /proc only the group is checked, with `kill(-pgid, 0)`. */
-export function liveMembers({ pgid, marker }) {
+/** Live (not zombie) processes in group `pgid`, in containment `jail`, or carrying `marker`
+ * (`[NAME, value]`) in their environment. Without /proc only the group is checked, with
+ * `kill(-pgid, 0)`. */
+export function liveMembers({ pgid, marker, jail }) {
+  const contained = jail?.members() ?? []
+  if (contained.length > 0) return contained
   if (!hasProc()) {
     if (pgid === undefined) return []
     try {
@@ -91,7 +98,8 @@ export function liveMembers({ pgid, marker }) {
   return found
 }
 
-function signalAll({ pgid, marker }, signal) {
+function signalAll({ pgid, marker, jail }, signal) {
+  jail?.kill(signal)
   if (pgid !== undefined) {
     try {
       process.kill(-pgid, signal)
@@ -122,11 +130,19 @@ async function waitGone(target, ms) {
 /** Stops a group (and marked strays): SIGTERM, up to `graceMs` for it to go, then SIGKILL.
  * Resolves whether everything is provably gone. */
 export async function terminate(target, graceMs) {
-  if (liveMembers(target).length === 0) return true
-  signalAll(target, 'SIGTERM')
-  if (await waitGone(target, graceMs)) return true
-  signalAll(target, 'SIGKILL')
-  return waitGone(target, KILL_WAIT_MS)
+  // A recovery names only the marker: the containment is found again by it.
+  const t = { ...target, jail: target.jail ?? containment(target.marker) }
+  let gone = liveMembers(t).length === 0
+  if (!gone) {
+    signalAll(t, 'SIGTERM')
+    gone = await waitGone(t, graceMs)
+  }
+  if (!gone) {
+    signalAll(t, 'SIGKILL')
+    gone = await waitGone(t, KILL_WAIT_MS)
+  }
+  if (gone) t.jail?.settle()
+  return gone
 }
 
 /** A byte sink keeping the last `cap` bytes and counting all of them. */
@@ -152,7 +168,8 @@ function tail(cap) {
 /**
  * The local runner. `spawn(options)` starts `argv` (no shell) in `cwd` with exactly `env`, in its
  * own process group, stdin fed with `stdin` (a string) or ignored, and returns a handle:
- * `pid`, `pgid`, `startTime`, `spawned` (rejects with the spawn error), `exited` (leader exit
+ * `pid`, `pgid`, `startTime`, `containment` (`cgroup`, `process-scan`, or undefined for a spawn
+ * without a marker), `spawned` (rejects with the spawn error), `exited` (leader exit
  * `{exitCode, signal}`), `terminate()` (the group and the `marker` strays; resolves gone),
  * `finish()` (after the leader exits: stop leftovers, drain output; resolves `{quiescent,
  * stdout, stderr}` with each `{bytes, truncated, total}`).
@@ -165,7 +182,9 @@ export function createLocalRunner() {
     liveMembers,
     terminate,
     spawn(options) {
-      const { argv, cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker } = options
+      const { cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker } = options
+      const jail = containment(marker)
+      const argv = jail?.argv(options.argv, { cwd, env }) ?? options.argv
       const child = nodeSpawn(argv[0], argv.slice(1), {
         cwd,
         env,
@@ -202,12 +221,14 @@ export function createLocalRunner() {
           return child.pid
         },
         startTime: undefined,
+        containment: jail?.kind,
         spawned: spawned.then(() => {
           handle.startTime = processStartTime(child.pid)
+          jail?.started(child.pid)
         }),
         exited,
         target() {
-          return { pgid: child.pid, marker }
+          return { pgid: child.pid, marker, jail }
         },
         terminate() {
           if (child.pid === undefined) return Promise.resolve(true)
@@ -217,6 +238,7 @@ export function createLocalRunner() {
           await exited
           let quiescent = true
           if (child.pid !== undefined) quiescent = await terminate(handle.target(), graceMs)
+          else jail?.settle()
           if (!closed) {
             let timer
             await Promise.race([closedP, new Promise((resolve) => { timer = setTimeout(resolve, DRAIN_MS) })])

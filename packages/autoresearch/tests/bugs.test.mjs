@@ -57,7 +57,7 @@ appendFileSync('README.md', 'touched by the evaluator\\n')
 console.log(JSON.stringify({ score: v }))
 `
   const { root, repo } = makeRepo(t, { 'eval.mjs': messy, '.gitignore': '__pycache__/\n' })
-  const spec = specFile(root, { proposer: proposer(root, 'return score - 1'), max_experiments: 3, mutable_globs: ['*.txt', '*.json'] })
+  const spec = specFile(root, { proposer: proposer(root, 'return score - 1'), max_experiments: 3, mutable_globs: ['score.txt', 'results.json'] })
   const r = cli(['run', '--json', spec], { cwd: repo })
   assert.equal(r.status, 0, r.stderr)
   assert.deepEqual(r.json.experiments.map((e) => e.decision), ['accept', 'accept', 'accept', 'accept'])
@@ -91,7 +91,7 @@ test('bug 8: spawn failures are recorded outcomes; resume reports instead of loo
     if (ordinal === 1) fs.rmSync('bench', { recursive: true })
     return score - 1`)
   const spec2 = specFile(b.root, {
-    proposer: deleter, max_experiments: 2, mutable_globs: ['score.txt', 'bench/**'],
+    proposer: deleter, max_experiments: 2, mutable_globs: ['score.txt', 'bench/**'], exceptional_allowlists: { evaluators: ['bench'] },
     evaluation: { command: 'node', args: ['../eval.mjs'], cwd: 'bench' },
   })
   const r2 = cli(['run', '--json', spec2], { cwd: b.repo })

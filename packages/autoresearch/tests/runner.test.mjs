@@ -71,7 +71,9 @@ test('only mutable_globs may change: a candidate touching the evaluator is rejec
     if (ordinal === 2) { fs.appendFileSync('README.md', 'sneaky\\n'); return score - 1 }
     return score - 1`)
   // Even a glob that covers everything leaves the evaluator protected.
-  const spec = specFile(root, { proposer: prop, mutable_globs: ['score.txt', '*.md', '*.mjs'], max_experiments: 2, max_consecutive_failures: 5 })
+  const spec = specFile(root, {
+    proposer: prop, mutable_globs: ['score.txt', '*.md', '*.mjs'], exceptional_allowlists: { evaluators: ['.'] }, max_experiments: 2, max_consecutive_failures: 5,
+  })
   const spec2 = specFile(root, { proposer: prop, run_tag: 'exp-2', max_experiments: 3, max_consecutive_failures: 5 }, 'spec2.json')
   const r = cli(['run', '--json', spec], { cwd: repo, env: { AR_EVAL_LOG: log } })
   assert.equal(r.status, 0, r.stderr)

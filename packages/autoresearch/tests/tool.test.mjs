@@ -169,7 +169,7 @@ test('a foreground run whose rounds are child agents improves the metric', async
   assert.equal(agents.live.size, 0, 'every child was disposed')
   assert.deepEqual(sub.calls.find((c) => c[0] === 'compose')[1], ['read', 'write', 'edit'], 'glob and grep do not exist here')
   assert.ok(subprocess.spawned.some((argv) => argv[0] === 'git'), 'git ran through ctx.subprocess')
-  assert.ok(subprocess.spawned.some((argv) => argv[0] === 'node'), 'the evaluator ran through ctx.subprocess')
+  assert.ok(subprocess.spawned.some((argv) => argv.at(-1) === 'eval.mjs'), 'the evaluator ran through ctx.subprocess')
   assert.equal(git(repo, 'rev-parse', 'main'), head)
 })
 

@@ -43,6 +43,12 @@ pub struct World {
     pub reports: Vec<RunResult>,
     pub interrupts: u32,
     pub tsv: Option<String>,
+    /// The repository's git config, as discovery and every round report it.
+    pub git_config: Vec<ConfigEntry>,
+    /// What the driver's worktree walk reports after proposal round `n` (by round).
+    pub anomalies: BTreeMap<u32, Vec<Anomaly>>,
+    /// When set, the git config every round reports (discovery still reports `git_config`).
+    pub round_config: Option<Vec<ConfigEntry>>,
 }
 
 pub fn metric_out(name: &str, value: f64) -> ProcessOutcome {
@@ -161,6 +167,9 @@ impl World {
             reports: Vec::new(),
             interrupts: 0,
             tsv: None,
+            git_config: Vec::new(),
+            anomalies: BTreeMap::new(),
+            round_config: None,
         }
     }
 
@@ -192,6 +201,7 @@ impl World {
                     toplevel: "/repo".into(),
                     git_common_dir: "/repo/.git".into(),
                     head: self.start.clone(),
+                    git_config: self.git_config.clone(),
                 },
             }],
             Effect::OpenTracker { id, .. } => vec![Input::Done { id }],
@@ -292,6 +302,17 @@ impl World {
                 vec![Input::Changes {
                     id,
                     porcelain_z: out,
+                    worktree: WorktreeFacts {
+                        anomalies: self
+                            .anomalies
+                            .get(&self.rounds)
+                            .cloned()
+                            .unwrap_or_default(),
+                        git_config: self
+                            .round_config
+                            .clone()
+                            .unwrap_or_else(|| self.git_config.clone()),
+                    },
                 }]
             }
             Effect::Commit {

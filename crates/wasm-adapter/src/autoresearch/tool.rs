@@ -45,7 +45,7 @@ pub fn parameters() -> Value {
             "constraints": paths("Single-line rules every proposal round must follow."),
             "exceptional_allowlists": {
                 "type": "object",
-                "description": "Protected paths a proposal may change after all: {dependencies, evaluators, datasets, submodules, gitConfig}, each a list of relative paths.",
+                "description": "Protected things a run may use after all: {dependencies, evaluators, datasets, submodules} (relative paths; an evaluators entry that is a directory, `.` for the root, lets mutable_globs cover the directory the evaluator runs in) and gitConfig (git config keys such as filter.lfs.smudge, or .git/config, that define programs git would run).",
                 "additionalProperties": true
             },
             "timeout_ms": {"type": "integer", "description": "Per-attempt timeout for the evaluator and each proposal round."},
@@ -59,7 +59,7 @@ pub fn parameters() -> Value {
             },
             "environment": {
                 "type": "object",
-                "description": "Evaluator environment variables (string values; no DSH_ prefix). Stored only as hashes.",
+                "description": "Evaluator environment variables (string values; no DSH_ prefix). Stored only as hashes: a resume must pass the same values again.",
                 "additionalProperties": true
             },
             "repository": {"type": "string", "description": "Repository directory, relative to your working directory (default: your working directory)."},

@@ -5,7 +5,7 @@
 //!
 //! | kind | fields | answer |
 //! |---|---|---|
-//! | `discover` | `repository` (string or null) | `discovered {facts: {toplevel, gitCommonDir, head}}` |
+//! | `discover` | `repository` (string or null) | `discovered {facts: {toplevel, gitCommonDir, head, gitConfig}}` |
 //! | `openTracker` | `path` | `done` |
 //! | `persist` | `statements: [{sql, params: {name: ["int", "5"] \| ["real", 1.5] \| ["text", "s"] \| null}}]` | `persisted {changes: [n…]}` |
 //! | `loadRun` | `runId` | `loaded {rows: null \| {run, experiments, attempts, artifacts}}` (rows as SQLite returns them) |
@@ -13,7 +13,7 @@
 //! | `hashInputs` | `worktree`, `paths: [{path, external}]` | `hashed {files: [{path, sha256 \| null}]}` |
 //! | `runEvaluator` | `attemptId`, `argv`, `cwd`, `env`, `timeoutMs`, `graceMs`, `stdoutCap`, `stderrCap`, `artifactDir` | `spawned {process: {pid, pgid, startTime}}`, then `exited {outcome}` |
 //! | `runProposer` | `worktree`, `argv` (null inside DSH), `handoff`, `timeoutMs`, `graceMs` | `proposerExited {outcome}` or `proposed {report: {hypothesis, summary}}` |
-//! | `listChanges` | `worktree` | `changes {porcelainZ}` |
+//! | `listChanges` | `worktree` | `changes {porcelainZ, worktree}` |
 //! | `commit` | `worktree`, `parent`, `paths`, `message` | `committed {commit}` |
 //! | `checkoutClean` | `worktree`, `commit` | `done` |
 //! | `fastForward` | `branch`, `from`, `to` | `done` |
@@ -25,15 +25,19 @@
 //!
 //! Any effect may instead be answered `failed {error}`. An `outcome` is `{exitCode, signal,
 //! timedOut, cancelled, quiescent, stdoutTail, stdoutTruncated, stderrTail, artifacts: [{kind,
-//! location, sizeBytes, sha256, truncated}]}`; omitted booleans are false, omitted texts empty.
+//! location, sizeBytes, sha256, truncated}], containment, worktree}`; omitted booleans are false,
+//! omitted texts empty. A `worktree` is `{anomalies: [{kind, path}], gitConfig}` (`kind` one of
+//! `git-link-changed`, `nested-git`, `undecodable-name`, `inside-gitlink`) and a `gitConfig` is
+//! `[{origin, key}]`; omitted lists are empty.
 //! `{type: "cancel", reason}` stops the run.
 
 use autoresearch::metric::ProposalReport;
 use autoresearch::sql::SqlValue;
 use autoresearch::surface::InputPath;
 use autoresearch::{
-    ArtifactFact, Effect, EffectId, HashedFile, Input, ProcessIdentity, ProcessOutcome, RepoFacts,
-    StoredArtifact, StoredAttempt, StoredExperiment, StoredRows, StoredRun,
+    Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, Effect, EffectId, HashedFile, Input,
+    ProcessIdentity, ProcessOutcome, RepoFacts, StoredArtifact, StoredAttempt, StoredExperiment,
+    StoredRows, StoredRun, WorktreeFacts,
 };
 use serde_json::{Map, Value, json};
 
@@ -195,6 +199,7 @@ pub fn input_from_json(v: &Value) -> Result<Input, String> {
                     toplevel: text(f, "toplevel")?,
                     git_common_dir: text(f, "gitCommonDir")?,
                     head: text(f, "head")?,
+                    git_config: git_config(f)?,
                 },
             }
         }
@@ -258,6 +263,7 @@ pub fn input_from_json(v: &Value) -> Result<Input, String> {
         "changes" => Input::Changes {
             id,
             porcelain_z: text(o, "porcelainZ")?,
+            worktree: worktree_facts(o)?,
         },
         "committed" => Input::Committed {
             id,
@@ -314,6 +320,58 @@ fn outcome(o: &Map<String, Value>) -> Result<ProcessOutcome, String> {
         stdout_truncated: opt_flag(o, "stdoutTruncated")?,
         stderr_tail: opt_text(o, "stderrTail")?.unwrap_or_default(),
         artifacts,
+        containment: opt_text(o, "containment")?.unwrap_or_default(),
+        worktree: worktree_facts(o)?,
+    })
+}
+
+fn git_config(o: &Map<String, Value>) -> Result<Vec<ConfigEntry>, String> {
+    match o.get("gitConfig") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|e| {
+                let e = e.as_object().ok_or("gitConfig[] must be objects")?;
+                Ok(ConfigEntry {
+                    origin: text(e, "origin")?,
+                    key: text(e, "key")?,
+                })
+            })
+            .collect(),
+        Some(_) => Err("gitConfig must be an array".into()),
+    }
+}
+
+/// The optional `worktree` member of a `changes` answer or an evaluator outcome.
+fn worktree_facts(o: &Map<String, Value>) -> Result<WorktreeFacts, String> {
+    let w = match o.get("worktree") {
+        None | Some(Value::Null) => return Ok(WorktreeFacts::default()),
+        Some(Value::Object(w)) => w,
+        Some(_) => return Err("worktree must be an object".into()),
+    };
+    let mut anomalies = match w.get("anomalies") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|a| {
+                let a = a
+                    .as_object()
+                    .ok_or("worktree.anomalies[] must be objects")?;
+                let kind = text(a, "kind")?;
+                Ok(Anomaly {
+                    kind: AnomalyKind::parse(&kind)
+                        .ok_or_else(|| format!("unknown anomaly kind {kind:?}"))?,
+                    path: text(a, "path")?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?,
+        Some(_) => return Err("worktree.anomalies must be an array".into()),
+    };
+    anomalies.sort();
+    anomalies.dedup();
+    Ok(WorktreeFacts {
+        anomalies,
+        git_config: git_config(w)?,
     })
 }
 

@@ -211,7 +211,13 @@ impl RunResult {
     /// The result as JSON whose compact text is at most `max_chars` characters: the last
     /// `window` experiments and artifacts (fewer if needed) with their totals.
     pub fn to_json(&self, max_chars: usize) -> Value {
-        let mut window = RESULT_WINDOW.min(self.experiments.len().max(self.artifacts.len()));
+        let evidence = self.blocker.as_ref().map_or(0, |b| b.evidence.len());
+        let mut window = RESULT_WINDOW.min(
+            self.experiments
+                .len()
+                .max(self.artifacts.len())
+                .max(evidence),
+        );
         let mut text_max = 400;
         loop {
             let value = self.json_with(window, text_max);
@@ -304,6 +310,10 @@ impl RunResult {
     /// TSV of every experiment: a header line, one line per experiment by ordinal, LF endings.
     /// NULL is an empty cell; backslash, TAB, CR and LF are escaped as `\\`, `\t`, `\r`, `\n`.
     pub fn to_tsv(&self) -> String {
+        escape_controls(&self.tsv_text())
+    }
+
+    fn tsv_text(&self) -> String {
         let mut out = String::from(
             "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\n",
         );
@@ -330,6 +340,10 @@ impl RunResult {
 
     /// A human-readable summary and table (the last `window` experiments).
     pub fn to_table(&self, window: usize) -> String {
+        escape_controls(&self.table_text(window))
+    }
+
+    fn table_text(&self, window: usize) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -421,6 +435,30 @@ fn tsv_escape(cell: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\n' => out.push_str("\\n"),
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for a terminal: every control character but `\n` and `\t` (C0, DEL, C1: escape
+/// sequences a proposer could have written into a hypothesis), and the bidirectional overrides
+/// and isolates, as `\u00XX`/`\u202E` escapes. Inside JSON text the same escapes are valid JSON,
+/// so a JSON rendering passed through it decodes to the same value.
+pub fn escape_controls(text: &str) -> String {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    if !text.chars().any(unsafe_char) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
         }
     }
     out

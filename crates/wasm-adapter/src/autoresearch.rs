@@ -12,6 +12,7 @@
 pub mod tool;
 pub mod wire;
 
+use autoresearch::render::escape_controls;
 use autoresearch::spec::{self, Request, SpecError};
 use autoresearch::sql;
 use autoresearch::{Effect, Input, Phase, RunResult, RunState, Settings};
@@ -301,7 +302,10 @@ pub fn render_stored(
 fn render(result: &RunResult, format: &str, row: &RowConfig) -> String {
     match format {
         "tsv" => result.to_tsv(),
-        "json" => format!("{}\n", result.to_json(row.max_result_chars as usize)),
+        "json" => format!(
+            "{}\n",
+            escape_controls(&result.to_json(row.max_result_chars as usize).to_string())
+        ),
         _ => result.to_table(TABLE_WINDOW),
     }
 }
@@ -309,7 +313,9 @@ fn render(result: &RunResult, format: &str, row: &RowConfig) -> String {
 /// [`render_list`] for JS.
 #[wasm_bindgen(js_name = renderAutoresearchList)]
 pub fn render_list_js(rows_json: &str, format: &str) -> Result<String, JsError> {
-    render_list(rows_json, format).map_err(|m| JsError::new(&m))
+    render_list(rows_json, format)
+        .map(|text| escape_controls(&text))
+        .map_err(|m| JsError::new(&m))
 }
 
 /// [`render_stored`] for JS.
@@ -414,15 +420,23 @@ impl Run {
         Ok(Run::wrap(inner, row))
     }
 
-    /// Resumes `run_id` with its stored policy.
+    /// Resumes `run_id` with its stored policy; `environment` (a JSON object of strings)
+    /// supplies the evaluator's environment values, of which only hashes are stored.
     pub fn resume_id(
         run_id: &str,
         repository: Option<String>,
         config_json: &str,
+        environment: Option<&str>,
         now: u64,
     ) -> Result<Run, String> {
         let (row, settings) = settings_of(config_json)?;
-        let inner = autoresearch::Run::resume(run_id, Map::new(), repository, settings, now)
+        let mut given = Map::new();
+        if let Some(text) = environment {
+            let value: Value = serde_json::from_str(text)
+                .map_err(|e| format!("resume: environment is not JSON ({e})"))?;
+            given.insert("environment".into(), value);
+        }
+        let inner = autoresearch::Run::resume(run_id, given, repository, settings, now)
             .map_err(|_| format!("resume: run id must be a lowercase UUID (got {run_id:?})"))?;
         Ok(Run::wrap(inner, row))
     }
@@ -498,15 +512,24 @@ impl Run {
         Run::from_spec(spec_json, run_id, config_json, now as u64).map_err(|m| JsError::new(&m))
     }
 
-    /// Resumes `run_id` with its stored policy; `repository` (the caller's cwd) locates it.
+    /// Resumes `run_id` with its stored policy; `repository` (the caller's cwd) locates it and
+    /// `environment_json` (or `undefined`) supplies the evaluator's environment values.
     #[wasm_bindgen(js_name = resume)]
     pub fn resume_js(
         run_id: &str,
         repository: Option<String>,
         config_json: &str,
         now: f64,
+        environment_json: Option<String>,
     ) -> Result<Run, JsError> {
-        Run::resume_id(run_id, repository, config_json, now as u64).map_err(|m| JsError::new(&m))
+        Run::resume_id(
+            run_id,
+            repository,
+            config_json,
+            environment_json.as_deref(),
+            now as u64,
+        )
+        .map_err(|m| JsError::new(&m))
     }
 
     /// Abandons `run_id`: terminates leftover process groups, cancels it, releases its lock.
@@ -575,9 +598,12 @@ impl Run {
     /// The result as JSON text of at most the config's `maxResultChars` characters.
     #[wasm_bindgen(js_name = resultJson)]
     pub fn result_json(&self) -> String {
-        self.result()
-            .to_json(self.row.max_result_chars as usize)
-            .to_string()
+        escape_controls(
+            &self
+                .result()
+                .to_json(self.row.max_result_chars as usize)
+                .to_string(),
+        )
     }
 
     /// The result's experiments as TSV.
@@ -598,7 +624,9 @@ impl Run {
         if self.progress.lines.is_empty() {
             return None;
         }
-        Some(std::mem::take(&mut self.progress.lines).join("\n"))
+        Some(escape_controls(
+            &std::mem::take(&mut self.progress.lines).join("\n"),
+        ))
     }
 }
 

@@ -16,7 +16,7 @@ import { createLocalRunner } from '../lib/process.js'
 import { LIST_LIMIT, openTrackerReadOnly } from '../lib/tracker.js'
 
 const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
-       dsh-autoresearch resume [--json] [--config FILE] [--repo DIR] RUN_ID
+       dsh-autoresearch resume [--json] [--config FILE] [--repo DIR] [--env NAME]... RUN_ID
        dsh-autoresearch list [--tsv | --json] [--config FILE] [--repo DIR] [--limit N]
        dsh-autoresearch show [--tsv | --json] [--config FILE] [--repo DIR] RUN_ID
        dsh-autoresearch abandon [--json] [--config FILE] [--repo DIR] [--reason TEXT] RUN_ID
@@ -42,6 +42,8 @@ const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
   --config FILE  a JSON object with the autoresearch row config (defaults otherwise)
   --repo DIR     the repository (default: the current directory)
   --json         print the result as JSON (the last stdout line)
+  --env NAME     resume: pass this runner's own NAME to the evaluator again (only hashes of the
+                 spec's environment values are stored; each must match)
 
   Exit status: 0 completed (target-reached, budget-limited), 1 ended otherwise, 2 usage, config
   or spec error.`
@@ -73,6 +75,12 @@ function parse(argv) {
     else if (arg === '--repo') opts.repo = value()
     else if (arg === '--limit') opts.limit = value()
     else if (arg === '--reason') opts.reason = value()
+    else if (arg === '--env') {
+      const name = value()
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) fail(`--env takes a variable name (got ${JSON.stringify(name)})`)
+      if (process.env[name] === undefined) fail(`--env ${name}: ${name} is not set in this environment`)
+      opts.env = { ...opts.env, [name]: process.env[name] }
+    }
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(`${USAGE}\n`)
       process.exit(0)
@@ -84,6 +92,7 @@ function parse(argv) {
     fail(`${command} takes ${wants === 0 ? 'no argument' : `one ${command === 'run' ? 'SPEC.json' : 'RUN_ID'}`} (got ${opts.positional.length})\n${USAGE}`)
   }
   if (opts.format === 'tsv' && !['list', 'show'].includes(command)) fail(`--tsv is for list and show`)
+  if (opts.env !== undefined && command !== 'resume') fail('--env is for resume')
   if (opts.limit !== undefined && (command !== 'list' || !/^[1-9]\d{0,5}$/.test(opts.limit))) {
     fail('--limit takes a positive integer, for list')
   }
@@ -185,7 +194,7 @@ async function main() {
       checkRunId(arg, opts.command)
       await reapProposers(runner, arg, config.row.terminationGraceMs)
       const run = opts.command === 'resume'
-        ? AutoresearchRun.resume(arg, opts.repo, config.json, Date.now())
+        ? AutoresearchRun.resume(arg, opts.repo, config.json, Date.now(), opts.env === undefined ? undefined : JSON.stringify(opts.env))
         : AutoresearchRun.abandon(arg, opts.reason ?? 'abandoned by the operator (dsh-autoresearch abandon)', opts.repo, config.json, Date.now())
       return driveToEnd(run, config, opts, runner)
     }

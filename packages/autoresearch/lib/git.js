@@ -168,11 +168,16 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     return true
   }
 
-  /** Runs a worktree command with the git dir and work tree named, never discovered. */
+  /** Runs a worktree command with the git dir and work tree named, never discovered, and the
+   * attributes of the checked-out commit (git 2.40+), never of files a proposer wrote: a
+   * `.gitattributes` in the worktree cannot route a file through a filter, even one the
+   * repository's config defines and the spec allowlists. */
   function inWorktree(gitCommonDir, worktree, args, opts = {}) {
     restoreLink(gitCommonDir, worktree)
     const admin = adminDir(gitCommonDir, worktree)
-    return run(['--git-dir', admin, '--work-tree', worktree, ...args], { ...opts, cwd: worktree })
+    return run(['--git-dir', admin, '--work-tree', worktree, ...args], {
+      ...opts, cwd: worktree, env: { GIT_ATTR_SOURCE: 'HEAD', ...opts.env },
+    })
   }
 
   /** The repository's config as git reads it for `gitDir` (a worktree's admin dir adds its own

@@ -67,6 +67,7 @@ pub const ALL: &[Package] = &[
         out_name: "autoresearch",
         bins: &["dsh-autoresearch"],
         extra_files: &[
+            "lib/contain.js",
             "lib/driver.js",
             "lib/dsh-runner.js",
             "lib/git.js",

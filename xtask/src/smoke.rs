@@ -374,7 +374,11 @@ impl Harness {
         let cwd = self.dir.join("work").join(spec.name);
         std::fs::create_dir_all(&cwd)?;
         for (file, text) in spec.files {
-            std::fs::write(cwd.join(file), text)?;
+            let path = cwd.join(file);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, text)?;
         }
         let mock = MockModel::start(spec.script)?;
         let mut cmd = self.toolchain.dsh(Some(&self.home));

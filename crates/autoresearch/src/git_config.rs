@@ -26,15 +26,15 @@ pub fn is_helper_key(key: &str) -> bool {
     };
     let section = section.to_ascii_lowercase();
     let variable = variable.to_ascii_lowercase();
-    match (section.as_str(), subsection, variable.as_str()) {
-        ("include", None, "path") => true,
-        ("includeif", Some(_), "path") => true,
-        ("core", None, "hookspath" | "fsmonitor" | "sshcommand") => true,
-        ("filter", Some(_), "clean" | "smudge" | "process") => true,
-        ("diff", Some(_), "command" | "textconv") => true,
-        ("merge", Some(_), "driver") => true,
-        _ => false,
-    }
+    matches!(
+        (section.as_str(), subsection, variable.as_str()),
+        ("include", None, "path")
+            | ("includeif", Some(_), "path")
+            | ("core", None, "hookspath" | "fsmonitor" | "sshcommand")
+            | ("filter", Some(_), "clean" | "smudge" | "process")
+            | ("diff", Some(_), "command" | "textconv")
+            | ("merge", Some(_), "driver")
+    )
 }
 
 /// The file an allowlist entry would name for this origin (`.git/config` for the common config,

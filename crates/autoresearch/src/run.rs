@@ -1451,9 +1451,14 @@ impl Run {
                 exp,
                 ExpState::PolicyViolation,
                 "policy-violation",
-                format!(
-                    "{} path(s) git status cannot show are not allowed",
-                    worktree.anomalies.len()
+                metric::clip(
+                    &format!(
+                        "{} path(s) git status cannot show are not allowed ({}); the worktree \
+                         was restored",
+                        worktree.anomalies.len(),
+                        anomaly_evidence(&worktree.anomalies).join("; ")
+                    ),
+                    STDERR_EXCERPT_CHARS,
                 ),
                 anomaly_evidence(&worktree.anomalies),
             );

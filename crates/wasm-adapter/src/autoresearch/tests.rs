@@ -134,7 +134,7 @@ fn a_run_speaks_json_effects_and_inputs() {
 
 #[test]
 fn bad_ids_are_refused_before_any_effect() {
-    assert!(Run::resume_id("../..", None, CONFIG, 1).is_err());
+    assert!(Run::resume_id("../..", None, CONFIG, None, 1).is_err());
     assert!(Run::abandon_id("x", "r", None, CONFIG, 1).is_err());
     assert!(!is_run_id("0B1C2D3E-4F50-4617-8293-A4B5C6D7E8F9"));
 }

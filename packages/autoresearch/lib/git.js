@@ -76,6 +76,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
       GIT_TERMINAL_PROMPT: '0',
       GIT_PAGER: 'cat',
       GIT_OPTIONAL_LOCKS: '0',
+      GIT_ATTR_NOSYSTEM: '1',
       LC_ALL: 'C',
     }
   }

@@ -86,8 +86,9 @@ function populated(dir) {
   }
 }
 
-/** `/proc/<pid>/stat` fields after the command name ([state, ppid, pgrp, …], start time at 19). */
-function stat(pid) {
+/** `/proc/<pid>/stat` split after the command name: [state, ppid, pgrp, …]; field 22 (the start
+ * time) is at index 19. Undefined when the process does not exist (or there is no /proc). */
+export function statFields(pid) {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'latin1')
     return text.slice(text.lastIndexOf(')') + 2).split(' ')
@@ -97,7 +98,7 @@ function stat(pid) {
 }
 
 const liveStat = (pid) => {
-  const f = stat(pid)
+  const f = statFields(pid)
   return f === undefined || f[0] === 'Z' || f[0] === 'X' ? undefined : f
 }
 

@@ -9,7 +9,7 @@
 // the Rust core's.
 import { spawn as nodeSpawn } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
-import { containment } from './contain.js'
+import { containment, statFields } from './contain.js'
 
 const POLL_MS = 25
 /** How long a SIGKILLed group may take to vanish before it counts as not provably gone. */
@@ -31,17 +31,6 @@ export function scrubbedParentEnv(env = process.env) {
     out[key] = value
   }
   return out
-}
-
-/** `/proc/<pid>/stat` split after the command name: [state, ppid, pgrp, …]; field 22 (the start
- * time) is at index 19. Undefined when the process does not exist (or there is no /proc). */
-function statFields(pid) {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')
-  } catch {
-    return undefined
-  }
 }
 
 /** The start time (`/proc/<pid>/stat` field 22) of a live process, as text. */

@@ -18,7 +18,7 @@ use crate::util::{rel, root};
 use anyhow::{Context, Result, bail};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
-pub use load::Pos;
+pub use load::{Diagnostic, Pos};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -28,25 +28,6 @@ pub const FIXTURES: &str = "xtask/fixtures/patch";
 
 /// Longest message printed, in characters (schema messages quote the offending value).
 const MESSAGE_MAX_CHARS: usize = 240;
-
-/// One problem in a patch file.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Diagnostic {
-    /// Where it is.
-    pub pos: Pos,
-    /// What is wrong, naming the rule.
-    pub message: String,
-}
-
-impl Diagnostic {
-    /// A diagnostic at `pos`.
-    pub fn at(pos: Pos, message: impl Into<String>) -> Self {
-        Diagnostic {
-            pos,
-            message: message.into(),
-        }
-    }
-}
 
 /// The validator for `schema/cordis.patch.schema.json` as committed.
 pub fn validator() -> Result<Validator> {

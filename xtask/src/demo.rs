@@ -6,9 +6,10 @@
 //! No API key; the network is needed only for the one-time install from the package registries.
 
 use crate::dsh;
+use crate::harness::{self, Timings};
 use crate::scenario::{self, Scenario};
 use crate::session_log::{Logged, ToolEvent};
-use crate::smoke::{self, Timings};
+use crate::smoke;
 use crate::util::rel;
 use anyhow::{Result, bail};
 use serde_json::Value;
@@ -43,7 +44,7 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("`cargo xtask demo` takes no arguments (got `{arg}`)");
     }
     let mut timings = Timings::default();
-    let harness = smoke::setup("demo", &mut timings)?;
+    let harness = harness::setup("demo", &mut timings)?;
     let outcome = timings.step("one headless turn against the scripted model", || {
         smoke::scenario_loop(&harness)
     })?;

@@ -12,6 +12,7 @@ mod dsh;
 mod editor;
 mod fault;
 mod fuzz;
+mod harness;
 mod memory_bench;
 mod mock_model;
 mod node;

@@ -43,8 +43,8 @@
 //! it first appears (in any message: a notice, a tool result, the model's own reply); it appears
 //! in none before. The patch overlay is JSON, which is YAML, so it goes to `--patch` as it is.
 
+use crate::harness::{self, Harness, Timings, Turn, TurnSpec};
 use crate::mock_model::Reply;
-use crate::smoke::{Harness, Turn, TurnSpec};
 use crate::util::{rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -476,7 +476,7 @@ fn clip(text: &str, width: usize) -> String {
 /// `cargo xtask scenario [NAME...]`: the release-smoke setup, then only the named scenarios
 /// (every one without names), for working on one scenario without the whole smoke.
 pub fn run(names: &[String]) -> Result<()> {
-    let mut timings = crate::smoke::Timings::default();
+    let mut timings = Timings::default();
     let mut chosen = Vec::new();
     for path in files()? {
         let scenario = Scenario::load(&path)?;
@@ -489,7 +489,7 @@ pub fn run(names: &[String]) -> Result<()> {
             bail!("no scenario `{name}` in {}", rel(&dir()));
         }
     }
-    let h = crate::smoke::setup("scenario", &mut timings)?;
+    let h = harness::setup("scenario", &mut timings)?;
     for scenario in &chosen {
         println!("\nscenario {}: {}", scenario.name, scenario.about);
         let (_, summary) =
@@ -502,11 +502,7 @@ pub fn run(names: &[String]) -> Result<()> {
 }
 
 /// Runs every scenario file; returns one report line each. `update` rewrites session fixtures.
-pub fn run_all(
-    h: &Harness,
-    timings: &mut crate::smoke::Timings,
-    update: bool,
-) -> Result<Vec<String>> {
+pub fn run_all(h: &Harness, timings: &mut Timings, update: bool) -> Result<Vec<String>> {
     let mut report = Vec::new();
     for path in files()? {
         let scenario = Scenario::load(&path)?;
@@ -517,7 +513,7 @@ pub fn run_all(
         if let Some(fixture) = scenario.doc["session_fixture"].as_str() {
             report.push(format!(
                 "  fixture: {}",
-                crate::smoke::keep_session_fixture(h, &turn, fixture, update)?
+                harness::keep_session_fixture(h, &turn, fixture, update)?
             ));
         }
     }

@@ -1,30 +1,30 @@
 //! `cargo xtask release-smoke`: the packed plugin in the real dsh, end to end.
 //!
-//! 1. pack (build + npm pack + checks), then Node 24, pnpm and dsh with its Cordis pins ([`dsh`]);
+//! 1. pack (build + npm pack + checks), then Node 24, pnpm and dsh with its Cordis pins
+//!    ([`crate::dsh`]);
 //! 2. a throwaway `DSH_HOME` in `target/release-smoke/home`: `dsh plugin --profile headless add
-//!    <tarball>`, and `--dump-config` must show the `# == <package>` layer with every default;
-//! 3. real headless turns against the scripted [`MockModel`], each in its own scratch cwd with
-//!    real files: the loop (a), research resets (b), the snooze tool (c), `enabled: false` (d);
-//!    the tool events each run logged are replayed through the packed CLI, and the model requests
-//!    must carry the reminder exactly where the replay says nudge, and nowhere else (the CLI's
-//!    own reading of the raw session log must nudge at the same calls);
+//!    <tarball>`, and `--dump-config` must show the `# == <package>` layer with every default
+//!    (steps 1 and 2 are the shared [`setup`]);
+//! 3. real headless turns against the scripted [`mock_model::MockModel`], each in its own scratch
+//!    cwd with real files: the loop (a), research resets (b), the snooze tool (c),
+//!    `enabled: false` (d); the tool events each run logged are replayed through the packed CLI,
+//!    and the model requests must carry the reminder exactly where the replay says nudge, and
+//!    nowhere else (the CLI's own reading of the raw session log must nudge at the same calls);
 //! 4. two boots with a bad `--patch` (a bad value, an unknown key) must fail before any request,
 //!    printing our messages;
 //! 5. the loop's session log is scrubbed into `target/release-smoke/smoke-loop.jsonl.zstd`
 //!    (`--update-fixture` copies it to `vectors/sessions/`); the committed fixture is checked.
 
-use crate::dsh::{self, Toolchain};
-use crate::mock_model::{self, MockModel, Reply, Request};
-use crate::pack::{self, Packed};
-use crate::packages::{self, Package};
-use crate::schema;
+use crate::harness::{Harness, Timings, Turn, TurnSpec, setup, tail};
+use crate::mock_model::{self, Reply, Request};
+use crate::pack;
+use crate::packages;
 use crate::session_log::{self, Logged, Scrub, ToolEvent};
 use crate::util::{self, rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 /// The first line of the default reminder.
 const REMINDER_HEAD: &str = "[Research Nudge]";
@@ -38,428 +38,10 @@ pub const FIXTURE: &str = "packages/research-nudge/vectors/sessions/smoke-loop.j
 /// turns measure research-nudge alone (the family scenarios in `xtask/scenarios/` run them
 /// together).
 const RESEARCH_NUDGE_ALONE: &str = "- id: pain-point-check\n  disabled: true\n";
-/// A dsh run that takes longer than this is killed.
-const TURN_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Seconds per named step, in order.
-#[derive(Default)]
-pub struct Timings(Vec<(String, f64)>);
-
-impl Timings {
-    /// Runs `f` as step `name`, printing its start and duration.
-    pub fn step<T>(&mut self, name: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        println!("\n--> {name}");
-        let started = Instant::now();
-        let out = f().with_context(|| format!("step `{name}`"));
-        let secs = started.elapsed().as_secs_f64();
-        println!(
-            "<-- {name}: {} ({secs:.1}s)",
-            if out.is_ok() { "ok" } else { "FAILED" }
-        );
-        self.0.push((name.to_owned(), secs));
-        out
-    }
-
-    /// `  name  seconds` lines.
-    pub fn table(&self) -> String {
-        let width = self.0.iter().map(|t| t.0.len()).max().unwrap_or(4);
-        let mut out = String::new();
-        for (name, secs) in &self.0 {
-            out.push_str(&format!("  {name:<width$}  {secs:>6.1}s\n"));
-        }
-        let total: f64 = self.0.iter().map(|t| t.1).sum();
-        out.push_str(&format!("  {:<width$}  {total:>6.1}s\n", "total"));
-        out
-    }
-}
-
-/// Every packed package installed into one fresh dsh home.
-pub struct Harness {
-    /// Node, pnpm, dsh.
-    pub toolchain: Toolchain,
-    /// `target/<name>/`.
-    pub dir: PathBuf,
-    /// The throwaway `DSH_HOME`.
-    pub home: PathBuf,
-    /// The layer comments `--dump-config` printed above each package's row.
-    pub layers: Vec<String>,
-}
-
-/// Packs every package, installs the toolchain, makes a fresh `DSH_HOME` under `target/<name>/`,
-/// adds every package to its headless profile and checks `--dump-config` for each row.
-pub fn setup(name: &str, timings: &mut Timings) -> Result<Harness> {
-    let packed = timings.step("pack (build + npm pack + checks)", pack::pack_all)?;
-    let toolchain = timings.step("toolchain (node 24, pnpm, dsh + Cordis pins)", dsh::ensure)?;
-    let dir = root().join("target").join(name);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", rel(&dir)))?;
-    }
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home)?;
-    let mut layers = Vec::new();
-    for (package, packed) in packages::ALL.iter().zip(&packed) {
-        timings.step(
-            &format!("dsh plugin --profile headless add {}", packed.name),
-            || plugin_add(&toolchain, &home, package, packed),
-        )?;
-    }
-    for (package, packed) in packages::ALL.iter().zip(&packed) {
-        layers.push(
-            timings.step(&format!("dsh --dump-config ({})", package.row), || {
-                dump_config(&toolchain, &home, package, packed)
-            })?,
-        );
-    }
-    Ok(Harness {
-        toolchain,
-        dir,
-        home,
-        layers,
-    })
-}
-
-fn plugin_add(
-    toolchain: &Toolchain,
-    home: &Path,
-    package: &Package,
-    packed: &Packed,
-) -> Result<()> {
-    let mut cmd = toolchain.dsh(Some(home));
-    cmd.current_dir(home)
-        .args(["plugin", "--profile", "headless", "add"])
-        .arg(&packed.tarball);
-    util::run(&mut cmd)?;
-    // The installed copy must be the tarball just packed (not, say, an older copy from the
-    // shared pnpm store).
-    let installed = home
-        .join("profiles")
-        .join("headless")
-        .join("node_modules")
-        .join(&packed.name);
-    let unpacked = pack::unpacked_dir(package);
-    let wasm = format!("pkg/{}_bg.wasm", package.out_name);
-    for file in ["lib/index.js", wasm.as_str()] {
-        let a = std::fs::read(installed.join(file))
-            .with_context(|| format!("{} was not installed", installed.join(file).display()))?;
-        if a != std::fs::read(unpacked.join(file))? {
-            bail!(
-                "the installed {file} is not the one in {}",
-                rel(&packed.tarball)
-            );
-        }
-    }
-    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(
-        home.join("profiles").join("headless").join("package.json"),
-    )?)?;
-    let bundles = &manifest["dsh"]["profile"]["bundles"];
-    if !bundles
-        .as_array()
-        .is_some_and(|b| b.iter().any(|x| x == packed.name.as_str()))
-    {
-        bail!(
-            "the headless profile's bundles do not list {} (got {bundles})",
-            packed.name
-        );
-    }
-    println!("plugin add: the headless profile bundles {bundles}");
-    Ok(())
-}
-
-/// Parses YAML with the js-yaml dsh itself ships and prints it as JSON.
-fn yaml_to_json(toolchain: &Toolchain, text: &str) -> Result<Value> {
-    let script = r#"
-import { createRequire } from 'node:module'
-import { readFileSync } from 'node:fs'
-const require = createRequire(process.argv[1])
-const yaml = require('js-yaml')
-process.stdout.write(JSON.stringify(yaml.load(readFileSync(0, 'utf8'))))
-"#;
-    let app = root()
-        .join(".cache")
-        .join("dsh")
-        .join("app")
-        .join("package.json");
-    let mut child = Command::new(toolchain.node())
-        .args(["--input-type=module", "-e", script])
-        .arg(&app)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .context("stdin")?
-            .write_all(text.as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    if !out.status.success() {
-        bail!(
-            "js-yaml could not parse:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(serde_json::from_slice(&out.stdout)?)
-}
-
-/// The row `id` of a list of rows or of `- insert:` lists.
-fn find_row<'a>(value: &'a Value, id: &str) -> Option<&'a Value> {
-    value.as_array()?.iter().find_map(|item| {
-        if item["id"] == id {
-            Some(item)
-        } else {
-            find_row(&item["insert"], id)
-        }
-    })
-}
-
-fn dump_config(
-    toolchain: &Toolchain,
-    home: &Path,
-    package: &Package,
-    packed: &Packed,
-) -> Result<String> {
-    let id = package.row;
-    let mut cmd = toolchain.dsh(Some(home));
-    cmd.current_dir(home)
-        .args(["--profile", "headless", "--dump-config"]);
-    let dump = util::stdout_of(&mut cmd)?;
-    let layer = format!("# == {}", packed.name);
-    let lines: Vec<&str> = dump.lines().collect();
-    let Some(start) = lines.iter().position(|l| l.trim_end() == layer) else {
-        bail!(
-            "--dump-config shows no `{layer}` layer; its layers are:\n{}",
-            lines
-                .iter()
-                .filter(|l| l.starts_with("# =="))
-                .copied()
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-    };
-    let end = lines[start + 1..]
-        .iter()
-        .position(|l| l.starts_with("# =="))
-        .map_or(lines.len(), |i| start + 1 + i);
-    let block = lines[start + 1..end].join("\n");
-    let dumped = yaml_to_json(toolchain, &block)?;
-    let row = find_row(&dumped, id)
-        .with_context(|| format!("the `{layer}` layer holds no {id} row:\n{block}"))?;
-    if row["name"] != packed.name.as_str() {
-        bail!(
-            "the dumped row's name is {}, not {}",
-            row["name"],
-            packed.name
-        );
-    }
-    let bundle_file = package.dir().join(schema::PATCH_FILE);
-    let bundle = yaml_to_json(toolchain, &std::fs::read_to_string(&bundle_file)?)?;
-    let bundle_row =
-        find_row(&bundle, id).with_context(|| format!("{} has no {id} row", rel(&bundle_file)))?;
-    let defaults = (config::row(id)
-        .context("no such row in crates/config")?
-        .defaults)();
-    for (what, expected) in [
-        (rel(&bundle_file).as_str(), &bundle_row["config"]),
-        ("crates/config defaults", &defaults),
-    ] {
-        let diffs = differences(expected, &row["config"], "config");
-        if !diffs.is_empty() {
-            bail!(
-                "the dumped {id} row differs from {what}:\n  {}",
-                diffs.join("\n  ")
-            );
-        }
-    }
-    let keys = row["config"].as_object().map_or(0, |m| m.len());
-    println!(
-        "dump-config: `{layer}` layer (lines {}-{}) holds the {id} row with all {keys} defaults",
-        start + 1,
-        end
-    );
-    Ok(layer)
-}
-
-/// Paths where two JSON values differ.
-fn differences(expected: &Value, actual: &Value, at: &str) -> Vec<String> {
-    match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => {
-            let mut out = Vec::new();
-            for (k, ev) in e {
-                match a.get(k) {
-                    Some(av) => out.extend(differences(ev, av, &format!("{at}.{k}"))),
-                    None => out.push(format!("{at}.{k} is missing")),
-                }
-            }
-            for k in a.keys().filter(|k| !e.contains_key(*k)) {
-                out.push(format!("{at}.{k} is not expected"));
-            }
-            out
-        }
-        // 15 and 15.0 are the same YAML/JSON number.
-        (Value::Number(e), Value::Number(a)) if e.as_f64() == a.as_f64() => Vec::new(),
-        (Value::Array(e), Value::Array(a)) if e.len() == a.len() => e
-            .iter()
-            .zip(a)
-            .enumerate()
-            .flat_map(|(i, (ev, av))| differences(ev, av, &format!("{at}[{i}]")))
-            .collect(),
-        _ if expected == actual => Vec::new(),
-        _ => vec![format!("{at}: expected {expected}, got {actual}")],
-    }
-}
-
-/// One finished `dsh --profile headless "<task>"` run.
-pub struct Turn {
-    /// Scenario name.
-    pub name: String,
-    /// The scratch cwd.
-    pub cwd: PathBuf,
-    /// Exit code.
-    pub code: Option<i32>,
-    /// Captured stdout.
-    pub stdout: String,
-    /// Captured stderr.
-    pub stderr: String,
-    /// Every request the mock received.
-    pub requests: Vec<Request>,
-    /// Unconsumed script replies.
-    pub unused: usize,
-}
-
-impl Turn {
-    /// The conversation requests (those offering tools), in order.
-    pub fn conversation(&self) -> Vec<&Request> {
-        self.requests
-            .iter()
-            .filter(|r| r.is_conversation())
-            .collect()
-    }
-
-    /// Exit code, stdout and the tail of stderr, for failure messages.
-    pub fn describe(&self) -> String {
-        format!(
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code,
-            self.stdout.trim_end(),
-            tail(&self.stderr, 40)
-        )
-    }
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// A scenario's run: where, what, and with which overlay.
-pub struct TurnSpec<'a> {
-    /// Scenario name (also the scratch directory).
-    pub name: &'a str,
-    /// The task given to dsh.
-    pub task: &'a str,
-    /// Files to create in the scratch cwd.
-    pub files: &'a [(&'a str, &'a str)],
-    /// The model's script.
-    pub script: Vec<Reply>,
-    /// A `--patch` overlay (YAML), if any.
-    pub patch: Option<&'a str>,
-}
-
+// Replays through research-nudge's packed CLI: only the release smoke checks them, so they stay
+// here rather than in the shared harness.
 impl Harness {
-    /// Runs one headless turn against a fresh mock.
-    pub fn turn(&self, spec: TurnSpec<'_>) -> Result<Turn> {
-        let cwd = self.dir.join("work").join(spec.name);
-        std::fs::create_dir_all(&cwd)?;
-        for (file, text) in spec.files {
-            let path = cwd.join(file);
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            std::fs::write(path, text)?;
-        }
-        let mock = MockModel::start(spec.script)?;
-        let mut cmd = self.toolchain.dsh(Some(&self.home));
-        cmd.current_dir(&cwd)
-            .env("DEEPSEEK_BASE_URL", mock.base_url())
-            .env("DEEPSEEK_SEARCH_BASE_URL", mock.search_base_url())
-            .env("DEEPSEEK_API_KEY", "mock-key")
-            .args(["--profile", "headless"]);
-        if let Some(patch) = spec.patch {
-            let file = self.dir.join("patches").join(format!("{}.yml", spec.name));
-            std::fs::create_dir_all(file.parent().expect("has a parent"))?;
-            std::fs::write(&file, patch)?;
-            cmd.arg("--patch").arg(&file);
-        }
-        cmd.arg(spec.task);
-        let logs = self.dir.join("logs");
-        std::fs::create_dir_all(&logs)?;
-        let out_file = logs.join(format!("{}.stdout", spec.name));
-        let err_file = logs.join(format!("{}.stderr", spec.name));
-        cmd.stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out_file)?)
-            .stderr(std::fs::File::create(&err_file)?);
-        println!(
-            "$ (cd {} && DEEPSEEK_BASE_URL={} dsh --profile headless{} {:?})",
-            rel(&cwd),
-            mock.base_url(),
-            if spec.patch.is_some() {
-                format!(" --patch target/.../patches/{}.yml", spec.name)
-            } else {
-                String::new()
-            },
-            spec.task
-        );
-        let started = Instant::now();
-        let mut child = cmd.spawn().context("starting dsh")?;
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break status;
-            }
-            if started.elapsed() > TURN_TIMEOUT {
-                let _ = child.kill();
-                let _ = child.wait();
-                bail!(
-                    "dsh did not finish within {}s; see {}",
-                    TURN_TIMEOUT.as_secs(),
-                    rel(&err_file)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let errors = mock.errors();
-        if !errors.is_empty() {
-            bail!("the mock model could not serve dsh: {}", errors.join("; "));
-        }
-        let turn = Turn {
-            name: spec.name.to_owned(),
-            cwd,
-            code: status.code(),
-            stdout: std::fs::read_to_string(&out_file)?,
-            stderr: std::fs::read_to_string(&err_file)?,
-            requests: mock.requests(),
-            unused: mock.unused(),
-        };
-        println!(
-            "    exit {:?} in {:.1}s; {} requests ({} conversation)",
-            turn.code,
-            started.elapsed().as_secs_f64(),
-            turn.requests.len(),
-            turn.conversation().len()
-        );
-        Ok(turn)
-    }
-
-    /// The tool events (and prompts) a turn logged.
-    pub fn logged(&self, turn: &Turn) -> Result<(PathBuf, Vec<Logged>)> {
-        let file = session_log::find(&self.home, &self.toolchain.node(), &turn.cwd)?;
-        let texts = session_log::read_frames(&self.toolchain.node(), &file)?;
-        let events = session_log::events(&texts)?;
-        Ok((file, session_log::logged(&events)?))
-    }
-
     /// Replays events through the packed CLI; returns its output lines.
     pub fn replay(
         &self,
@@ -499,9 +81,7 @@ impl Harness {
         std::fs::write(dir.join(format!("{name}.out.jsonl")), out)?;
         Ok(values)
     }
-}
 
-impl Harness {
     /// `research-nudge replay --json <session log>` with the packed CLI: the calls (1-based) at
     /// which the replay of DSH's own log nudges, with their texts.
     pub fn replay_log(&self, log: &Path) -> Result<Vec<(u64, String)>> {
@@ -1070,40 +650,6 @@ fn bad_config(h: &Harness, name: &str, yaml_key: &str, config: Value) -> Result<
 }
 
 /// Step 5: scrub the loop's log into a fixture; check it (and the committed one).
-/// Scrubs a turn's session log; with `update` writes it to `fixture` (relative to the root);
-/// checks that the committed fixture exists and reads back. Returns a report line.
-pub fn keep_session_fixture(
-    h: &Harness,
-    turn: &Turn,
-    fixture: &str,
-    update: bool,
-) -> Result<String> {
-    let node = h.toolchain.node();
-    let log = session_log::find(&h.home, &node, &turn.cwd)?;
-    let texts = session_log::read_frames(&node, &log)?;
-    let scrub = Scrub::new(&turn.cwd, &h.home);
-    let scrubbed = scrub.frames(&texts)?;
-    let leaks = scrub.leaks(&scrubbed);
-    if !leaks.is_empty() {
-        bail!("scrubbing left machine paths in: {leaks:?}");
-    }
-    let committed = root().join(fixture);
-    if update {
-        std::fs::create_dir_all(committed.parent().context("a fixture path has a folder")?)?;
-        session_log::write_frames(&node, &committed, &scrubbed)?;
-        println!("fixture: wrote {fixture}");
-    }
-    if !committed.is_file() {
-        bail!("{fixture} is missing; run `cargo xtask release-smoke --update-fixture`");
-    }
-    let kept = session_log::read_frames(&node, &committed)?;
-    Ok(format!(
-        "{fixture} ({} frames) checks out; this run's log scrubbed to {} frames",
-        kept.len(),
-        scrubbed.len()
-    ))
-}
-
 fn fixture(h: &Harness, outcome: &LoopOutcome, update: bool) -> Result<String> {
     let node = h.toolchain.node();
     let texts = session_log::read_frames(&node, &outcome.log)?;

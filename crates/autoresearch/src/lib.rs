@@ -30,12 +30,12 @@ pub mod surface;
 
 pub use protocol::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, DriverError, Effect, EffectId, HashedFile,
-    Input, ProcessIdentity, ProcessOutcome, RepoFacts, WorktreeFacts,
+    Input, ProcessIdentity, ProcessOutcome, RepoFacts, StoredArtifact, StoredAttempt,
+    StoredExperiment, StoredRows, StoredRun, WorktreeFacts,
 };
 pub use render::{RunResult, Status};
 pub use run::{
-    Millis, Phase, Run, RunState, Settings, StartError, StoredArtifact, StoredAttempt,
-    StoredExperiment, StoredRows, StoredRun, state_dir, tracker_path, transition_allowed,
+    Millis, Phase, Run, RunState, Settings, StartError, state_dir, tracker_path, transition_allowed,
 };
 pub use spec::{EnvValue, Limits, Request, RunPolicy, SpecError};
 

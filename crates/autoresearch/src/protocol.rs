@@ -422,7 +422,7 @@ pub enum Input {
         /// Id.
         id: EffectId,
         /// The rows, or `None` when the run does not exist.
-        rows: Option<Box<crate::StoredRows>>,
+        rows: Option<Box<StoredRows>>,
     },
     /// Answer to [`Effect::HashInputs`].
     Hashed {
@@ -489,6 +489,93 @@ pub enum Input {
         /// What went wrong (bounded by the driver).
         error: String,
     },
+}
+
+/// The rows a resume loads ([`crate::sql::LOAD_RUN`] and friends).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRows {
+    /// The run.
+    pub run: StoredRun,
+    /// Its experiments.
+    pub experiments: Vec<StoredExperiment>,
+    /// Its attempts.
+    pub attempts: Vec<StoredAttempt>,
+    /// Its artifacts.
+    pub artifacts: Vec<StoredArtifact>,
+}
+
+/// A `runs` row.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredRun {
+    pub run_id: String,
+    pub repository_id: String,
+    pub run_tag: String,
+    pub branch: String,
+    pub worktree: String,
+    pub start_commit: String,
+    pub policy_json: String,
+    pub policy_sha256: String,
+    pub provenance_json: Option<String>,
+    pub provenance_sha256: Option<String>,
+    pub state: String,
+    pub baseline_commit: Option<String>,
+    pub baseline_metric: Option<f64>,
+    pub best_commit: Option<String>,
+    pub best_metric: Option<f64>,
+    pub best_experiment_id: Option<String>,
+    pub consecutive_failures: i64,
+    pub terminal_reason: Option<String>,
+    pub blocker_json: Option<String>,
+    pub quiescent: bool,
+    pub lock_held: bool,
+}
+
+/// An `experiments` row.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredExperiment {
+    pub experiment_id: String,
+    pub ordinal: i64,
+    pub kind: String,
+    pub state: String,
+    pub parent_commit: String,
+    pub candidate_commit: Option<String>,
+    pub hypothesis: Option<String>,
+    pub summary: Option<String>,
+    pub changed_paths_json: Option<String>,
+    pub metric: Option<f64>,
+    pub decision: Option<String>,
+    pub failure_code: Option<String>,
+    pub failure_message: Option<String>,
+}
+
+/// An `attempts` row (the columns recovery needs).
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredAttempt {
+    pub attempt_id: String,
+    pub experiment_id: String,
+    pub ordinal: i64,
+    pub state: String,
+    pub pid: Option<i64>,
+    pub pgid: Option<i64>,
+    pub process_start_time: Option<String>,
+    pub quiescent: Option<bool>,
+}
+
+/// An `artifacts` row.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct StoredArtifact {
+    pub artifact_id: String,
+    pub experiment_id: String,
+    pub attempt_id: String,
+    pub kind: String,
+    pub location: String,
+    pub size_bytes: i64,
+    pub sha256: String,
+    pub truncated: bool,
 }
 
 /// Driver misuse (a bug in the driver, never a world failure).

@@ -9,6 +9,7 @@
 
 use crate::jcs;
 use crate::surface::MutableSurface;
+pub use crate::surface::{Allowlists, path_problem};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -134,22 +135,6 @@ pub struct Evaluation {
     pub argv: Command,
     /// Safe relative directory inside the worktree (`.` when not given).
     pub cwd: String,
-}
-
-/// Paths re-permitted although a protection rule covers them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Allowlists {
-    /// Dependency manifests and lockfiles (`package.json`, `Cargo.lock`, …).
-    pub dependencies: Vec<String>,
-    /// Evaluator inputs the proposer may nevertheless change.
-    pub evaluators: Vec<String>,
-    /// Dataset inputs the proposer may nevertheless change.
-    pub datasets: Vec<String>,
-    /// Submodule (gitlink) paths.
-    pub submodules: Vec<String>,
-    /// Git config that may define programs: a key (`filter.lfs.smudge`) or a whole file
-    /// (`.git/config`, `.git/config.worktree`); see [`crate::git_config`].
-    pub git_config: Vec<String>,
 }
 
 /// One evaluator environment value: its hash always, the value itself only in memory.
@@ -362,9 +347,13 @@ pub fn validate(value: &Value, limits: &Limits) -> Result<Request, Vec<SpecError
                         Some(&json!({"sha256": p.environment[&key].sha256})),
                     );
                 }
-                for c in
-                    crate::surface::covered_protections(&p.surface, &p.evaluation, &p.allowlists)
-                {
+                for c in crate::surface::covered_protections(
+                    &p.surface,
+                    &p.evaluation.argv.command,
+                    &p.evaluation.argv.args,
+                    &p.evaluation.cwd,
+                    &p.allowlists,
+                ) {
                     v.err(
                         &format!("mutable_globs[{}]", c.index),
                         &c.rule(),
@@ -1012,30 +1001,6 @@ impl Check {
             }
         }
     }
-}
-
-/// Why `path` is not a safe relative path (or glob), if it is not.
-pub fn path_problem(path: &str) -> Option<&'static str> {
-    if path.is_empty() || path.trim() != path {
-        return Some("must be a non-empty relative path without surrounding whitespace");
-    }
-    if path.contains(['\0', '\r', '\n']) {
-        return Some("must not contain NUL, CR or LF");
-    }
-    if path.contains('\\') {
-        return Some("must use / as the separator (no backslash)");
-    }
-    if path.starts_with('/') {
-        return Some("must be relative (no leading /)");
-    }
-    let b = path.as_bytes();
-    if b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic() {
-        return Some("must be relative (no drive letter)");
-    }
-    if path.split('/').any(|seg| seg == "..") {
-        return Some("must not contain a .. segment");
-    }
-    None
 }
 
 fn is_uuid(s: &str) -> bool {

@@ -1,12 +1,12 @@
 //! The durable tracker's SQL: schema migrations, pragmas and every statement, as constants with
 //! named parameters. The core builds [`Statement`]s (text plus bound values) inside
-//! [`crate::Effect::Persist`]; the driver runs them on one SQLite database per repository state
+//! `Effect::Persist`; the driver runs them on one SQLite database per repository state
 //! root (`<git-common-dir>/<state_root>/tracker.sqlite`) and never writes SQL of its own.
 //!
 //! Driver contract for opening: create the directory owner-only (0700), open the file (0600), run
 //! [`PRAGMAS`], read `PRAGMA user_version`, ask [`migration_plan`] which [`MIGRATIONS`] to apply,
 //! and apply each one inside `BEGIN IMMEDIATE … COMMIT` followed by `PRAGMA user_version = N`.
-//! A database newer than [`SCHEMA_VERSION`] is refused. Every [`crate::Effect::Persist`] is one
+//! A database newer than [`SCHEMA_VERSION`] is refused. Every `Effect::Persist` is one
 //! `BEGIN IMMEDIATE` transaction; the driver answers with each statement's change count.
 //!
 //! The database enforces the run transition table itself (the `run_transitions` table plus a
@@ -367,7 +367,7 @@ pub const INSERT_ARTIFACT: &str =
 VALUES (:artifact_id, :run_id, :experiment_id, :attempt_id, :kind, :location, :size_bytes,
   :sha256, :truncated, :now)";
 
-/// Loads one run (columns map one-to-one onto [`crate::StoredRun`]'s fields; `lock_held` is 0/1).
+/// Loads one run (columns map one-to-one onto `StoredRun`'s fields; `lock_held` is 0/1).
 pub const LOAD_RUN: &str =
     "SELECT run_id, repository_id, run_tag, branch, worktree, start_commit, policy_json,
   policy_sha256, provenance_json, provenance_sha256, state, baseline_commit, baseline_metric,
@@ -376,18 +376,18 @@ pub const LOAD_RUN: &str =
   EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
 FROM runs WHERE run_id = :run_id";
 
-/// Loads a run's experiments, by ordinal (columns map onto [`crate::StoredExperiment`]).
+/// Loads a run's experiments, by ordinal (columns map onto `StoredExperiment`).
 pub const LOAD_EXPERIMENTS: &str =
     "SELECT experiment_id, ordinal, kind, state, parent_commit, candidate_commit,
   hypothesis, summary, changed_paths_json, metric, decision, failure_code, failure_message
 FROM experiments WHERE run_id = :run_id ORDER BY ordinal";
 
-/// Loads a run's attempts (columns map onto [`crate::StoredAttempt`]).
+/// Loads a run's attempts (columns map onto `StoredAttempt`).
 pub const LOAD_ATTEMPTS: &str =
     "SELECT attempt_id, experiment_id, ordinal, state, pid, pgid, process_start_time,
   quiescent FROM attempts WHERE run_id = :run_id ORDER BY experiment_id, ordinal";
 
-/// Loads a run's artifacts (columns map onto [`crate::ArtifactFact`] plus ids).
+/// Loads a run's artifacts (columns map onto `ArtifactFact` plus ids).
 pub const LOAD_ARTIFACTS: &str =
     "SELECT artifact_id, experiment_id, attempt_id, kind, location, size_bytes, sha256,
   truncated FROM artifacts WHERE run_id = :run_id ORDER BY created_at, artifact_id";

@@ -15,7 +15,6 @@
 //! ([`covered_protections`]).
 
 use crate::glob::Glob;
-use crate::spec::{Allowlists, Evaluation, path_problem};
 use std::fmt;
 
 /// Dependency manifests, lockfiles and package-manager settings, by file name at any depth;
@@ -167,15 +166,17 @@ impl Coverage {
 /// the allowlists re-permit. (A dependency file deeper down is still refused in any candidate.)
 pub fn covered_protections(
     surface: &MutableSurface,
-    evaluation: &Evaluation,
+    command: &str,
+    args: &[String],
+    cwd: &str,
     allow: &Allowlists,
 ) -> Vec<Coverage> {
     let parent = |p: &str| {
         p.rsplit_once('/')
             .map_or(".".to_owned(), |(d, _)| d.to_owned())
     };
-    let mut evaluator_dirs: Vec<String> = vec![evaluation.cwd.clone()];
-    for input in evaluator_inputs(evaluation, &[]) {
+    let mut evaluator_dirs: Vec<String> = vec![cwd.to_owned()];
+    for input in evaluator_inputs(command, args, cwd, &[]) {
         if let InputPath::Worktree(p) = input {
             evaluator_dirs.push(parent(&p));
         }
@@ -223,6 +224,46 @@ pub fn covered_protections(
         }
     }
     out
+}
+
+/// Paths re-permitted although a protection rule covers them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Allowlists {
+    /// Dependency manifests and lockfiles (`package.json`, `Cargo.lock`, …).
+    pub dependencies: Vec<String>,
+    /// Evaluator inputs the proposer may nevertheless change.
+    pub evaluators: Vec<String>,
+    /// Dataset inputs the proposer may nevertheless change.
+    pub datasets: Vec<String>,
+    /// Submodule (gitlink) paths.
+    pub submodules: Vec<String>,
+    /// Git config that may define programs: a key (`filter.lfs.smudge`) or a whole file
+    /// (`.git/config`, `.git/config.worktree`); see the `git_config` module.
+    pub git_config: Vec<String>,
+}
+
+/// Why `path` is not a safe relative path (or glob), if it is not.
+pub fn path_problem(path: &str) -> Option<&'static str> {
+    if path.is_empty() || path.trim() != path {
+        return Some("must be a non-empty relative path without surrounding whitespace");
+    }
+    if path.contains(['\0', '\r', '\n']) {
+        return Some("must not contain NUL, CR or LF");
+    }
+    if path.contains('\\') {
+        return Some("must use / as the separator (no backslash)");
+    }
+    if path.starts_with('/') {
+        return Some("must be relative (no leading /)");
+    }
+    let b = path.as_bytes();
+    if b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic() {
+        return Some("must be relative (no drive letter)");
+    }
+    if path.split('/').any(|seg| seg == "..") {
+        return Some("must not contain a .. segment");
+    }
+    None
 }
 
 /// Compiled `mutable_globs`.
@@ -294,13 +335,17 @@ impl InputPath {
 /// value) that is absolute or contains `/` or `.`; and the provenance labels that are safe relative
 /// paths containing `/` or `.`. Relative ones resolve against `evaluation.cwd`, labels against the worktree root.
 /// Sorted and de-duplicated. The driver hashes those that exist as regular files.
-pub fn evaluator_inputs(evaluation: &Evaluation, provenance: &[&str]) -> Vec<InputPath> {
+pub fn evaluator_inputs(
+    command: &str,
+    args: &[String],
+    cwd: &str,
+    provenance: &[&str],
+) -> Vec<InputPath> {
     let mut out = Vec::new();
-    let cwd = &evaluation.cwd;
-    if evaluation.argv.command.contains('/') {
-        out.push(resolve(cwd, &evaluation.argv.command));
+    if command.contains('/') {
+        out.push(resolve(cwd, command));
     }
-    for arg in &evaluation.argv.args {
+    for arg in args {
         let value = if arg.starts_with('-') {
             match arg.split_once('=') {
                 Some((_, v)) => v,

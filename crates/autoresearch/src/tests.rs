@@ -302,7 +302,12 @@ fn evaluator_inputs_are_the_command_arguments_and_labels() {
         "objective": "o", "mutable_globs": ["src/**"], "metric_name": "m", "metric_direction": "maximize", "run_tag": "t",
         "evaluation": {"command": "./bin/eval.sh", "args": ["--data=../data/x.csv", "-v", "model.py", "/abs/tool", "7", "../../escape"], "cwd": "bench"}
     }));
-    let got = surface::evaluator_inputs(&p.evaluation, &["data/labels.json", "label text"]);
+    let got = surface::evaluator_inputs(
+        &p.evaluation.argv.command,
+        &p.evaluation.argv.args,
+        &p.evaluation.cwd,
+        &["data/labels.json", "label text"],
+    );
     assert_eq!(
         got,
         [

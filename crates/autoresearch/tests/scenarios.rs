@@ -1099,3 +1099,18 @@ fn what_git_status_cannot_show_fails_only_that_round() {
     let evidence: String = w.scalar("SELECT group_concat(evidence_json, ' | ') FROM experiments WHERE state = 'policy-violation'");
     expect_test::expect![[r#"["git-link-changed: .git"] | ["nested-git: src/sub/.git","undecodable-name: src/\\xff.txt"]"#]].assert_eq(&evidence);
 }
+
+#[test]
+fn the_renderings_of_a_finished_run() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![7.0, 9.0, 4.0]));
+    w.anomalies.insert(
+        2,
+        vec![Anomaly {
+            kind: AnomalyKind::NestedGit,
+            path: "src/x/.git".into(),
+        }],
+    );
+    let r = run_to_end(&mut w, policy(json!({"max_consecutive_failures": 5})));
+    expect_test::expect_file!["snapshots/finished-run.table"].assert_eq(&r.to_table(20));
+    expect_test::expect_file!["snapshots/finished-run.tsv"].assert_eq(&r.to_tsv());
+}

@@ -5,7 +5,7 @@
 //! The dependency on the core is optional: the core turns on serde_json's `float_roundtrip`, and
 //! feature unification would carry it into every other package's `.wasm` (~33 KB).
 
-use crate::{Field, Issue, PathSegment, Rule, validate_fields};
+use crate::toolkit::{Field, Issue, PathSegment, Rule, validate_fields};
 #[cfg(feature = "autoresearch")]
 use autoresearch::{Limits, Settings};
 use schemars::JsonSchema;
@@ -285,7 +285,7 @@ pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
 }
 
 fn across(key: &str, message: String) -> Issue {
-    crate::issue(vec![PathSegment::Key(key.to_owned())], message)
+    crate::toolkit::issue(vec![PathSegment::Key(key.to_owned())], message)
 }
 
 impl RowConfig {
@@ -349,7 +349,7 @@ impl RowConfig {
 
 /// The JSON Schema (draft-07) of the row config.
 pub fn json_schema() -> Value {
-    crate::schema_of::<RowConfig>()
+    crate::toolkit::schema_of::<RowConfig>()
 }
 
 #[cfg(test)]

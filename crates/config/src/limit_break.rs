@@ -6,7 +6,7 @@
 //! then `~/.dsh`); the lock's numbers are the contract between every writer of the store, so they
 //! are constants of `limit-break-memory`, not config.
 
-use crate::{Field, Issue, Rule, validate_fields};
+use crate::toolkit::{Field, Issue, Rule, validate_fields};
 use fetch::Settings;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -156,7 +156,7 @@ impl RowConfig {
 
 /// The JSON Schema (draft-07) of the row config.
 pub fn json_schema() -> Value {
-    crate::schema_of::<RowConfig>()
+    crate::toolkit::schema_of::<RowConfig>()
 }
 
 #[cfg(test)]

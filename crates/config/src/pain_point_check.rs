@@ -2,7 +2,7 @@
 //! one source of them), its validation rules and schema, and the conversion into the gate's
 //! [`Settings`].
 
-use crate::{Field, Issue, PathSegment, Rule, validate_fields};
+use crate::toolkit::{Field, Issue, PathSegment, Rule, validate_fields};
 use gate::{
     DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, DEFAULT_REPEAT_THRESHOLD,
     LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem, Settings, SettingsError,
@@ -152,7 +152,7 @@ fn issue_of(error: &SettingsError) -> Issue {
             value,
             min,
             max,
-        } => crate::issue(
+        } => crate::toolkit::issue(
             vec![PathSegment::Key(field.key().to_owned())],
             format!("must be an integer in {min}..={max} (got {value})"),
         ),
@@ -161,14 +161,14 @@ fn issue_of(error: &SettingsError) -> Issue {
             index,
             pattern,
             problem,
-        } => crate::issue(
+        } => crate::toolkit::issue(
             vec![
                 PathSegment::Key(field.key().to_owned()),
                 PathSegment::Index(*index),
             ],
             format!(
                 "{problem} (got {})",
-                crate::render(&Value::String(pattern.clone()))
+                crate::toolkit::render(&Value::String(pattern.clone()))
             ),
         ),
     }
@@ -176,7 +176,7 @@ fn issue_of(error: &SettingsError) -> Issue {
 
 /// The JSON Schema (draft-07) of the row config.
 pub fn json_schema() -> Value {
-    crate::schema_of::<RowConfig>()
+    crate::toolkit::schema_of::<RowConfig>()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The `research-nudge` row: its serde type, every default, its validation rules and schema, and
 //! the conversion into the policy's [`Settings`].
 
-use crate::{Field, Issue, Rule, validate_fields};
+use crate::toolkit::{Field, Issue, Rule, validate_fields};
 use names::Pattern;
 use policy::{MINUTE, Millis, Settings, Weights};
 use schemars::JsonSchema;
@@ -279,7 +279,7 @@ pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
 /// The JSON Schema (draft-07) of the row config: types, bounds, defaults, descriptions,
 /// `additionalProperties: false`.
 pub fn json_schema() -> Value {
-    crate::schema_of::<RowConfig>()
+    crate::toolkit::schema_of::<RowConfig>()
 }
 
 const TOOL_PATTERNS: Rule = Rule::List {

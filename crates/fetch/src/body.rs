@@ -198,7 +198,7 @@ fn decode(body: &[u8], byte_cut: bool, charset: Option<String>, notes: &mut Vec<
         Some(
             "iso-8859-1" | "iso8859-1" | "latin1" | "l1" | "us-ascii" | "ascii" | "windows-1252"
             | "cp1252" | "x-cp1252",
-        ) => return body.iter().map(|&b| windows_1252(b)).collect(),
+        ) => return body.iter().map(|&b| html::windows_1252(b)).collect(),
         Some(other) => notes.push(format!(
             "charset {} is not supported; the body was decoded as UTF-8",
             clip(other, 40)
@@ -237,17 +237,4 @@ fn incomplete_tail(body: &[u8]) -> usize {
         return if need > back { back } else { 0 };
     }
     0
-}
-
-/// windows-1252, which WHATWG also uses for `iso-8859-1` and `us-ascii`.
-pub(crate) fn windows_1252(b: u8) -> char {
-    const C1: [u16; 32] = [
-        0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-        0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
-        0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
-    ];
-    match b {
-        0x80..=0x9F => char::from_u32(u32::from(C1[usize::from(b - 0x80)])).unwrap_or('\u{FFFD}'),
-        _ => char::from(b),
-    }
 }

@@ -18,8 +18,6 @@
 //! It never fails and never panics: any byte sequence that is a `str` gives a `String`, in one
 //! pass over the input.
 
-use crate::body::windows_1252;
-
 /// Elements whose content is not markup and is dropped, up to the matching end tag.
 const RAW_DROPPED: &[&str] = &[
     "script", "style", "noscript", "iframe", "noembed", "noframes", "xmp",
@@ -572,4 +570,18 @@ fn reference(text: &str) -> Option<(String, usize)> {
         .max_by_key(|legacy| legacy.len())?;
     let &(_, decoded) = NAMED.iter().find(|(n, _)| n == legacy)?;
     Some((decoded.to_owned(), legacy.len() + 1))
+}
+
+/// windows-1252, which WHATWG also uses for `iso-8859-1` and `us-ascii`: the body decoder's
+/// single-byte charset, and here the remap of numeric references to 0x80–0x9F.
+pub(crate) fn windows_1252(b: u8) -> char {
+    const C1: [u16; 32] = [
+        0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+        0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
+        0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
+    ];
+    match b {
+        0x80..=0x9F => char::from_u32(u32::from(C1[usize::from(b - 0x80)])).unwrap_or('\u{FFFD}'),
+        _ => char::from(b),
+    }
 }

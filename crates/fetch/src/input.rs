@@ -2,8 +2,8 @@
 //!
 //! Shape and syntax only: the URL must be a string that the WHATWG parser (the same rules as
 //! Node's `URL`) reads as an absolute `http:` or `https:` URL. Whether its host may be reached is
-//! the guard's business ([`crate::Ladder::new`] asks it), so that `http://evil@127.0.0.1` is
-//! refused as loopback rather than as "has credentials".
+//! the business of [`crate::guard`], which the ladder asks when it starts, so that
+//! `http://evil@127.0.0.1` is refused as loopback rather than as "has credentials".
 
 use serde_json::Value;
 use std::fmt;

@@ -41,7 +41,7 @@
 //!    (`假设=`/`hypothesis=`) answers "ruled out": a model that cannot name what the last negative
 //!    result excluded writes a falsifiable hypothesis instead (the README's rule).
 
-use crate::text::{QUESTIONS_EN, QUESTIONS_ZH};
+use crate::questions::{QUESTIONS_EN, QUESTIONS_ZH};
 use std::fmt;
 
 /// Minimum weight of a valid answer (see rule 5 in the module docs).

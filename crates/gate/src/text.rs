@@ -1,4 +1,5 @@
-//! Every model- and user-facing text of the gate, in Chinese and English: the single source.
+//! Every model- and user-facing text of the gate, in Chinese and English: the single source,
+//! except the three questions, which the answer detector reads too ([`crate::questions`]).
 //!
 //! Budgets (from the behaviour spec): the check block stays within about 220 tokens (zh) or 180
 //! (en), a denial within about 70, a notice summary within 120 characters. Tool names shown to
@@ -6,6 +7,7 @@
 //! [`SHOWN_TOOLS_LIMIT`] entries. Call arguments are never echoed.
 
 use crate::answers::MarkerSet;
+use crate::questions::{QUESTIONS_EN, QUESTIONS_ZH};
 use crate::{Language, Trigger};
 
 /// The tag every text starts with.
@@ -16,20 +18,6 @@ pub const NAME_LIMIT: usize = 64;
 
 /// Most allowlist entries shown in a text; the rest are summarized as `+N`.
 pub const SHOWN_TOOLS_LIMIT: usize = 12;
-
-/// The three questions, Chinese.
-pub const QUESTIONS_ZH: [&str; 3] = [
-    "这个卡点仍然是当前最关键的吗？",
-    "上一次的负面结果实际排除了什么？",
-    "哪条路径性价比最高（不一定是最便宜的）？",
-];
-
-/// The three questions, English.
-pub const QUESTIONS_EN: [&str; 3] = [
-    "Is this blocker still the most critical one to solve?",
-    "What did the last negative result actually rule out?",
-    "Which path is the most cost-effective (not necessarily the cheapest)?",
-];
 
 /// The answer format with Chinese markers.
 pub const FORMAT_ZH: &str = "卡点=… 排除=… 性价比=…";

@@ -8,8 +8,9 @@
 //! (`~password`) lets "where is the database credential stored" reach "the PostgreSQL password
 //! lives in ~/.pgpass", and "数据库端口" reach "PostgreSQL listens on port 5433", at the cost of
 //! one hash lookup per word. Concept tokens are indexed like words but with a lower weight
-//! ([`crate::text::CONCEPT_WEIGHT`]), so a literal match always outranks a concept match and the
-//! table can only add candidates and break near-ties, not override what the user typed.
+//! (`CONCEPT_WEIGHT` in the `text` module, which reads this table), so a literal match always
+//! outranks a concept match and the table can only add candidates and break near-ties, not
+//! override what the user typed.
 //!
 //! Rules for editing: a group holds words that are interchangeable in a question about a fact,
 //! not merely related; English words are matched after stemming (write any inflection); Chinese

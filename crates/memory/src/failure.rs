@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 /// Why a tool call failed. Each code is a stable, dotted string the model and the driver may match on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Code {
-    /// The store lock could not be taken within [`crate::lock::WAIT_MS`], or was taken over while
-    /// this writer held it. Nothing was written; the call may be retried.
+    /// The store lock could not be taken within the lock module's `WAIT_MS`, or was taken over
+    /// while this writer held it. Nothing was written; the call may be retried.
     Locked,
     /// The store file exists but is not a store this crate can read. It is never overwritten.
     Corrupt,

@@ -12,6 +12,8 @@
 //! boot holds only the plugin.
 
 #[cfg(feature = "research-nudge-replay")]
+pub mod call;
+#[cfg(feature = "research-nudge-replay")]
 pub mod chart;
 #[cfg(feature = "research-nudge-replay")]
 pub mod replay;

@@ -9,8 +9,10 @@
 //! strings); quoted and block scalars are strings; explicit `!!str`, `!!null`, `!!bool`, `!!int`,
 //! `!!float`, `!!seq`, `!!map` and `!!js` tags resolve or fail as in js-yaml; any other tag,
 //! a duplicated key and a second document are errors, as they are for DSH.
+//!
+//! Every problem is a [`Diagnostic`] at a [`Pos`]; the parent module's schema check reports its
+//! own with the same types, so they live here, below it.
 
-use super::Diagnostic;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span, Tag};
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
@@ -34,6 +36,25 @@ impl From<Marker> for Pos {
         Pos {
             line: marker.line(),
             col: marker.col() + 1,
+        }
+    }
+}
+
+/// One problem in a patch file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Diagnostic {
+    /// Where it is.
+    pub pos: Pos,
+    /// What is wrong, naming the rule.
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// A diagnostic at `pos`.
+    pub fn at(pos: Pos, message: impl Into<String>) -> Self {
+        Diagnostic {
+            pos,
+            message: message.into(),
         }
     }
 }

@@ -212,7 +212,7 @@ fn cli_read(
     }
 }
 
-/// `memory_stats`, from the driver's findings (see [`super::Plugin::memory_stats`]).
+/// `memory_stats`, from the driver's findings (what `Plugin::memory_stats` answers).
 pub fn stats(
     path: &str,
     env: Option<&str>,

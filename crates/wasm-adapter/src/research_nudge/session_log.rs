@@ -18,8 +18,8 @@
 //! Times are the events' `time` (Unix epoch milliseconds); one that steps back counts as no time
 //! passing, as the plugin's monotonic clock would.
 
+use crate::research_nudge::call::{Ended, observe_call};
 use crate::research_nudge::chart::{Chart, Mark, Point};
-use crate::research_nudge::replay::{Ended, observe_call};
 use crate::research_nudge::{PLUGIN_NAME, Plugin};
 use ::session_log::{Header, LogEvent, ReadError, Reader, ToolResult};
 use policy::{AgentState, Hold, MINUTE, Millis, Observation, Signals, ToolClass, Triggers};

@@ -1,0 +1,323 @@
+//! The per-agent state machine: [`AgentGate`], the rules of the crate docs applied to one
+//! agent's facts.
+
+use crate::answers::{MarkerSet, is_han_or_kana, missing_answers};
+use crate::args::{ArgsHash, CallKey};
+use crate::settings::{LanguageChoice, Settings, ToolPattern};
+use crate::text;
+use crate::{
+    ASK_USER_TOOL, CODE_MODE_TOOL, Decision, DenyKind, IgnoreReason, Input, Language, LiftOutcome,
+    Notice, NoticeKind, Observation, Reaction, Status, Trigger,
+};
+use outcome::Outcome;
+
+/// A run of identical experiments: the call's key and how many in a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    key: CallKey,
+    len: u32,
+}
+
+/// A pending episode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pending {
+    trigger: Trigger,
+    /// The experiment whose result armed the gate.
+    arming: CallKey,
+    check_shown: bool,
+    denials: u32,
+    /// Unanswered markers as of the last reply (all three before any reply).
+    missing: MarkerSet,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Phase {
+    #[default]
+    Idle,
+    Pending(Pending),
+    /// After a lift. `refused` once the arming call was denied.
+    Probation {
+        arming: CallKey,
+        refused: bool,
+    },
+}
+
+/// The gate state of one agent. Small and `Copy`: its size never depends on the events seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AgentGate {
+    failures: u32,
+    run: Option<Run>,
+    phase: Phase,
+    /// The last user prompt contained a Han or kana character (`language: auto`).
+    prompt_in_cjk: bool,
+}
+
+impl AgentGate {
+    /// A fresh agent: nothing counted, gate idle, English under `language: auto`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Where the gate stands.
+    pub fn status(&self) -> Status {
+        match self.phase {
+            Phase::Idle => Status::Idle,
+            Phase::Pending(_) => Status::Pending,
+            Phase::Probation { .. } => Status::Probation,
+        }
+    }
+
+    /// Whether the gate is pending (the driver may skip reply parsing otherwise).
+    pub fn is_pending(&self) -> bool {
+        matches!(self.phase, Phase::Pending(_))
+    }
+
+    /// Failed experiments since the last reset.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// Length of the current run of identical experiments (0 after a reset).
+    pub fn run_length(&self) -> u32 {
+        self.run.map_or(0, |run| run.len)
+    }
+
+    /// Refusals in the current pending episode (0 when not pending).
+    pub fn denials(&self) -> u32 {
+        match self.phase {
+            Phase::Pending(p) => p.denials,
+            _ => 0,
+        }
+    }
+
+    /// The markers still unanswered, when pending.
+    pub fn missing(&self) -> Option<MarkerSet> {
+        match self.phase {
+            Phase::Pending(p) => Some(p.missing),
+            _ => None,
+        }
+    }
+
+    /// The language of this agent's texts under `settings`.
+    pub fn language(&self, settings: &Settings) -> Language {
+        match settings.language() {
+            LanguageChoice::Zh => Language::Zh,
+            LanguageChoice::En => Language::En,
+            LanguageChoice::Auto if self.prompt_in_cjk => Language::Zh,
+            LanguageChoice::Auto => Language::En,
+        }
+    }
+
+    /// Decides whether a call may run. Call it for every call about to run, Code Mode
+    /// sub-dispatches included.
+    pub fn pre_execute(&mut self, settings: &Settings, name: &str, args: ArgsHash) -> Decision {
+        if !settings.enabled() {
+            return Decision::Allow;
+        }
+        let lang = self.language(settings);
+        match &mut self.phase {
+            Phase::Idle => Decision::Allow,
+            Phase::Pending(pending) => {
+                if name == CODE_MODE_TOOL || settings.is_allowlisted(name) {
+                    return Decision::Allow;
+                }
+                pending.denials = pending.denials.saturating_add(1);
+                Decision::Deny {
+                    kind: DenyKind::Pending,
+                    reason: text::pending_denial(
+                        lang,
+                        name,
+                        pending.missing,
+                        &shown_tools(settings),
+                    ),
+                }
+            }
+            Phase::Probation { arming, refused } => {
+                if CallKey::new(name, args) != *arming {
+                    Decision::Allow
+                } else if !*refused {
+                    *refused = true;
+                    Decision::Deny {
+                        kind: DenyKind::SameShot,
+                        reason: text::same_shot_denial(lang, name),
+                    }
+                } else {
+                    // The model insists after its one denial: let it run.
+                    self.phase = Phase::Idle;
+                    Decision::Allow
+                }
+            }
+        }
+    }
+
+    /// Records a finished call (see "Counting" in the crate docs). Call it for every call that
+    /// went through [`pre_execute`](Self::pre_execute), denied ones included.
+    pub fn on_result(
+        &mut self,
+        settings: &Settings,
+        name: &str,
+        args: ArgsHash,
+        outcome: Outcome,
+    ) -> Observation {
+        if !settings.enabled() {
+            return Observation::Ignored(IgnoreReason::Disabled);
+        }
+        let key = CallKey::new(name, args);
+        if let Phase::Probation {
+            arming,
+            refused: true,
+        } = self.phase
+        {
+            if key == arming && outcome.failed() {
+                return Observation::Ignored(IgnoreReason::OwnDenial);
+            }
+        }
+        if outcome.cancelled {
+            return Observation::Ignored(IgnoreReason::Cancelled);
+        }
+        if name == ASK_USER_TOOL && !outcome.failed() {
+            self.reset();
+            return Observation::HumanAnswered;
+        }
+        if self.is_pending() {
+            return Observation::Ignored(IgnoreReason::WhilePending);
+        }
+        if name == CODE_MODE_TOOL || settings.is_allowlisted(name) {
+            return Observation::Transparent;
+        }
+        let failed = outcome.failed();
+        let run = match self.run {
+            Some(run) if run.key == key => Run {
+                key,
+                len: run.len.saturating_add(1),
+            },
+            _ => Run { key, len: 1 },
+        };
+        self.run = Some(run);
+        if failed {
+            self.failures = self.failures.saturating_add(1);
+        }
+        if let Phase::Probation { arming, .. } = self.phase {
+            if key != arming && !failed {
+                self.phase = Phase::Idle;
+            }
+        }
+        let trigger = Trigger {
+            failures: (self.failures >= settings.failure_threshold()).then_some(self.failures),
+            repeats: (run.len >= settings.repeat_threshold()).then_some(run.len),
+        };
+        if trigger.failures.is_none() && trigger.repeats.is_none() {
+            return Observation::Counted;
+        }
+        self.phase = Phase::Pending(Pending {
+            trigger,
+            arming: key,
+            check_shown: false,
+            denials: 0,
+            missing: MarkerSet::ALL,
+        });
+        Observation::Armed(trigger)
+    }
+
+    /// A step is about to start: returns the check block once per arming, or the escape notice
+    /// when the valve opens the gate (see "Escape valve" in the crate docs). Call
+    /// [`on_user_prompt`](Self::on_user_prompt) first when the step starts with a user prompt.
+    pub fn pre_step(&mut self, settings: &Settings) -> Option<Notice> {
+        if !settings.enabled() {
+            return None;
+        }
+        let lang = self.language(settings);
+        let Phase::Pending(pending) = &mut self.phase else {
+            return None;
+        };
+        if !pending.check_shown {
+            pending.check_shown = true;
+            return Some(Notice {
+                kind: NoticeKind::Check,
+                text: text::check_block(lang, pending.trigger, &shown_tools(settings)),
+                summary: text::check_summary(lang, pending.trigger),
+            });
+        }
+        if pending.denials < settings.max_denials() {
+            return None;
+        }
+        let denials = pending.denials;
+        self.failures = 0;
+        self.run = None;
+        self.phase = Phase::Idle;
+        Some(Notice {
+            kind: NoticeKind::Escape { denials },
+            text: text::escape_notice(lang, denials),
+            summary: text::escape_summary(lang, denials),
+        })
+    }
+
+    /// A user prompt: the agent starts afresh (a new problem). `text` only sets the language
+    /// under `language: auto`. Returns whether a pending gate or a same-direction guard was
+    /// cleared.
+    pub fn on_user_prompt(&mut self, text: &str) -> bool {
+        let cleared = self.phase != Phase::Idle;
+        self.reset();
+        self.prompt_in_cjk = text.chars().any(is_han_or_kana);
+        cleared
+    }
+
+    /// A visible assistant reply (text blocks only). While pending, all three valid answers lift
+    /// the gate; anything less keeps it and records what is missing for the next denial.
+    pub fn on_assistant_text(&mut self, settings: &Settings, text: &str) -> LiftOutcome {
+        if !settings.enabled() {
+            return LiftOutcome::NotPending;
+        }
+        let Phase::Pending(pending) = &mut self.phase else {
+            return LiftOutcome::NotPending;
+        };
+        let missing = missing_answers(text);
+        if !missing.is_empty() {
+            pending.missing = missing;
+            return LiftOutcome::Partial { missing };
+        }
+        let arming = pending.arming;
+        self.failures = 0;
+        self.run = None;
+        self.phase = Phase::Probation {
+            arming,
+            refused: false,
+        };
+        LiftOutcome::Lifted
+    }
+
+    /// Feeds one [`Input`] to the method it stands for.
+    pub fn handle(&mut self, settings: &Settings, input: Input<'_>) -> Reaction {
+        match input {
+            Input::ToolCall { name, args } => {
+                Reaction::Decision(self.pre_execute(settings, name, args))
+            }
+            Input::ToolResult {
+                name,
+                args,
+                outcome,
+            } => Reaction::Observation(self.on_result(settings, name, args, outcome)),
+            Input::UserPrompt { text } => Reaction::UserPrompt {
+                cleared: self.on_user_prompt(text),
+            },
+            Input::AssistantText { text } => Reaction::Lift(self.on_assistant_text(settings, text)),
+            Input::Step => Reaction::Notice(self.pre_step(settings)),
+        }
+    }
+
+    /// Counters and gate back to fresh; the language hint stays.
+    fn reset(&mut self) {
+        *self = Self {
+            prompt_in_cjk: self.prompt_in_cjk,
+            ..Self::default()
+        };
+    }
+}
+
+fn shown_tools(settings: &Settings) -> Vec<&str> {
+    settings
+        .allowlist()
+        .iter()
+        .map(ToolPattern::source)
+        .collect()
+}

@@ -20,6 +20,7 @@
 pub mod git_config;
 pub mod glob;
 pub mod jcs;
+pub mod list;
 pub mod metric;
 pub mod protocol;
 pub mod render;
@@ -27,6 +28,7 @@ pub mod run;
 pub mod spec;
 pub mod sql;
 pub mod surface;
+pub mod tool;
 
 pub use protocol::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, DriverError, Effect, EffectId, HashedFile,

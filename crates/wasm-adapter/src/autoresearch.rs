@@ -9,13 +9,13 @@
 //! driver the tracker's SQL texts so it never writes SQL of its own. Nothing here performs I/O or
 //! knows DSH.
 
-pub mod tool;
 pub mod wire;
 
 use autoresearch::render::escape_controls;
 use autoresearch::spec::{self, Request, SpecError};
 use autoresearch::sql;
-use autoresearch::{Effect, Input, Phase, RunResult, RunState, Settings};
+use autoresearch::tool;
+use autoresearch::{Effect, Input, Phase, RunResult, Settings};
 use config::autoresearch::{self as row, RowConfig};
 use serde_json::{Map, Value, json};
 use wasm_bindgen::prelude::*;
@@ -190,96 +190,11 @@ fn format_of(format: &str) -> Result<&str, String> {
     }
 }
 
-/// Renders `list`'s rows (from `listRuns`, newest first) as a table, TSV or JSON lines.
+/// [`autoresearch::list::render`] over rows given as JSON text (from `listRuns`, newest first).
 pub fn render_list(rows_json: &str, format: &str) -> Result<String, String> {
-    let format = format_of(format)?;
     let rows: Vec<Map<String, Value>> =
         serde_json::from_str(rows_json).map_err(|e| format!("rows must be a JSON array ({e})"))?;
-    let cell = |r: &Map<String, Value>, k: &str| -> String {
-        match r.get(k) {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) if k.ends_with("metric") => n
-                .as_f64()
-                .map(autoresearch::jcs::number)
-                .unwrap_or_default(),
-            Some(v) => v.to_string(),
-        }
-    };
-    let live = |r: &Map<String, Value>| {
-        RunState::parse(&cell(r, "state")).is_some_and(|s| !s.is_terminal())
-    };
-    let mut out = String::new();
-    match format {
-        "json" => {
-            for r in &rows {
-                let mut r = r.clone();
-                let lock =
-                    matches!(r.get("lock_held"), Some(Value::Number(n)) if n.as_i64() == Some(1));
-                r.insert("lock_held".into(), json!(lock));
-                out.push_str(&Value::Object(r).to_string());
-                out.push('\n');
-            }
-        }
-        "tsv" => {
-            let cols = [
-                "run_id",
-                "run_tag",
-                "state",
-                "metric_name",
-                "metric_direction",
-                "baseline_metric",
-                "best_metric",
-                "candidates",
-                "lock_held",
-                "branch",
-                "created_at",
-                "updated_at",
-            ];
-            out.push_str(&cols.join("\t"));
-            out.push('\n');
-            for r in &rows {
-                let line: Vec<String> = cols
-                    .iter()
-                    .map(|c| cell(r, c).replace(['\t', '\n', '\r'], " "))
-                    .collect();
-                out.push_str(&line.join("\t"));
-                out.push('\n');
-            }
-        }
-        _ => {
-            if rows.is_empty() {
-                return Ok("no autoresearch runs in this repository\n".into());
-            }
-            out.push_str(&format!(
-                "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
-                "run id", "tag", "state", "baseline", "best", "cands", "metric"
-            ));
-            for r in &rows {
-                let metric = format!(
-                    "{} ({}){}",
-                    cell(r, "metric_name"),
-                    cell(r, "metric_direction"),
-                    if live(r) { ", not finished" } else { "" }
-                );
-                out.push_str(&format!(
-                    "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
-                    cell(r, "run_id"),
-                    autoresearch::metric::clip(&cell(r, "run_tag"), 16),
-                    cell(r, "state"),
-                    or_dash(cell(r, "baseline_metric")),
-                    or_dash(cell(r, "best_metric")),
-                    cell(r, "candidates"),
-                    metric
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn or_dash(s: String) -> String {
-    if s.is_empty() { "-".into() } else { s }
+    autoresearch::list::render(&rows, format_of(format)?)
 }
 
 /// `show`: one stored run (rows as `loaded` carries them) as a table, TSV or bounded JSON, without

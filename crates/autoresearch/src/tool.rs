@@ -1,10 +1,10 @@
 //! The `autoresearch` DSH tool's texts and shapes: its parameter and output schemas, the model
 //! guidance, the child agent's round prompt, section and report tool, the report check, and the
 //! renderings of the tool output and the job output. The shim registers and drives; every word
-//! the models read comes from here.
+//! the models read comes from here; the adapter only passes JSON text through.
 
-use autoresearch::metric::{MAX_REPORT_FIELD_CHARS, clip};
-use autoresearch::spec::MAX_OBJECTIVE_CHARS;
+use crate::metric::{MAX_REPORT_FIELD_CHARS, clip};
+use crate::spec::MAX_OBJECTIVE_CHARS;
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 
@@ -14,6 +14,8 @@ pub const TOOL_NAME: &str = "autoresearch";
 pub const REPORT_TOOL_NAME: &str = "autoresearch_report";
 /// Tools a proposal child may use (intersected with the tools that exist), besides the report.
 pub const CHILD_TOOLS: [&str; 5] = ["read", "write", "edit", "glob", "grep"];
+/// A bad report value as errors show it: 60 characters and an ellipsis, as config errors do.
+const VALUE_PREVIEW_CHARS: usize = 61;
 /// Experiments the rendered tool output lists at most.
 const RENDER_WINDOW: usize = 10;
 
@@ -143,7 +145,7 @@ pub fn check_report(args_json: &str) -> Value {
         Some(other) => {
             problems.push(format!(
                 "{key}: must be a non-empty string (got {})",
-                config::render(other)
+                clip(&other.to_string(), VALUE_PREVIEW_CHARS)
             ));
             None
         }
@@ -163,7 +165,7 @@ pub fn check_report(args_json: &str) -> Value {
 
 fn num(v: &Value) -> String {
     v.as_f64()
-        .map(autoresearch::jcs::number)
+        .map(crate::jcs::number)
         .unwrap_or_else(|| "-".into())
 }
 
@@ -301,7 +303,7 @@ pub fn interrupted_note(rows_json: &str) -> Option<String> {
         .filter(|r| {
             r.get("state")
                 .and_then(Value::as_str)
-                .and_then(autoresearch::RunState::parse)
+                .and_then(crate::RunState::parse)
                 .is_some_and(|s| !s.is_terminal())
         })
         .map(|r| {

@@ -1,0 +1,94 @@
+//! The headless runner's `list`: the repository's runs (rows as `crate::sql::LIST_RUNS` returns them, newest
+//! first) as a table, TSV or JSON lines.
+
+use crate::run::RunState;
+use serde_json::{Map, Value, json};
+
+/// Renders `list`'s rows (from `listRuns`, newest first) as a table, TSV or JSON lines.
+pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, String> {
+    let cell = |r: &Map<String, Value>, k: &str| -> String {
+        match r.get(k) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) if k.ends_with("metric") => {
+                n.as_f64().map(crate::jcs::number).unwrap_or_default()
+            }
+            Some(v) => v.to_string(),
+        }
+    };
+    let live = |r: &Map<String, Value>| {
+        RunState::parse(&cell(r, "state")).is_some_and(|s| !s.is_terminal())
+    };
+    let mut out = String::new();
+    match format {
+        "json" => {
+            for r in rows {
+                let mut r = r.clone();
+                let lock =
+                    matches!(r.get("lock_held"), Some(Value::Number(n)) if n.as_i64() == Some(1));
+                r.insert("lock_held".into(), json!(lock));
+                out.push_str(&Value::Object(r).to_string());
+                out.push('\n');
+            }
+        }
+        "tsv" => {
+            let cols = [
+                "run_id",
+                "run_tag",
+                "state",
+                "metric_name",
+                "metric_direction",
+                "baseline_metric",
+                "best_metric",
+                "candidates",
+                "lock_held",
+                "branch",
+                "created_at",
+                "updated_at",
+            ];
+            out.push_str(&cols.join("\t"));
+            out.push('\n');
+            for r in rows {
+                let line: Vec<String> = cols
+                    .iter()
+                    .map(|c| cell(r, c).replace(['\t', '\n', '\r'], " "))
+                    .collect();
+                out.push_str(&line.join("\t"));
+                out.push('\n');
+            }
+        }
+        "table" => {
+            if rows.is_empty() {
+                return Ok("no autoresearch runs in this repository\n".into());
+            }
+            out.push_str(&format!(
+                "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
+                "run id", "tag", "state", "baseline", "best", "cands", "metric"
+            ));
+            for r in rows {
+                let metric = format!(
+                    "{} ({}){}",
+                    cell(r, "metric_name"),
+                    cell(r, "metric_direction"),
+                    if live(r) { ", not finished" } else { "" }
+                );
+                out.push_str(&format!(
+                    "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
+                    cell(r, "run_id"),
+                    crate::metric::clip(&cell(r, "run_tag"), 16),
+                    cell(r, "state"),
+                    or_dash(cell(r, "baseline_metric")),
+                    or_dash(cell(r, "best_metric")),
+                    cell(r, "candidates"),
+                    metric
+                ));
+            }
+        }
+        other => return Err(format!("unknown format {other:?} (use table, tsv or json)")),
+    }
+    Ok(out)
+}
+
+fn or_dash(s: String) -> String {
+    if s.is_empty() { "-".into() } else { s }
+}

@@ -1,0 +1,254 @@
+//! Cancellation and every ending of a run: cleaning up, releasing the lock, the TSV export and the
+//! one `Report`.
+
+use super::*;
+
+impl Run {
+    pub(super) fn begin_cancel(&mut self) {
+        if self.finishing.is_some() {
+            return;
+        }
+        let interruptible: Vec<EffectId> = self
+            .pending
+            .iter()
+            .filter(|(_, a)| matches!(a, Await::Evaluate { .. } | Await::Propose { .. }))
+            .map(|(id, _)| *id)
+            .collect();
+        for target in &interruptible {
+            self.queue.push_back(Effect::Interrupt { target: *target });
+        }
+        if self.pending.is_empty() {
+            self.do_cancel();
+        }
+        // Otherwise the outstanding answer arrives and `advance` diverts to `do_cancel`.
+    }
+
+    pub(super) fn cancel_blocker(&self) -> Option<Blocker> {
+        Some(Blocker {
+            code: "cancelled".into(),
+            message: self.cancel.clone().unwrap_or_default(),
+            evidence: vec![format!("last state {}", self.state.as_str())],
+        })
+    }
+
+    pub(super) fn do_cancel(&mut self) {
+        if self.finishing.is_some() {
+            return;
+        }
+        if self.worktree_ready && self.run_persisted {
+            let restore = self.restore_commit();
+            self.clean(restore, Then::Cancel);
+        } else {
+            self.finish(Status::Cancelled, self.cancel_blocker(), true);
+        }
+    }
+
+    pub(super) fn block(
+        &mut self,
+        code: &str,
+        message: &str,
+        evidence: Vec<String>,
+        quiescent: bool,
+    ) {
+        let blocker = Blocker {
+            code: code.into(),
+            message: message.into(),
+            evidence,
+        };
+        self.finish(Status::Blocked, Some(blocker), quiescent);
+    }
+
+    /// Refuses before anything durable was written for this run.
+    pub(super) fn refuse(&mut self, code: &str, message: &str, evidence: Vec<String>) {
+        let blocker = Blocker {
+            code: code.into(),
+            message: message.into(),
+            evidence,
+        };
+        self.finishing = Some((Status::Blocked, Some(blocker), true));
+        self.after_tsv();
+    }
+
+    pub(super) fn finish(&mut self, status: Status, blocker: Option<Blocker>, quiescent: bool) {
+        if self.finishing.is_some() {
+            return;
+        }
+        self.finishing = Some((status, blocker.clone(), quiescent));
+        if !self.run_persisted {
+            if self.lock_held && quiescent {
+                let st = self.release_lock();
+                self.lock_held = false;
+                return self.write(vec![st], vec![], Then::AfterTerminal);
+            }
+            return self.after_tsv();
+        }
+        let mut sts = std::mem::take(&mut self.carry);
+        for i in 0..self.experiments.len() {
+            if !self.experiments[i].state.is_final() {
+                let e = &mut self.experiments[i];
+                e.state = if status == Status::Cancelled {
+                    ExpState::Cancelled
+                } else {
+                    ExpState::Failed
+                };
+                e.decision = Some("fail");
+                if e.failure_code.is_none() {
+                    e.failure_code = Some(status.as_str().into());
+                    e.failure_message = blocker.as_ref().map(|b| b.message.clone());
+                }
+                sts.push(self.finish_experiment(i));
+            }
+        }
+        if quiescent {
+            for i in 0..self.attempts.len() {
+                if self.attempts[i].running {
+                    self.attempts[i].running = false;
+                    sts.push(Statement::new(
+                        sql::FINISH_ATTEMPT,
+                        vec![
+                            ("state", "interrupted".into()),
+                            ("exit_code", SqlValue::Null),
+                            ("signal", SqlValue::Null),
+                            ("timed_out", false.into()),
+                            ("quiescent", true.into()),
+                            ("failure_code", status.as_str().into()),
+                            ("now", self.now.into()),
+                            ("attempt_id", self.attempts[i].id.clone().into()),
+                        ],
+                    ));
+                }
+            }
+        }
+        let from = self.state;
+        let to = RunState::of(status);
+        if from != to {
+            self.state = to;
+            sts.push(Statement::new(
+                sql::SET_TERMINAL,
+                vec![
+                    ("to", to.as_str().into()),
+                    ("reason", blocker.as_ref().map(|b| b.code.clone()).into()),
+                    (
+                        "blocker_json",
+                        blocker
+                            .as_ref()
+                            .map(|b| json!({"code": b.code, "message": b.message, "evidence": b.evidence}).to_string())
+                            .into(),
+                    ),
+                    ("quiescent", quiescent.into()),
+                    ("now", self.now.into()),
+                    ("run_id", self.run_id.clone().into()),
+                    ("from", from.as_str().into()),
+                ],
+            ));
+        }
+        if quiescent && self.lock_held {
+            sts.push(self.release_lock());
+            self.lock_held = false;
+        }
+        self.write(sts, vec![], Then::AfterTerminal);
+    }
+
+    pub(super) fn release_lock(&self) -> Statement {
+        Statement::new(
+            sql::RELEASE_LOCK,
+            vec![
+                ("now", self.now.into()),
+                ("run_id", self.run_id.clone().into()),
+            ],
+        )
+    }
+
+    pub(super) fn after_terminal(&mut self) {
+        if self.settings.export_tsv && self.run_persisted {
+            let status = self
+                .finishing
+                .as_ref()
+                .map(|f| f.0)
+                .unwrap_or(Status::Blocked);
+            let contents = self.build_result(status, None, true).to_tsv();
+            let root = self.tracker.trim_end_matches("tracker.sqlite");
+            let path = format!("{root}exports/{}.tsv", self.run_id);
+            return self.emit(|id| Effect::ExportTsv { id, path, contents }, Await::Tsv);
+        }
+        self.after_tsv();
+    }
+
+    pub(super) fn after_tsv(&mut self) {
+        let success = matches!(
+            self.finishing,
+            Some((Status::TargetReached | Status::BudgetLimited, _, _))
+        );
+        if success && self.settings.cleanup_worktrees_on_success && self.worktree_ready {
+            let path = self.worktree.clone();
+            return self.emit(
+                |id| Effect::RemoveWorktree { id, path },
+                Await::RemoveWorktree,
+            );
+        }
+        self.report();
+    }
+
+    pub(super) fn report(&mut self) {
+        let (status, blocker, _) = self
+            .finishing
+            .clone()
+            .unwrap_or((Status::Blocked, None, true));
+        let result = Box::new(self.build_result(status, blocker, self.run_persisted));
+        self.queue.push_back(Effect::Report(result.clone()));
+        self.done = Some(result);
+    }
+
+    pub(super) fn build_result(
+        &self,
+        status: Status,
+        blocker: Option<Blocker>,
+        persisted: bool,
+    ) -> RunResult {
+        let mut counts = Counts::default();
+        for e in &self.experiments {
+            if e.kind == Kind::Candidate {
+                counts.experiments_started += 1;
+                if e.state.is_final() {
+                    counts.experiments_completed += 1;
+                }
+                match e.state {
+                    ExpState::Accepted => counts.accepted += 1,
+                    ExpState::Rejected => counts.rejected += 1,
+                    ExpState::Failed => counts.failed += 1,
+                    ExpState::PolicyViolation => counts.policy_violations += 1,
+                    _ => {}
+                }
+            }
+        }
+        counts.attempts = self.attempts.len() as u32;
+        let blocker = blocker.or_else(|| self.finishing.as_ref().and_then(|f| f.1.clone()));
+        RunResult {
+            status,
+            run_id: self.run_id.clone(),
+            branch: self.branch.clone(),
+            worktree: self.worktree.clone(),
+            tracker: self.tracker.clone(),
+            persisted,
+            metric_name: self
+                .policy
+                .as_ref()
+                .map(|p| p.metric_name.clone())
+                .unwrap_or_default(),
+            direction: self
+                .policy
+                .as_ref()
+                .map(|p| p.direction.as_str())
+                .unwrap_or(""),
+            target: self.policy.as_ref().and_then(|p| p.target),
+            baseline: self.baseline.clone(),
+            best: self.best.clone(),
+            counts,
+            experiments: self.experiments.iter().map(row).collect(),
+            artifacts: self.artifacts.clone(),
+            blocker,
+            warnings: self.warnings.clone(),
+            state: None,
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Resume and abandon: a run rebuilt from its stored rows, interrupted attempts' process groups
+//! stopped, and the step that was under way redone or decided.
+
+use super::*;
+
+impl Run {
+    pub(super) fn on_loaded(&mut self, rows: Option<Box<StoredRows>>) {
+        let Some(rows) = rows else {
+            return self.refuse(
+                "run-missing",
+                "no run with this id in the repository's tracker",
+                vec![self.run_id.clone()],
+            );
+        };
+        let r = &rows.run;
+        if r.repository_id != self.repository_id {
+            return self.refuse(
+                "repository-mismatch",
+                "the run belongs to another repository",
+                vec![r.repository_id.clone()],
+            );
+        }
+        let stored: Value = match serde_json::from_str(&r.policy_json) {
+            Ok(v) => v,
+            Err(e) => {
+                return self.refuse(
+                    "policy-corrupt",
+                    "the stored policy is not JSON",
+                    vec![e.to_string()],
+                );
+            }
+        };
+        // The hash is over the JSON as stored (earlier versions stored the same policy in
+        // another form, environment values in the clear among it).
+        let policy = match policy_from_json(&stored, &self.settings.limits) {
+            Ok(p) if jcs::canonical_sha256(&stored) == r.policy_sha256 => p,
+            Ok(_) => {
+                return self.refuse(
+                    "policy-corrupt",
+                    "the stored policy does not match its hash",
+                    vec![],
+                );
+            }
+            Err(errors) => {
+                return self.refuse(
+                    "policy-corrupt",
+                    "the stored policy no longer validates",
+                    errors.iter().map(ToString::to_string).collect(),
+                );
+            }
+        };
+        if let Origin::Resume { given } = &self.origin
+            && let Err(m) = check_resume(&stored, given, &self.settings.limits)
+        {
+            return self.refuse(
+                "policy-mismatch",
+                "the resume spec disagrees with the stored policy; resend it unchanged or omit those keys",
+                m.fields,
+            );
+        }
+        let Some(state) = RunState::parse(&r.state) else {
+            return self.refuse(
+                "state-corrupt",
+                "unknown stored run state",
+                vec![r.state.clone()],
+            );
+        };
+        let mut policy = policy;
+        if let Origin::Resume { given } = &self.origin {
+            policy.supply_environment(given);
+            let missing = policy.missing_environment();
+            if !state.is_terminal() && !missing.is_empty() {
+                return self.refuse(
+                    "environment-values-needed",
+                    "only hashes of the evaluator's environment values are stored; resume with \
+                     the same values in `environment` (the headless runner: `resume --env NAME`, \
+                     which reads NAME from its own environment)",
+                    missing,
+                );
+            }
+        }
+        self.fill_from(&rows, policy, state);
+        if let Origin::Abandon { reason } = &self.origin
+            && !state.is_terminal()
+        {
+            // Recovery terminates interrupted process groups first, then diverts to the cancel.
+            self.cancel = Some(reason.clone());
+        }
+        if let Some(status) = state.status() {
+            let blocker = stored_blocker(r.blocker_json.as_deref());
+            self.finishing = Some((status, blocker, r.quiescent));
+            if r.quiescent && !r.lock_held {
+                // A finished run: report it again, write nothing.
+                return self.report();
+            }
+        } else if !r.lock_held {
+            return self.refuse(
+                "lock-lost",
+                "the run is not terminal but holds no repository lock",
+                vec![],
+            );
+        }
+        self.worktree_ready = state != RunState::Initializing;
+        self.recovering = (0..self.attempts.len())
+            .filter(|&i| self.attempts[i].running)
+            .collect();
+        self.recover_next();
+    }
+
+    /// Fills the machine from stored rows (no effects, no checks).
+    pub(super) fn fill_from(&mut self, rows: &StoredRows, policy: RunPolicy, state: RunState) {
+        let r = &rows.run;
+        self.policy = Some(policy);
+        self.state = state;
+        self.durable = state;
+        self.run_persisted = true;
+        self.lock_held = r.lock_held;
+        self.branch = r.branch.clone();
+        self.worktree = r.worktree.clone();
+        self.start_commit = r.start_commit.clone();
+        self.provenance_sha256 = r.provenance_sha256.clone();
+        self.consecutive_failures = u32::try_from(r.consecutive_failures).unwrap_or(0);
+        let point = |c: &Option<String>, m: Option<f64>, e: Option<String>| match (c, m) {
+            (Some(c), Some(m)) => Some(Point {
+                commit: c.clone(),
+                metric: m,
+                experiment_id: e.unwrap_or_default(),
+            }),
+            _ => None,
+        };
+        let baseline_id = format!("{}-baseline", self.run_id);
+        self.baseline = point(&r.baseline_commit, r.baseline_metric, Some(baseline_id));
+        self.best = point(&r.best_commit, r.best_metric, r.best_experiment_id.clone());
+        for e in &rows.experiments {
+            self.experiments.push(Experiment {
+                id: e.experiment_id.clone(),
+                ordinal: u32::try_from(e.ordinal).unwrap_or(0),
+                kind: if e.kind == "baseline" {
+                    Kind::Baseline
+                } else {
+                    Kind::Candidate
+                },
+                state: ExpState::parse(&e.state).unwrap_or(ExpState::Failed),
+                parent: e.parent_commit.clone(),
+                commit: e.candidate_commit.clone(),
+                report: match (&e.hypothesis, &e.summary) {
+                    (Some(h), Some(s)) => Some(ProposalReport {
+                        hypothesis: h.clone(),
+                        summary: s.clone(),
+                    }),
+                    _ => None,
+                },
+                changed_paths: e
+                    .changed_paths_json
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str(j).ok())
+                    .unwrap_or_default(),
+                metric: e.metric,
+                decision: match e.decision.as_deref() {
+                    Some("accept") => Some("accept"),
+                    Some("reject") => Some("reject"),
+                    Some("fail") => Some("fail"),
+                    _ => None,
+                },
+                failure_code: e.failure_code.clone(),
+                failure_message: e.failure_message.clone(),
+                evidence: Vec::new(),
+            });
+        }
+        for a in &rows.attempts {
+            let exp = self
+                .experiments
+                .iter()
+                .position(|e| e.id == a.experiment_id)
+                .unwrap_or(0);
+            let process = match (a.pid, a.pgid) {
+                (Some(pid), Some(pgid)) => Some(ProcessIdentity {
+                    pid: u32::try_from(pid).unwrap_or(0),
+                    pgid: u32::try_from(pgid).unwrap_or(0),
+                    start_time: a.process_start_time.clone(),
+                }),
+                _ => None,
+            };
+            self.attempts.push(Attempt {
+                id: a.attempt_id.clone(),
+                experiment: exp,
+                running: a.state == "running" || a.quiescent == Some(false),
+                process,
+            });
+        }
+        for a in &rows.artifacts {
+            self.artifacts.push(ArtifactRef {
+                artifact_id: a.artifact_id.clone(),
+                kind: a.kind.clone(),
+                location: a.location.clone(),
+                size_bytes: u64::try_from(a.size_bytes).unwrap_or(0),
+                sha256: a.sha256.clone(),
+            });
+        }
+    }
+
+    /// Terminates interrupted attempts one by one, then continues by the stored state.
+    pub(super) fn recover_next(&mut self) {
+        if let Some(attempt) = self.recovering.pop_front() {
+            let a = &self.attempts[attempt];
+            let (attempt_id, pid, pgid, start_time) = (
+                a.id.clone(),
+                a.process.as_ref().map(|p| p.pid),
+                a.process.as_ref().map(|p| p.pgid),
+                a.process.as_ref().and_then(|p| p.start_time.clone()),
+            );
+            let grace_ms = self.settings.termination_grace_ms;
+            return self.emit(
+                |id| Effect::TerminateProcessGroup {
+                    id,
+                    attempt_id,
+                    pid,
+                    pgid,
+                    start_time,
+                    grace_ms,
+                },
+                Await::Terminate { attempt },
+            );
+        }
+        if let Some((_, _, quiescent)) = &self.finishing {
+            // A terminal run whose processes are now proven gone: record it and release the lock.
+            let mut sts = Vec::new();
+            if !quiescent {
+                sts.push(Statement::new(
+                    sql::SET_QUIESCENT,
+                    vec![
+                        ("now", self.now.into()),
+                        ("run_id", self.run_id.clone().into()),
+                    ],
+                ));
+            }
+            if let Some(f) = &mut self.finishing {
+                f.2 = true;
+            }
+            sts.push(self.release_lock());
+            self.lock_held = false;
+            return self.write(sts, vec![], Then::AfterTerminal);
+        }
+        if self.cancel.is_some() {
+            return self.do_cancel();
+        }
+        let unresolved = self.experiments.iter().rposition(|e| !e.state.is_final());
+        match (self.state, unresolved) {
+            (RunState::Initializing, _) => self.advance(Then::CreateWorktree),
+            (RunState::Ready, _) => {
+                let restore = self.restore_commit();
+                self.clean(restore, Then::Ready);
+            }
+            (
+                RunState::BaselineRunning | RunState::CandidateRunning | RunState::Deciding,
+                Some(exp),
+            ) if self.experiments[exp].state == ExpState::Evaluated => {
+                self.advance(Then::Measured { exp })
+            }
+            (RunState::BaselineRunning | RunState::CandidateRunning, Some(exp)) => self.retry(exp),
+            (RunState::Proposing | RunState::CandidatePrepared, Some(exp)) => self.fail_round(
+                exp,
+                ExpState::Failed,
+                "interrupted",
+                "the round was interrupted before its candidate was evaluated".into(),
+                vec![],
+            ),
+            (state, _) => self.block(
+                "state-ambiguous",
+                "the stored state has no unresolved experiment to continue",
+                vec![format!("state {}", state.as_str())],
+                true,
+            ),
+        }
+    }
+
+    /// Reruns an interrupted evaluation as the experiment's next attempt, or gives up.
+    pub(super) fn retry(&mut self, exp: usize) {
+        let used = self.attempts.iter().filter(|a| a.experiment == exp).count() as u32;
+        if used >= self.settings.max_attempts_per_experiment || self.provenance_sha256.is_none() {
+            let e = &mut self.experiments[exp];
+            e.state = ExpState::Evaluated;
+            e.failure_code = Some("recovery-rerun-exhausted".into());
+            e.failure_message = Some(format!("{used} attempt(s) were interrupted"));
+            let mut sts = vec![self.finish_experiment(exp)];
+            if self.state == RunState::CandidateRunning {
+                sts.push(self.set_state(RunState::Deciding));
+            }
+            return self.write(sts, vec![], Then::Measured { exp });
+        }
+        let commit = match self.experiments[exp].kind {
+            Kind::Baseline => self.start_commit.clone(),
+            Kind::Candidate => self.experiments[exp].commit.clone().unwrap_or_default(),
+        };
+        self.clean(commit, Then::Retry { exp });
+    }
+}

@@ -1,0 +1,159 @@
+//! The statements a run writes: each stored row built from the machine's state, with named
+//! parameters.
+
+use super::*;
+
+impl Run {
+    pub(super) fn new_experiment(&mut self, kind: Kind, parent: String, state: ExpState) -> usize {
+        let ordinal = match kind {
+            Kind::Baseline => 0,
+            Kind::Candidate => self.candidates_started() + 1,
+        };
+        let id = match kind {
+            Kind::Baseline => format!("{}-baseline", self.run_id),
+            Kind::Candidate => format!("{}-candidate-{ordinal}", self.run_id),
+        };
+        self.experiments.push(Experiment {
+            id,
+            ordinal,
+            kind,
+            state,
+            parent,
+            commit: None,
+            report: None,
+            changed_paths: Vec::new(),
+            metric: None,
+            decision: None,
+            failure_code: None,
+            failure_message: None,
+            evidence: Vec::new(),
+        });
+        self.experiments.len() - 1
+    }
+
+    pub(super) fn new_attempt(&mut self, exp: usize) -> usize {
+        let k = self.attempts.iter().filter(|a| a.experiment == exp).count() + 1;
+        self.attempts.push(Attempt {
+            id: format!("{}-attempt-{k}", self.experiments[exp].id),
+            experiment: exp,
+            running: true,
+            process: None,
+        });
+        self.attempts.len() - 1
+    }
+
+    pub(super) fn insert_experiment(&self, exp: usize) -> Statement {
+        let e = &self.experiments[exp];
+        Statement::new(
+            sql::INSERT_EXPERIMENT,
+            vec![
+                ("experiment_id", e.id.clone().into()),
+                ("run_id", self.run_id.clone().into()),
+                ("ordinal", e.ordinal.into()),
+                (
+                    "kind",
+                    if e.kind == Kind::Baseline {
+                        "baseline"
+                    } else {
+                        "candidate"
+                    }
+                    .into(),
+                ),
+                ("state", e.state.as_str().into()),
+                ("parent_commit", e.parent.clone().into()),
+                ("candidate_commit", SqlValue::Null),
+                ("now", self.now.into()),
+            ],
+        )
+    }
+
+    pub(super) fn set_experiment_state(&self, exp: usize) -> Statement {
+        let e = &self.experiments[exp];
+        Statement::new(
+            sql::SET_EXPERIMENT_STATE,
+            vec![
+                ("state", e.state.as_str().into()),
+                ("now", self.now.into()),
+                ("experiment_id", e.id.clone().into()),
+            ],
+        )
+    }
+
+    pub(super) fn insert_attempt(&self, attempt: usize) -> Statement {
+        let a = &self.attempts[attempt];
+        let p = self.p();
+        let argv: Vec<&String> = std::iter::once(&p.evaluation.argv.command)
+            .chain(&p.evaluation.argv.args)
+            .collect();
+        let env: BTreeMap<&String, String> = p
+            .environment
+            .iter()
+            .map(|(k, v)| (k, format!("sha256:{}", v.sha256)))
+            .collect();
+        Statement::new(
+            sql::INSERT_ATTEMPT,
+            vec![
+                ("attempt_id", a.id.clone().into()),
+                ("run_id", self.run_id.clone().into()),
+                (
+                    "experiment_id",
+                    self.experiments[a.experiment].id.clone().into(),
+                ),
+                (
+                    "ordinal",
+                    (self.attempts[..=attempt]
+                        .iter()
+                        .filter(|x| x.experiment == a.experiment)
+                        .count() as u64)
+                        .into(),
+                ),
+                ("argv_json", json!(argv).to_string().into()),
+                ("cwd", p.evaluation.cwd.clone().into()),
+                ("env_json", json!(env).to_string().into()),
+                (
+                    "provenance_sha256",
+                    self.provenance_sha256.clone().unwrap_or_default().into(),
+                ),
+                ("timeout_ms", p.timeout_ms.into()),
+                ("now", self.now.into()),
+            ],
+        )
+    }
+
+    pub(super) fn finish_experiment(&self, exp: usize) -> Statement {
+        let e = &self.experiments[exp];
+        let evidence = (!e.evidence.is_empty()).then(|| json!(e.evidence).to_string());
+        Statement::new(
+            sql::FINISH_EXPERIMENT,
+            vec![
+                ("state", e.state.as_str().into()),
+                ("metric", e.metric.into()),
+                ("decision", e.decision.map(str::to_owned).into()),
+                ("failure_code", e.failure_code.clone().into()),
+                ("failure_message", e.failure_message.clone().into()),
+                ("evidence_json", evidence.into()),
+                (
+                    "hypothesis",
+                    e.report.as_ref().map(|r| r.hypothesis.clone()).into(),
+                ),
+                (
+                    "summary",
+                    e.report.as_ref().map(|r| r.summary.clone()).into(),
+                ),
+                ("now", self.now.into()),
+                ("experiment_id", e.id.clone().into()),
+            ],
+        )
+    }
+
+    pub(super) fn set_failures(&self) -> Statement {
+        Statement::new(
+            sql::SET_FAILURES,
+            vec![
+                ("consecutive_failures", self.consecutive_failures.into()),
+                ("now", self.now.into()),
+                ("run_id", self.run_id.clone().into()),
+            ],
+        )
+    }
+}

@@ -197,7 +197,7 @@ fn unknown_keys(map: &Map<String, Value>, known: &[&'static str]) -> Result<(), 
         if !known.contains(&key.as_str()) {
             let hint = match did_you_mean(key, known) {
                 Some(k) => format!("; did you mean `{k}`?"),
-                None => String::new(),
+                None => ".".to_owned(),
             };
             return Err(invalid(format!(
                 "unknown argument `{}`{hint} The arguments are: {}.",

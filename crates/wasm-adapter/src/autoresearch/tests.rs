@@ -34,12 +34,6 @@ fn spec_errors_name_field_rule_and_value() {
         true,
     );
     let errors = v["errors"].as_array().unwrap();
-    let fields: Vec<&str> = errors
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
-    assert!(fields.contains(&"metric_direction"), "{v}");
-    assert!(fields.contains(&"timeout_ms"), "{v}");
     let unknown = errors
         .iter()
         .find(|e| e["field"] == "mutable_glob")
@@ -50,7 +44,8 @@ fn spec_errors_name_field_rule_and_value() {
         .find(|e| e["field"] == "metric_direction")
         .unwrap();
     assert_eq!(dir["value"], "\"down\"");
-    assert!(dir["message"].as_str().unwrap().contains("minimize"));
+    expect_test::expect_file!["snapshots/spec-errors.json"]
+        .assert_eq(&serde_json::to_string_pretty(&v).unwrap());
 }
 
 #[test]
@@ -79,9 +74,7 @@ fn config_limits_bound_the_spec() {
     let (_, s) = settings_of(config).unwrap();
     let v = check_spec(&spec(json!({"max_experiments": 6})), &s, true);
     assert_eq!(v["errors"][0]["field"], "max_experiments");
-    assert!(settings_of(r#"{"maxExperiment": 5}"#)
-        .unwrap_err()
-        .starts_with("autoresearch: invalid config: maxExperiment is not a config key; did you mean maxExperiments?"));
+    expect_test::expect!["autoresearch: invalid config: maxExperiment is not a config key; did you mean maxExperiments? (got 5)"].assert_eq(&settings_of(r#"{"maxExperiment": 5}"#).unwrap_err());
 }
 
 #[test]
@@ -111,16 +104,16 @@ fn a_run_speaks_json_effects_and_inputs() {
     assert_eq!(params["max_active"], json!(["int", "1"]));
     assert_eq!(params["run_tag"], json!(["text", "t1"]));
     // Misuse is an error naming the problem, never a state.
-    assert!(
-        run.handle_json(&json!({"type": "done", "id": 99}), 4)
-            .unwrap_err()
-            .contains("no outstanding effect 99")
-    );
-    assert!(
-        run.handle_json(&json!({"type": "persisted", "id": 3}), 4)
-            .unwrap_err()
-            .contains("`changes` must be an array")
-    );
+    let unknown = run
+        .handle_json(&json!({"type": "done", "id": 99}), 4)
+        .unwrap_err();
+    let malformed = run
+        .handle_json(&json!({"type": "persisted", "id": 3}), 4)
+        .unwrap_err();
+    expect_test::expect![[r#"
+        driver error: no outstanding effect 99
+        `changes` must be an array"#]]
+    .assert_eq(&format!("{unknown}\n{malformed}"));
     // A refused lock ends the run with a report.
     run.handle_json(&json!({"type": "persisted", "id": 3, "changes": [0, 0]}), 4)
         .unwrap();
@@ -144,9 +137,17 @@ fn migrations_and_sql_for_the_driver() {
     let plan: Value = serde_json::from_str(&migrations_json(0).unwrap()).unwrap();
     assert_eq!(plan[0]["version"], 1);
     assert_eq!(migrations_json(1).unwrap(), "[]");
-    assert!(migrations_json(9).unwrap_err().contains("newer"));
+    expect_test::expect!["the tracker's schema version 9 is newer than this dsh-autoresearch understands (1); upgrade the package"].assert_eq(&migrations_json(9).unwrap_err());
     let sql: Value = serde_json::from_str(&sql_texts()).unwrap();
-    assert!(sql["listRuns"].as_str().unwrap().contains(":limit"));
+    expect_test::expect![[r#"
+        SELECT run_id, run_tag, state, branch, baseline_metric, best_metric,
+          json_extract(policy_json, '$.metric_name') AS metric_name,
+          json_extract(policy_json, '$.metric_direction') AS metric_direction,
+          (SELECT count(*) FROM experiments e WHERE e.run_id = runs.run_id AND e.kind = 'candidate')
+            AS candidates,
+          created_at, updated_at,
+          EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
+        FROM runs ORDER BY created_at DESC, run_id LIMIT :limit"#]].assert_eq(sql["listRuns"].as_str().unwrap());
 }
 
 #[test]
@@ -156,14 +157,11 @@ fn list_renders_table_tsv_and_json() {
         "metric_direction": "minimize", "candidates": 3, "created_at": 1, "updated_at": 2, "lock_held": 1}])
     .to_string();
     let table = render_list(&rows, "table").unwrap();
-    assert!(
-        table.contains("ready") && table.contains("7.5") && table.contains("not finished"),
-        "{table}"
-    );
     let tsv = render_list(&rows, "tsv").unwrap();
     assert_eq!(tsv.lines().count(), 2);
     let json_line = render_list(&rows, "json").unwrap();
-    assert!(json_line.contains("\"lock_held\":true"));
+    expect_test::expect_file!["snapshots/list.txt"]
+        .assert_eq(&format!("{table}\n--- tsv\n{tsv}\n--- json\n{json_line}"));
     assert_eq!(
         render_list("[]", "table").unwrap(),
         "no autoresearch runs in this repository\n"
@@ -176,22 +174,18 @@ fn report_arguments_are_checked() {
     let ok = tool::check_report(r#"{"hypothesis": " cache the parse ", "summary": "memoized"}"#);
     assert_eq!(ok["ok"]["hypothesis"], "cache the parse");
     let bad = tool::check_report(r#"{"hypothesis": "", "sumary": "x"}"#);
-    let error = bad["error"].as_str().unwrap();
-    assert!(error.contains("sumary: unknown key"), "{error}");
-    assert!(
-        error.contains("hypothesis: must be a non-empty string (got \"\")"),
-        "{error}"
-    );
-    assert!(error.contains("summary: is required"), "{error}");
+    expect_test::expect![[r#"sumary: unknown key (use hypothesis and summary); hypothesis: must be a non-empty string (got ""); summary: is required"#]].assert_eq(bad["error"].as_str().unwrap());
     assert!(tool::check_report("[]")["error"].is_string());
 }
 
 #[test]
 fn tool_outputs_render_for_the_model() {
     let bg = json!({"kind": "background", "runId": "r1", "jobId": "autoresearch-1", "branch": "autoresearch/t-r1", "worktree": "/w"});
-    let text = tool::render_output(&bg);
-    assert!(text.starts_with("Started autoresearch run r1 as background job autoresearch-1."));
-    assert!(text.contains("job_output (job_id autoresearch-1, wait: true)"));
+    expect_test::expect![[r#"
+        Started autoresearch run r1 as background job autoresearch-1.
+        branch autoresearch/t-r1
+        worktree /w
+        Collect the result with job_output (job_id autoresearch-1, wait: true); stop it with job_kill. If the host stops first, continue later with resume_run_id r1."#]].assert_eq(&tool::render_output(&bg));
     let failed = json!({"kind": "background-start-failed", "status": "failed", "reason": "lock-unavailable", "evidence": ["run_tag=t"]});
     assert_eq!(
         tool::render_output(&failed),
@@ -205,13 +199,9 @@ fn tool_outputs_render_for_the_model() {
             {"ordinal": 1, "state": "accepted", "metric": 8.0, "candidate_commit": "bbbbbbbbbb", "hypothesis": "smaller"},
             {"ordinal": 2, "state": "failed", "metric": null, "candidate_commit": null, "failure_code": "timeout", "failure_message": "timed out"}]});
     let text = tool::render_output(&json!({"kind": "foreground", "run": run}));
-    assert!(text.starts_with("autoresearch run r1: budget-limited\nmetric score (minimize): baseline 10 at aaaaaaaa, best 8 at bbbbbbbb\n"), "{text}");
-    assert!(text.contains("#1 accepted 8 bbbbbbbb — smaller"), "{text}");
-    assert!(
-        text.contains("#2 failed - - — timeout: timed out"),
-        "{text}"
-    );
-    assert!(tool::job_output(&run.to_string()).contains("result JSON:"));
+    expect_test::expect_file!["snapshots/foreground-output.txt"].assert_eq(&text);
+    expect_test::expect_file!["snapshots/job-output.txt"]
+        .assert_eq(&tool::job_output(&run.to_string()));
 }
 
 #[test]
@@ -237,10 +227,12 @@ fn the_texts_hold_the_schemas_and_the_round_prompt_carries_the_handoff() {
         "the DSH tool has no proposer parameter"
     );
     assert_eq!(t["report"]["name"], "autoresearch_report");
-    let prompt = tool::round_prompt("{\"ordinal\":1}");
-    assert!(prompt.starts_with("AUTORESEARCH PROPOSAL ROUND"));
-    assert!(prompt.contains("{\"ordinal\":1}"));
+    expect_test::expect_file!["snapshots/round-prompt.txt"]
+        .assert_eq(&tool::round_prompt("{\"ordinal\":1}"));
     let note = tool::interrupted_note(&json!([{"run_id": "r1", "run_tag": "t", "state": "candidate-running"}, {"run_id": "r2", "state": "budget-limited"}]).to_string()).unwrap();
-    assert!(note.contains("- r1 (tag t, state candidate-running)") && !note.contains("r2"));
+    expect_test::expect![[r#"
+        # autoresearch: unfinished runs
+        These autoresearch runs in this repository were interrupted (their host stopped). They hold their repository lock until resumed; mention them if the user asks about autoresearch, and continue one only when asked, with `autoresearch` and resume_run_id:
+        - r1 (tag t, state candidate-running)"#]].assert_eq(&note);
     assert_eq!(tool::interrupted_note("[]"), None);
 }

@@ -55,12 +55,7 @@ fn refusals_carry_codes_and_write_nothing() {
         NOW,
     );
     assert_eq!(not_utf8.answer_value()["code"], "memory.corrupt");
-    assert!(
-        not_utf8.answer_value()["message"]
-            .as_str()
-            .unwrap()
-            .contains("not UTF-8 text (invalid byte at offset 1)")
-    );
+    expect_test::expect![[r#"{"ok":false,"code":"memory.corrupt","message":"the memory store is not UTF-8 text (invalid byte at offset 1). The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again."}"#]].assert_eq(&not_utf8.answer());
 
     let future = saved(
         json!({"id": "x", "statement": "y"}),
@@ -201,8 +196,26 @@ fn people_cli_reads_and_edits() {
     let two = saved(json!({"id": "c.d", "statement": "second"}), one.text_ref());
     let text = two.text().unwrap();
     let bytes = || Some(text.as_bytes().to_vec());
-    assert!(list(bytes()).text().unwrap().ends_with("2 facts\n"));
-    assert!(show(bytes(), "c.d").text().unwrap().contains("\"second\""));
+    expect_test::expect![[r#"
+        a.b  2026-05-28T20:26:40.000Z  first
+        c.d  2026-05-28T20:26:40.000Z  second
+        2 facts
+    "#]]
+    .assert_eq(&list(bytes()).text().unwrap());
+    expect_test::expect![[r#"
+        {
+          "id": "c.d",
+          "topic": "c",
+          "statement": "second",
+          "value": "",
+          "unit": "",
+          "details": "",
+          "source": "",
+          "timestamp": "2026-05-28T20:26:40.000Z",
+          "tags": []
+        }
+    "#]]
+    .assert_eq(&show(bytes(), "c.d").text().unwrap());
     assert_eq!(
         show(bytes(), "zz").answer_value()["code"],
         "memory.not_found"
@@ -228,7 +241,10 @@ fn people_cli_reads_and_edits() {
         import(bytes(), &[0xfe], "keep").answer_value()["code"],
         "memory.invalid"
     );
-    assert!(list(None).text().unwrap().ends_with("0 facts\n"));
+    expect_test::expect![[r#"
+        0 facts
+    "#]]
+    .assert_eq(&list(None).text().unwrap());
 }
 
 #[test]

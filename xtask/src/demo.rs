@@ -9,10 +9,12 @@ use crate::dsh;
 use crate::harness::{self, Timings};
 use crate::scenario::{self, Scenario};
 use crate::session_log::{Logged, ToolEvent};
-use crate::smoke;
 use crate::util::rel;
 use anyhow::{Result, bail};
 use serde_json::Value;
+
+/// research-nudge's loop, the demo's first story (its figures are research-nudge's alone).
+const LOOP_SCENARIO: &str = "research-nudge-loop.json";
 
 /// The scenarios the demo tells after research-nudge's loop: package, scenario file, a note.
 const DEMO_SCENARIOS: [(&str, &str, &str); 4] = [
@@ -45,9 +47,12 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let mut timings = Timings::default();
     let harness = harness::setup("demo", &mut timings)?;
-    let outcome = timings.step("one headless turn against the scripted model", || {
-        smoke::scenario_loop(&harness)
+    let story = Scenario::load(&scenario::dir().join(LOOP_SCENARIO))?;
+    let (turn, summary) = timings.step("one headless turn against the scripted model", || {
+        story.run(&harness)
     })?;
+    let (log, logged) = harness.logged(&turn)?;
+    let replay = harness.replay("research-nudge", &turn, &[])?;
 
     let threshold = config::research_nudge::RowConfig::default().debt_threshold;
     println!(
@@ -58,24 +63,37 @@ pub fn run(args: &[String]) -> Result<()> {
         dsh::DSH_VERSION,
         rel(&harness.home),
         rel(&crate::pack::pack_dir()),
-        smoke::LOOP_TASK
+        story.task()
     );
     println!(
         "  {:>4}  {:<5}  {:<30}  {:<30}  {:<24}  {:>5}",
         "call", "tool", "arguments", "result", "added", "debt"
     );
-    let mut call = 0;
+    let mut tools = logged.iter().filter_map(|l| match l {
+        Logged::Tool(t) => Some(t),
+        Logged::UserPrompt { .. } => None,
+    });
     let mut nudged_call = 0;
+    let mut reminder = String::new();
     let mut before = &Value::Null;
-    for (event, line) in outcome.logged.iter().zip(&outcome.replay) {
-        let Logged::Tool(tool) = event else {
+    for line in &replay {
+        if line["event"] == "user_prompt" {
             before = line;
+        }
+        if line["event"] != "tool" {
             continue;
+        }
+        let Some(tool) = tools.next() else {
+            bail!(
+                "the replay reads more tool calls from {} than it logged",
+                rel(&log)
+            );
         };
-        call += 1;
+        let call = line["call"].as_u64().unwrap_or(0);
         let mut note = String::new();
         if line["nudge"] == true {
             nudged_call = call;
+            reminder = line["text"].as_str().unwrap_or_default().to_owned();
             note = "  <- threshold reached: nudge".into();
         }
         println!(
@@ -88,31 +106,33 @@ pub fn run(args: &[String]) -> Result<()> {
         );
         before = line;
     }
-    let conversation = outcome.turn.conversation();
+    let conversation = turn.conversation();
+    let Some(carrier) = conversation
+        .iter()
+        .position(|r| !reminder.is_empty() && scenario::request_text(&r.body).contains(&reminder))
+    else {
+        bail!("no conversation request carries the replay's reminder");
+    };
     println!(
         "\nThe reminder rode in model request {} of {} (a `user` message right after call {nudged_call}'s \
-         result; requests 1-{} had none). What the model saw:\n",
-        outcome.nudge_request + 1,
+         result; requests 1-{carrier} had none). What the model saw:\n",
+        carrier + 1,
         conversation.len(),
-        outcome.nudge_request
     );
-    for line in outcome.reminder.lines() {
+    for line in reminder.lines() {
         println!("  | {line}");
     }
-    println!("\nThe model's final answer: {}", outcome.turn.stdout.trim());
+    println!("\nThe model's final answer: {}", turn.stdout.trim());
     println!(
-        "\nSame events through the replay CLI: node {} replay {}",
+        "\nThe same session log through the replay CLI: node {} replay {}",
         rel(
             &crate::pack::unpacked_dir(crate::packages::research_nudge())
                 .join("bin")
                 .join("research-nudge.js")
         ),
-        rel(&harness.dir.join("replay").join("a-loop.jsonl"))
+        rel(&log)
     );
-    println!(
-        "dsh's own session log of this turn: {}\n",
-        rel(&outcome.log)
-    );
+    println!("checked ({}): {summary}\n", story.name);
 
     // The other packages, each in one of its release-smoke scenarios, request by request.
     for (package, file, note) in DEMO_SCENARIOS {

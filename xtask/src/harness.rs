@@ -430,17 +430,122 @@ impl Harness {
         Ok(turn)
     }
 
+    /// The session log dsh wrote for a turn.
+    pub fn session_log(&self, turn: &Turn) -> Result<PathBuf> {
+        session_log::find(&self.home, &self.toolchain.node(), &turn.cwd)
+    }
+
     /// The tool events (and prompts) a turn logged.
     pub fn logged(&self, turn: &Turn) -> Result<(PathBuf, Vec<Logged>)> {
-        let file = session_log::find(&self.home, &self.toolchain.node(), &turn.cwd)?;
+        let file = self.session_log(turn)?;
         let texts = session_log::read_frames(&self.toolchain.node(), &file)?;
         let events = session_log::events(&texts)?;
         Ok((file, session_log::logged(&events)?))
     }
+
+    /// A packed package's replay CLI (`bin/<cli>.js`) over a turn: `<cli> replay --json LOG` of
+    /// the turn's session log, or, when `without` names tools, `<cli> replay EVENTS.jsonl` of the
+    /// logged events minus those tools' calls, in the replay-event format
+    /// ([`session_log::replay_line`]). Returns its output lines (each JSON); the inputs and
+    /// outputs are kept in `target/<run>/replay/`.
+    pub fn replay(&self, cli: &str, turn: &Turn, without: &[String]) -> Result<Vec<Value>> {
+        let package = packages::ALL
+            .iter()
+            .find(|p| p.bins.contains(&cli))
+            .with_context(|| format!("no package ships a `{cli}` CLI"))?;
+        let script = pack::unpacked_dir(package)
+            .join("bin")
+            .join(format!("{cli}.js"));
+        let dir = self.dir.join("replay");
+        std::fs::create_dir_all(&dir)?;
+        let mut cmd = Command::new(self.toolchain.node());
+        cmd.arg(&script).arg("replay");
+        let name = if without.is_empty() {
+            cmd.arg("--json").arg(self.session_log(turn)?);
+            format!("{}.{cli}", turn.name)
+        } else {
+            let (_, logged) = self.logged(turn)?;
+            let lines: Vec<String> = logged
+                .iter()
+                .filter(|l| !matches!(l, Logged::Tool(t) if without.contains(&t.name)))
+                .map(session_log::replay_line)
+                .collect();
+            let name = format!("{}.{cli}-without-{}", turn.name, without.join("-"));
+            let input = dir.join(format!("{name}.jsonl"));
+            std::fs::write(&input, lines.join("\n") + "\n")?;
+            cmd.arg(input);
+            name
+        };
+        let out = util::stdout_of(&mut cmd)?;
+        std::fs::write(dir.join(format!("{name}.out.jsonl")), &out)?;
+        out.lines()
+            .map(|line| {
+                serde_json::from_str(line)
+                    .with_context(|| format!("`{cli} replay` printed a non-JSON line: {line}"))
+            })
+            .collect()
+    }
 }
 
-/// Scrubs a turn's session log; with `update` writes it to `fixture` (relative to the root);
-/// checks that the committed fixture exists and reads back. Returns a report line.
+/// A finished session log as a fixture keeps it: the header alone in the first frame, `seq`
+/// contiguous from 0, `turn/end` last.
+fn check_finished_log(texts: &[String]) -> Result<()> {
+    let Some(first) = texts.first() else {
+        bail!("no frames")
+    };
+    let header = session_log::events(std::slice::from_ref(first))?;
+    if header.len() != 1 || header[0]["type"] != "session" {
+        bail!("the first frame must hold exactly the session header line");
+    }
+    let all = session_log::events(texts)?;
+    let mut seq = 0;
+    for event in &all[1..] {
+        // A packed chunk row (`seq0`, and `data.dt` holding the time gaps between its
+        // members) stands for `dt.len() + 1` events.
+        let (first, count) = match (&event["seq"], &event["seq0"]) {
+            (Value::Number(n), _) => (n.as_i64(), 1),
+            (_, Value::Number(n)) => (
+                n.as_i64(),
+                event["data"]["dt"]
+                    .as_array()
+                    .map_or(1, |d| d.len() as i64 + 1),
+            ),
+            _ => bail!("a record has neither seq nor seq0: {event}"),
+        };
+        if first != Some(seq) {
+            bail!("seq is not contiguous: expected {seq}, found {event}");
+        }
+        seq += count;
+    }
+    if all.last().map(|e| &e["type"]) != Some(&Value::from("turn/end")) {
+        bail!("the log does not end with turn/end");
+    }
+    Ok(())
+}
+
+/// What a log recorded, to compare a kept fixture with the run: the tool calls' names, then the
+/// plugins whose messages were injected, in order.
+fn log_story(texts: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    let events = session_log::events(texts)?;
+    let tools = session_log::logged(&events)?
+        .into_iter()
+        .filter_map(|l| match l {
+            Logged::Tool(t) => Some(t.name),
+            Logged::UserPrompt { .. } => None,
+        })
+        .collect();
+    let notices = events
+        .iter()
+        .filter(|e| e["type"] == "user/message")
+        .filter_map(|e| e["data"]["source"]["plugin"].as_str().map(str::to_owned))
+        .collect();
+    Ok((tools, notices))
+}
+
+/// Scrubs a turn's session log into `target/<run>/fixtures/` and checks it reads back as written
+/// and is a finished log; with `update` copies it to `fixture` (relative to the root). The
+/// committed fixture must exist, be a finished log, and record the same tool calls and plugin
+/// messages as this run. Returns a report line.
 pub fn keep_session_fixture(
     h: &Harness,
     turn: &Turn,
@@ -448,7 +553,7 @@ pub fn keep_session_fixture(
     update: bool,
 ) -> Result<String> {
     let node = h.toolchain.node();
-    let log = session_log::find(&h.home, &node, &turn.cwd)?;
+    let log = h.session_log(turn)?;
     let texts = session_log::read_frames(&node, &log)?;
     let scrub = Scrub::new(&turn.cwd, &h.home);
     let scrubbed = scrub.frames(&texts)?;
@@ -457,18 +562,45 @@ pub fn keep_session_fixture(
         bail!("scrubbing left machine paths in: {leaks:?}");
     }
     let committed = root().join(fixture);
+    let fresh = h.dir.join("fixtures").join(
+        committed
+            .file_name()
+            .context("a fixture path names a file")?,
+    );
+    std::fs::create_dir_all(fresh.parent().expect("has a parent"))?;
+    session_log::write_frames(&node, &fresh, &scrubbed)?;
+    let reread = session_log::read_frames(&node, &fresh)?;
+    if reread != scrubbed {
+        bail!("{} does not read back as written", rel(&fresh));
+    }
+    check_finished_log(&reread).with_context(|| format!("checking {}", rel(&fresh)))?;
     if update {
         std::fs::create_dir_all(committed.parent().context("a fixture path has a folder")?)?;
-        session_log::write_frames(&node, &committed, &scrubbed)?;
+        std::fs::copy(&fresh, &committed)?;
         println!("fixture: wrote {fixture}");
     }
     if !committed.is_file() {
         bail!("{fixture} is missing; run `cargo xtask release-smoke --update-fixture`");
     }
     let kept = session_log::read_frames(&node, &committed)?;
+    check_finished_log(&kept).with_context(|| format!("checking {fixture}"))?;
+    let (run, held) = (log_story(&reread)?, log_story(&kept)?);
+    if run != held {
+        bail!(
+            "{fixture} records tool calls {:?} and plugin messages {:?}, this run {:?} and {:?}; \
+             run `cargo xtask release-smoke --update-fixture` and review it",
+            held.0,
+            held.1,
+            run.0,
+            run.1
+        );
+    }
     Ok(format!(
-        "{fixture} ({} frames) checks out; this run's log scrubbed to {} frames",
+        "{fixture} ({} frames, {} bytes: tool calls {}) checks out; this run's log scrubbed to {} frames ({})",
         kept.len(),
-        scrubbed.len()
+        std::fs::metadata(&committed)?.len(),
+        held.0.join(", "),
+        scrubbed.len(),
+        rel(&fresh)
     ))
 }

@@ -18,8 +18,13 @@
 //!     "requests": 6,
 //!     "first_seen": { "text": 3 },
 //!     "never_seen": [ "text" ],
+//!     "seen_times": { "text": 1 },
+//!     "offered": [ "tool" ],
 //!     "stderr": [ "text" ],
-//!     "files": { "out.txt": "text it contains" }
+//!     "files": { "out.txt": "text it contains" },
+//!     "tools": [ "read", { "name": "bash", "exit": 3, "result": "text" } ],
+//!     "replay": [ { "cli": "research-nudge", "where": { "nudge": true },
+//!                   "lines": [ { "call": 5, "text_first_seen": 6 } ] } ]
 //!   }
 //! }
 //! ```
@@ -34,17 +39,44 @@
 //! An optional `"session_fixture": "packages/<row>/vectors/sessions/NAME.jsonl.zstd"` keeps the
 //! turn's DSH session log, scrubbed of machine paths, as a replay vector of that package
 //! (written by `cargo xtask release-smoke --update-fixture`, which must then be reviewed with its
-//! expected replay output; without the flag the committed file must exist).
+//! expected replay output; without the flag the committed file must exist, and it must be a
+//! finished log recording the same tool calls and plugin messages as the turn).
 //!
-//! `exit` is a code or `"fail"` (any non-zero code). `requests` counts the conversation requests
-//! (those offering tools). `$FIXTURES` in the patch stands for `xtask/fixtures/`, so a test-only
-//! plugin there (e.g. `plugins/steer.mjs`, a person steering a running turn) can be mounted by
-//! path. `first_seen` maps a text to the 1-based conversation request in which
-//! it first appears (in any message: a notice, a tool result, the model's own reply); it appears
-//! in none before. The patch overlay is JSON, which is YAML, so it goes to `--patch` as it is.
+//! `$FIXTURES` in the patch stands for `xtask/fixtures/`, so a test-only plugin there (e.g.
+//! `plugins/steer.mjs`, a person steering a running turn) can be mounted by path. The patch
+//! overlay is JSON, which is YAML, so it goes to `--patch` as it is.
+//!
+//! Every expectation is optional; an unknown key is an error. A turn that exits 0 must have used
+//! its whole script (a scripted reply never asked for fails it).
+//!
+//! - `exit`: a code or `"fail"` (any non-zero code).
+//! - `requests`: how many conversation requests (those offering tools) the mock model got;
+//!   `all_requests`: how many requests of any kind (the session title and web searches too), so
+//!   `0` means dsh failed before it called the model at all; `searches`: how many web searches
+//!   (`…/messages`) it served.
+//! - `first_seen` maps a text to the 1-based conversation request in which it first appears (in
+//!   any message: a notice, a tool result, the model's own reply); it appears in none before.
+//!   `never_seen` lists texts no conversation request holds. `seen_times` maps a text to the
+//!   most times it appears in one conversation request (the conversation grows, so this is how
+//!   often the turn showed it: `1` rules out a second notice).
+//! - `offered` / `not_offered` list tool names that every / no conversation request offers.
+//! - `stderr` lists texts dsh's stderr contains; `stderr_lines` lists whole lines it holds
+//!   (compared trimmed).
+//! - `files` maps a file of the scratch cwd to a text it must contain afterwards.
+//! - `tools` lists the tool calls the turn's session log records, all of them, in order: each a
+//!   name, or `{ "name", "exit"?: code, "error"?: bool, "result"?: text it contains,
+//!   "result_is"?: its whole text (trimmed) }`.
+//! - `replay` lists runs of a packed package's replay CLI over the turn: `{ "cli": "<bin>",
+//!   "without"?: [tool…], "where"?: { field: value }, "lines": [ { field: value… } ] }` runs
+//!   `<bin> replay --json` on the turn's session log (with `without`: the logged events minus
+//!   those tools' calls, as replay events, to show what the turn would have done without them),
+//!   keeps the output lines holding every `where` value, and wants exactly `lines`, in order,
+//!   each holding its values. In a line, `"text_first_seen": N` says the line's `text` (what the
+//!   plugin injects) first appears in conversation request N: the replay agrees with the turn.
 
 use crate::harness::{self, Harness, Timings, Turn, TurnSpec};
 use crate::mock_model::Reply;
+use crate::session_log::{Logged, ToolEvent};
 use crate::util::{rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -54,6 +86,25 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The keys `expect` may hold (the module doc says what each checks).
+const EXPECTATIONS: &[&str] = &[
+    "exit",
+    "requests",
+    "all_requests",
+    "searches",
+    "first_seen",
+    "never_seen",
+    "seen_times",
+    "offered",
+    "not_offered",
+    "stderr",
+    "stderr_lines",
+    "files",
+    "served",
+    "tools",
+    "replay",
+];
 
 /// A scenario's `serve` pages on 127.0.0.1: one response per connection, every request path
 /// recorded; stops when dropped.
@@ -194,8 +245,26 @@ impl Scenario {
                 bail!("{}: unknown key `{key}`", rel(path));
             }
         }
+        let turns = std::iter::once(&doc).chain(doc["then"].as_array().into_iter().flatten());
+        for turn in turns {
+            for key in turn["expect"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|e| e.0)
+            {
+                if !EXPECTATIONS.contains(&key.as_str()) {
+                    bail!("{}: unknown expectation `{key}`", rel(path));
+                }
+            }
+        }
         let about = doc["about"].as_str().unwrap_or_default().to_owned();
         Ok(Scenario { name, about, doc })
+    }
+
+    /// The task of its first turn.
+    pub fn task(&self) -> &str {
+        self.doc["task"].as_str().unwrap_or_default()
     }
 
     fn script(&self, doc: &Value) -> Result<Vec<Reply>> {
@@ -206,6 +275,7 @@ impl Scenario {
             .map(|(i, item)| {
                 let say = item["say"].as_str().unwrap_or_default().to_owned();
                 match item["tool"].as_str() {
+                    Some(name) if say.is_empty() => Ok(Reply::tool(name, item["args"].clone())),
                     Some(name) => Ok(Reply::Tool {
                         name: name.to_owned(),
                         args: item["args"].clone(),
@@ -288,15 +358,18 @@ impl Scenario {
             patch: patch.as_deref(),
         })?;
         let summary = self
-            .check(&doc["expect"], &turn)
+            .check(h, &doc["expect"], &turn)
             .with_context(|| format!("scenario {name}:\n{}", turn.describe()))?;
         Ok((turn, summary))
     }
 
-    fn check(&self, expect: &Value, turn: &Turn) -> Result<String> {
+    fn check(&self, h: &Harness, expect: &Value, turn: &Turn) -> Result<String> {
         let conversation = turn.conversation();
         let texts: Vec<String> = conversation.iter().map(|r| request_text(&r.body)).collect();
         let mut checked = Vec::new();
+        if turn.code == Some(0) && turn.unused != 0 {
+            bail!("{} scripted replies were never asked for", turn.unused);
+        }
         match &expect["exit"] {
             Value::Null => {}
             Value::String(s) if s == "fail" => {
@@ -310,6 +383,7 @@ impl Scenario {
                 if turn.code.map(i64::from) != Some(want) {
                     bail!("dsh exited {:?}, expected {want}", turn.code);
                 }
+                checked.push(format!("exit {want}"));
             }
         }
         if let Some(want) = expect["requests"].as_u64() {
@@ -366,12 +440,238 @@ impl Scenario {
                 checked.push(format!("{file} written"));
             }
         }
+        if let Some(want) = expect["all_requests"].as_u64() {
+            if turn.requests.len() as u64 != want {
+                bail!(
+                    "the mock model received {} requests in all, expected {want}",
+                    turn.requests.len()
+                );
+            }
+            checked.push(format!("{want} requests in all"));
+        }
+        if let Some(want) = expect["searches"].as_u64() {
+            let got = turn
+                .requests
+                .iter()
+                .filter(|r| r.path.ends_with("/messages"))
+                .count() as u64;
+            if got != want {
+                bail!("the mock model served {got} web searches, expected {want}");
+            }
+            checked.push(format!("{want} web searches"));
+        }
+        if let Some(map) = expect["seen_times"].as_object() {
+            for (text, want) in map {
+                let want = want.as_u64().context("seen_times values are counts")?;
+                let most = texts
+                    .iter()
+                    .map(|t| t.matches(text.as_str()).count() as u64)
+                    .max()
+                    .unwrap_or(0);
+                if most != want {
+                    bail!(
+                        "{text:?} appears at most {most} times in one conversation request, expected {want}"
+                    );
+                }
+                checked.push(format!("{:?} {want}x", clip(text, 40)));
+            }
+        }
+        for (key, every) in [("offered", true), ("not_offered", false)] {
+            for name in expect[key].as_array().map_or(&[][..], Vec::as_slice) {
+                let name = name
+                    .as_str()
+                    .with_context(|| format!("{key} holds tool names"))?;
+                if let Some(i) = conversation
+                    .iter()
+                    .position(|r| offers_tool(&r.body, name) != every)
+                {
+                    bail!(
+                        "conversation request {} {} {name}",
+                        i + 1,
+                        if every { "does not offer" } else { "offers" }
+                    );
+                }
+                checked.push(format!(
+                    "{name} {} offered",
+                    if every { "always" } else { "never" }
+                ));
+            }
+        }
+        for line in expect["stderr_lines"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+        {
+            let line = line.as_str().context("stderr_lines holds lines")?;
+            if !turn.stderr.lines().any(|l| l.trim() == line) {
+                bail!("stderr has no line `{line}`");
+            }
+            checked.push(format!("stderr line {:?}", clip(line, 60)));
+        }
+        if let Some(want) = expect["tools"].as_array() {
+            checked.push(check_tools(h, turn, want)?);
+        }
+        for replay in expect["replay"].as_array().map_or(&[][..], Vec::as_slice) {
+            checked.push(check_replay(h, turn, replay, &texts)?);
+        }
         Ok(format!(
             "{} conversation requests; {}",
             conversation.len(),
             checked.join("; ")
         ))
     }
+}
+
+/// Whether a request offers the tool `name`.
+fn offers_tool(body: &Value, name: &str) -> bool {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["function"]["name"] == name)
+}
+
+/// `expect.tools`: the tool calls the session log records, in order.
+fn check_tools(h: &Harness, turn: &Turn, want: &[Value]) -> Result<String> {
+    let (log, logged) = h.logged(turn)?;
+    let calls: Vec<&ToolEvent> = logged
+        .iter()
+        .filter_map(|l| match l {
+            Logged::Tool(t) => Some(t),
+            Logged::UserPrompt { .. } => None,
+        })
+        .collect();
+    let names: Vec<&str> = calls.iter().map(|t| t.name.as_str()).collect();
+    let wanted: Vec<&str> = want
+        .iter()
+        .map(|w| w.as_str().or_else(|| w["name"].as_str()))
+        .collect::<Option<_>>()
+        .context("tools holds names or objects with a name")?;
+    if names != wanted {
+        bail!(
+            "{} records the tool calls {names:?}, expected {wanted:?}",
+            rel(&log)
+        );
+    }
+    for (i, (call, w)) in calls.iter().zip(want).enumerate() {
+        let at = format!("tool call {} ({} {})", i + 1, call.name, call.call_id);
+        if let Some(code) = w.get("exit") {
+            if call.exit_code != code.as_i64() {
+                bail!(
+                    "{at} exited {:?}, expected {code}: {:?}",
+                    call.exit_code,
+                    call.text
+                );
+            }
+        }
+        if let Some(error) = w.get("error").and_then(Value::as_bool) {
+            if call.is_error != error {
+                bail!(
+                    "{at} is {}an error: {:?}",
+                    if call.is_error { "" } else { "not " },
+                    call.text
+                );
+            }
+        }
+        if let Some(text) = w.get("result").and_then(Value::as_str) {
+            if !call.text.contains(text) {
+                bail!(
+                    "{at} answered {:?}, expected it to contain {text:?}",
+                    call.text
+                );
+            }
+        }
+        if let Some(text) = w.get("result_is").and_then(Value::as_str) {
+            if call.text.trim() != text {
+                bail!("{at} answered {:?}, expected exactly {text:?}", call.text);
+            }
+        }
+    }
+    Ok(format!("tool calls {}", names.join(", ")))
+}
+
+/// One `expect.replay` entry: a package's replay CLI over the turn, its kept lines as expected.
+fn check_replay(h: &Harness, turn: &Turn, spec: &Value, texts: &[String]) -> Result<String> {
+    let cli = spec["cli"].as_str().context("a replay names its `cli`")?;
+    let without: Vec<String> = spec["without"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|t| t.as_str().map(str::to_owned))
+        .collect::<Option<_>>()
+        .context("replay.without holds tool names")?;
+    let filter = spec["where"].as_object();
+    let kept: Vec<Value> = h
+        .replay(cli, turn, &without)?
+        .into_iter()
+        .filter(|line| filter.is_none_or(|f| f.iter().all(|(k, v)| &line[k] == v)))
+        .collect();
+    let want = spec["lines"]
+        .as_array()
+        .context("a replay lists its `lines`")?;
+    let what = format!(
+        "`{cli} replay` of {}{}{}",
+        if without.is_empty() {
+            "the session log"
+        } else {
+            "the logged events"
+        },
+        if without.is_empty() {
+            String::new()
+        } else {
+            format!(" without {}", without.join(", "))
+        },
+        filter.map_or(String::new(), |f| format!(
+            ", lines where {}",
+            Value::Object(f.clone())
+        ))
+    );
+    if kept.len() != want.len() {
+        bail!(
+            "{what}: {} lines, expected {}:\n{}",
+            kept.len(),
+            want.len(),
+            lines_of(&kept)
+        );
+    }
+    for (i, (line, w)) in kept.iter().zip(want).enumerate() {
+        for (key, value) in w.as_object().context("replay lines are objects")? {
+            if key == "text_first_seen" {
+                let text = line["text"]
+                    .as_str()
+                    .with_context(|| format!("{what}: line {} has no text", i + 1))?;
+                let first = texts
+                    .iter()
+                    .position(|t| t.contains(text))
+                    .map(|n| n as u64 + 1);
+                if first != value.as_u64() {
+                    bail!(
+                        "{what}: the text of line {} first appears in conversation request {}, expected {value}:\n{text}",
+                        i + 1,
+                        first.map_or("none".to_owned(), |n| n.to_string())
+                    );
+                }
+            } else if &line[key] != value {
+                bail!(
+                    "{what}: line {} has {key} = {}, expected {value}:\n{line}",
+                    i + 1,
+                    line[key]
+                );
+            }
+        }
+    }
+    Ok(format!(
+        "{what}: {} line{} as expected",
+        kept.len(),
+        if kept.len() == 1 { "" } else { "s" }
+    ))
+}
+
+fn lines_of(lines: &[Value]) -> String {
+    lines
+        .iter()
+        .map(|l| clip(&l.to_string(), 300))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Every text a request carries, in message order: message contents, tool results and the

@@ -464,61 +464,6 @@ fn replace_uuids(s: &str, uuids: &mut HashMap<String, String>) -> String {
     out
 }
 
-/// A finished loop log: header alone in the first frame, contiguous `seq` from 0, the
-/// `read, edit, bash, edit, bash` calls, a research-nudge reminder, `turn/end` last.
-pub fn check_loop_fixture(texts: &[String]) -> Result<()> {
-    let Some(first) = texts.first() else {
-        bail!("no frames")
-    };
-    let header = events(std::slice::from_ref(first))?;
-    if header.len() != 1 || header[0]["type"] != "session" {
-        bail!("the first frame must hold exactly the session header line");
-    }
-    let all = events(texts)?;
-    let mut seq = 0;
-    for event in &all[1..] {
-        // A packed chunk row (`seq0`, and `data.dt` holding the time gaps between its
-        // members) stands for `dt.len() + 1` events.
-        let (first, count) = match (&event["seq"], &event["seq0"]) {
-            (Value::Number(n), _) => (n.as_i64(), 1),
-            (_, Value::Number(n)) => (
-                n.as_i64(),
-                event["data"]["dt"]
-                    .as_array()
-                    .map_or(1, |d| d.len() as i64 + 1),
-            ),
-            _ => bail!("a record has neither seq nor seq0: {event}"),
-        };
-        if first != Some(seq) {
-            bail!("seq is not contiguous: expected {seq}, found {event}");
-        }
-        seq += count;
-    }
-    let logged = logged(&all)?;
-    let names: Vec<&str> = logged
-        .iter()
-        .filter_map(|l| match l {
-            Logged::Tool(t) => Some(t.name.as_str()),
-            Logged::UserPrompt { .. } => None,
-        })
-        .collect();
-    if names != ["read", "edit", "bash", "edit", "bash"] {
-        bail!("tool calls are {names:?}, not read, edit, bash, edit, bash");
-    }
-    let reminder = all.iter().any(|e| {
-        e["type"] == "user/message"
-            && e["data"]["source"]["plugin"] == "research-nudge"
-            && text_of(&e["data"]["content"]).starts_with("[Research Nudge]")
-    });
-    if !reminder {
-        bail!("no research-nudge reminder user/message");
-    }
-    if all.last().map(|e| &e["type"]) != Some(&json!("turn/end")) {
-        bail!("the log does not end with turn/end");
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! snooze and cooldown, a research reset, prompts, failures, a live reminder) with the real CLI
 //! on Node 24, opens the page in Debian's Chromium (installed with apt-get when it is missing and
 //! this runs as root), takes a screenshot, decodes the PNG and checks what a person would see:
-//! the page's size, each fixed color of `crates/wasm-adapter/src/research_nudge/chart.rs` in
+//! the page's size, each fixed color of `crates/replay/src/research_nudge/chart.rs` in
 //! enough pixels, two separate reminder markers, and the debt line crossing the threshold line.
 //!
 //! `--write-example` also copies the screenshot to `packages/research-nudge/docs/replay-chart.png`,
@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn the_expected_colors_are_the_charts() {
         let source =
-            std::fs::read_to_string(root().join("crates/wasm-adapter/src/research_nudge/chart.rs"))
+            std::fs::read_to_string(root().join("crates/replay/src/research_nudge/chart.rs"))
                 .unwrap();
         for (what, [r, g, b], _) in EXPECTED {
             let hex = format!("\"#{r:02x}{g:02x}{b:02x}\"");

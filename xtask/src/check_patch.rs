@@ -404,4 +404,11 @@ mod tests {
             ]
         );
     }
+
+    /// The `check-patch` step of `cargo xtask ci` as a test: the generated patch files pass and
+    /// every fixture in xtask/fixtures/patch gives exactly its expected diagnostics.
+    #[test]
+    fn patch_files_and_fixtures_check_as_expected() {
+        ci().unwrap();
+    }
 }

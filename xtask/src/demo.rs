@@ -6,12 +6,13 @@
 //! No API key; the network is needed only for the one-time install from the package registries.
 
 use crate::dsh;
-use crate::harness::{self, Timings};
-use crate::scenario::{self, Scenario};
-use crate::session_log::{Logged, ToolEvent};
+use crate::smoke;
 use crate::util::rel;
 use anyhow::{Result, bail};
 use serde_json::Value;
+use test_support::harness::Timings;
+use test_support::scenario::{self, Scenario};
+use test_support::session_log::{Logged, ToolEvent};
 
 /// research-nudge's loop, the demo's first story (its figures are research-nudge's alone).
 const LOOP_SCENARIO: &str = "research-nudge-loop.json";
@@ -46,7 +47,7 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("`cargo xtask demo` takes no arguments (got `{arg}`)");
     }
     let mut timings = Timings::default();
-    let harness = harness::setup("demo", &mut timings)?;
+    let harness = smoke::setup("demo", &mut timings)?;
     let story = Scenario::load(&scenario::dir().join(LOOP_SCENARIO))?;
     let (turn, summary) = timings.step("one headless turn against the scripted model", || {
         story.run(&harness)

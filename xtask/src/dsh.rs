@@ -8,12 +8,14 @@
 //! them plus `node_modules`, installed with `--frozen-lockfile` and reused while it matches.
 
 use crate::node;
-use crate::util::{self, cache_dir, rel, root};
+use crate::util::{self, rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
+pub use test_support::toolchain::Toolchain;
+use test_support::toolchain::dsh_dir;
 
 /// The exact pnpm release (`dsh plugin` runs `pnpm` from PATH).
 pub const PNPM_VERSION: &str = "11.28.11";
@@ -32,17 +34,6 @@ const INPUTS: [&str; 3] = ["package.json", "pnpm-workspace.yaml", "pnpm-lock.yam
 /// Written into `.cache/dsh/app/` after a complete install.
 const STAMP: &str = ".research-nudge-installed";
 
-/// Node 24, pnpm and dsh, ready to run.
-pub struct Toolchain {
-    node_bin: PathBuf,
-    pnpm_bin: PathBuf,
-    dsh_js: PathBuf,
-}
-
-fn dsh_dir() -> PathBuf {
-    cache_dir().join("dsh")
-}
-
 /// Where dsh and its dependencies are installed (`.cache/dsh/app`).
 pub fn app_dir() -> PathBuf {
     dsh_dir().join("app")
@@ -53,17 +44,17 @@ pub fn ensure() -> Result<Toolchain> {
     let started = Instant::now();
     let node_bin = node::ensure_node()?;
     let pnpm_bin = ensure_pnpm(&node_bin)?;
-    let mut toolchain = Toolchain {
+    let toolchain = Toolchain::new(
         node_bin,
         pnpm_bin,
-        dsh_js: app_dir()
+        app_dir()
             .join("node_modules")
             .join("@deepseek-ai")
             .join("dsh")
             .join("lib")
             .join("bin.js"),
-    };
-    ensure_dsh(&mut toolchain)?;
+    );
+    ensure_dsh(&toolchain)?;
     println!(
         "dsh: toolchain ready in {:.1}s (node v{}, pnpm {PNPM_VERSION}, dsh {DSH_VERSION})",
         started.elapsed().as_secs_f64(),
@@ -135,10 +126,10 @@ fn app_is_current(toolchain: &Toolchain) -> bool {
     });
     same_inputs
         && std::fs::read_to_string(app.join(STAMP)).is_ok_and(|s| s.trim() == PNPM_VERSION)
-        && toolchain.dsh_js.is_file()
+        && toolchain.dsh_js().is_file()
 }
 
-fn ensure_dsh(toolchain: &mut Toolchain) -> Result<()> {
+fn ensure_dsh(toolchain: &Toolchain) -> Result<()> {
     let app = app_dir();
     if app_is_current(toolchain) {
         println!("dsh: using {} (matches xtask/dsh/)", rel(&app));
@@ -155,7 +146,7 @@ fn ensure_dsh(toolchain: &mut Toolchain) -> Result<()> {
             std::fs::copy(&from, app.join(name))
                 .with_context(|| format!("copying {} into {}", rel(&from), rel(&app)))?;
         }
-        let mut install = toolchain.command(&toolchain.pnpm_bin.join("pnpm"));
+        let mut install = toolchain.command(&toolchain.pnpm());
         install.current_dir(&app).args([
             "install",
             "--frozen-lockfile",
@@ -206,57 +197,4 @@ fn verify_pins() -> Result<()> {
             .join(", ")
     );
     Ok(())
-}
-
-impl Toolchain {
-    /// `program` with Node 24 and pnpm first on PATH and every cache, config, data and state
-    /// directory inside `.cache/dsh/` (nothing lands in `$HOME`).
-    pub fn command(&self, program: &Path) -> Command {
-        let dir = dsh_dir();
-        let xdg = dir.join("xdg");
-        let mut cmd = Command::new(program);
-        let path = std::env::join_paths(
-            [self.node_bin.clone(), self.pnpm_bin.clone()]
-                .into_iter()
-                .chain(
-                    std::env::var_os("PATH")
-                        .iter()
-                        .flat_map(std::env::split_paths),
-                ),
-        )
-        .expect("PATH entries hold no separator");
-        cmd.env("PATH", path)
-            .env("XDG_CACHE_HOME", xdg.join("cache"))
-            .env("XDG_DATA_HOME", xdg.join("data"))
-            .env("XDG_STATE_HOME", xdg.join("state"))
-            .env("XDG_CONFIG_HOME", xdg.join("config"))
-            .env("PNPM_HOME", dir.join("pnpm-home"))
-            .env("npm_config_cache", cache_dir().join("npm"))
-            .env("npm_config_store_dir", dir.join("store"))
-            .env("pnpm_config_store_dir", dir.join("store"))
-            .env("npm_config_update_notifier", "false")
-            .env("pnpm_config_update_notifier", "false")
-            .env("DSH_TELEMETRY_DISABLED", "1")
-            // The launcher's own environment must not leak a real model, key or home in.
-            .env_remove("DEEPSEEK_BASE_URL")
-            .env_remove("DEEPSEEK_SEARCH_BASE_URL")
-            .env_remove("DEEPSEEK_API_KEY")
-            .env_remove("DSH_HOME");
-        cmd
-    }
-
-    /// `node <dsh>/lib/bin.js` on Node 24 with `DSH_HOME=home` (when given).
-    pub fn dsh(&self, home: Option<&Path>) -> Command {
-        let mut cmd = self.command(&self.node_bin.join("node"));
-        cmd.arg(&self.dsh_js);
-        if let Some(home) = home {
-            cmd.env("DSH_HOME", home);
-        }
-        cmd
-    }
-
-    /// Node 24's `node`.
-    pub fn node(&self) -> PathBuf {
-        self.node_bin.join("node")
-    }
 }

@@ -12,15 +12,11 @@ mod dsh;
 mod editor;
 mod fault;
 mod fuzz;
-mod harness;
 mod memory_bench;
-mod mock_model;
 mod node;
 mod pack;
 mod packages;
-mod scenario;
 mod schema;
-mod session_log;
 mod smoke;
 mod util;
 mod variant;
@@ -123,7 +119,7 @@ fn main() -> ExitCode {
         "editor-test" => editor::run(rest),
         "pack" => pack::run(rest),
         "release-smoke" => smoke::run(rest),
-        "scenario" => scenario::run(rest),
+        "scenario" => test_support::scenario::run(rest, smoke::setup),
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
         "chart-test" => chart::run(rest),

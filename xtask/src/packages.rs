@@ -1,8 +1,9 @@
 //! The npm packages of the family: where each lives and what its build is called.
 //!
-//! Row ids, package names and defaults come from `crates/config` ([`config::rows`]); this table
-//! adds only what the build needs: the folder under `packages/`, the wasm-adapter feature that
-//! selects the plugin, the wasm-bindgen out name and the CLI commands the package ships.
+//! Row ids, package names and defaults come from `crates/config` ([`config::ROWS`]; a test checks
+//! this table holds exactly its rows, in its order); this table adds only what the build needs:
+//! the folder under `packages/`, the wasm-adapter feature that selects the plugin, the
+//! wasm-bindgen out name and the CLI commands the package ships.
 
 use crate::util::root;
 use anyhow::{Result, bail};
@@ -37,11 +38,11 @@ pub struct Cli {
     pub out_name: &'static str,
 }
 
-/// Every package, in the order they are built, packed and mounted.
+/// Every package, in the order they are built, packed and mounted: [`config::ROWS`]'s order.
 pub const ALL: &[Package] = &[
     Package {
-        row: "research-nudge",
-        npm: "dsh-research-nudge",
+        row: config::research_nudge::ROW_ID,
+        npm: config::research_nudge::PACKAGE_NAME,
         feature: "research-nudge",
         out_name: "research_nudge",
         bins: &["research-nudge"],
@@ -52,8 +53,8 @@ pub const ALL: &[Package] = &[
         extra_files: &[],
     },
     Package {
-        row: "pain-point-check",
-        npm: "dsh-pain-point-check",
+        row: config::pain_point_check::ROW_ID,
+        npm: config::pain_point_check::PACKAGE_NAME,
         feature: "pain-point-check",
         out_name: "pain_point_check",
         bins: &["pain-point-check"],
@@ -61,8 +62,8 @@ pub const ALL: &[Package] = &[
         extra_files: &[],
     },
     Package {
-        row: "autoresearch",
-        npm: "dsh-autoresearch",
+        row: config::autoresearch::ROW_ID,
+        npm: config::autoresearch::PACKAGE_NAME,
         feature: "autoresearch",
         out_name: "autoresearch",
         bins: &["dsh-autoresearch"],
@@ -78,8 +79,8 @@ pub const ALL: &[Package] = &[
         cli: None,
     },
     Package {
-        row: "limit-break",
-        npm: "dsh-limit-break",
+        row: config::limit_break::ROW_ID,
+        npm: config::limit_break::PACKAGE_NAME,
         feature: "limit-break",
         out_name: "limit_break",
         bins: &["limit-break"],
@@ -169,4 +170,26 @@ fn rows() -> Vec<&'static str> {
 /// dsh-research-nudge, whose fault-injection build, bench and wasm study are its own.
 pub fn research_nudge() -> &'static Package {
     &ALL[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_packages_are_config_rows_in_their_order() {
+        let packages: Vec<(&str, &str)> = ALL.iter().map(|p| (p.row, p.npm)).collect();
+        let rows: Vec<(&str, &str)> = config::ROWS.iter().map(|r| (r.id, r.package)).collect();
+        assert_eq!(
+            packages, rows,
+            "xtask/src/packages.rs must list crates/config's ROWS"
+        );
+        for package in ALL {
+            assert!(
+                package.dir().join("package.json").is_file(),
+                "{}",
+                package.row
+            );
+        }
+    }
 }

@@ -201,3 +201,23 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo xtask schema --check` as a test: `cargo test` fails when a generated file is stale.
+    #[test]
+    fn generated_files_match_crates_config() {
+        let stale: Vec<String> = generated()
+            .unwrap()
+            .into_iter()
+            .filter(|(path, text)| std::fs::read_to_string(path).ok().as_deref() != Some(text))
+            .map(|(path, _)| rel(&path))
+            .collect();
+        assert!(
+            stale.is_empty(),
+            "stale or missing (run `cargo xtask schema`): {stale:?}"
+        );
+    }
+}

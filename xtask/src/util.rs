@@ -1,31 +1,14 @@
-//! Shared helpers: workspace paths, running commands with clear errors, mtimes.
+//! Shared helpers: mtimes, PATH, cargo; workspace paths and running commands come from
+//! [`test_support::util`].
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Output, Stdio};
+use std::process::Command;
 use std::time::SystemTime;
-
-/// The workspace root: the parent of xtask's manifest directory.
-pub fn root() -> PathBuf {
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    manifest_dir
-        .parent()
-        .expect("xtask's manifest directory has a parent")
-        .to_path_buf()
-}
-
-/// The cache directory for every tool this xtask installs (gitignored).
-pub fn cache_dir() -> PathBuf {
-    root().join(".cache")
-}
-
-/// The cargo that runs us (`CARGO` is set by `cargo run`), else `cargo` on PATH.
-pub fn cargo() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
-}
+pub use test_support::util::{
+    cache_dir, cargo, display, files_with_suffix, output, rel, root, run, stdout_of,
+};
 
 /// A `cargo` command whose working directory is the workspace root.
 pub fn cargo_cmd<I, S>(args: I) -> Command
@@ -36,79 +19,6 @@ where
     let mut cmd = Command::new(cargo());
     cmd.args(args).current_dir(root());
     cmd
-}
-
-/// `path` relative to the workspace root when it lies inside it, for messages.
-pub fn rel(path: &Path) -> String {
-    let root = root();
-    path.strip_prefix(&root)
-        .unwrap_or(path)
-        .display()
-        .to_string()
-}
-
-/// A shell-like rendering of a command line, for messages.
-pub fn display(cmd: &Command) -> String {
-    let mut parts = Vec::new();
-    let program = PathBuf::from(cmd.get_program());
-    let program = if cmd.get_program() == cargo() {
-        "cargo".to_string()
-    } else {
-        rel(&program)
-    };
-    parts.push(program);
-    for arg in cmd.get_args() {
-        let arg = arg.to_string_lossy();
-        if arg.is_empty() || arg.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
-            parts.push(format!("'{}'", arg.replace('\'', r"'\''")));
-        } else {
-            parts.push(arg.into_owned());
-        }
-    }
-    parts.join(" ")
-}
-
-fn describe(status: ExitStatus) -> String {
-    match status.code() {
-        Some(code) => format!("exit code {code}"),
-        None => format!("{status} (killed by a signal)"),
-    }
-}
-
-/// Runs `cmd` with inherited stdio, echoing it first; fails on a non-zero exit.
-pub fn run(cmd: &mut Command) -> Result<()> {
-    let line = display(cmd);
-    println!("$ {line}");
-    let status = cmd
-        .status()
-        .with_context(|| format!("could not start `{line}`"))?;
-    if !status.success() {
-        bail!("command failed ({}): {line}", describe(status));
-    }
-    Ok(())
-}
-
-/// Runs `cmd` quietly and returns its captured output, whatever its exit status.
-pub fn output(cmd: &mut Command) -> Result<Output> {
-    let line = display(cmd);
-    cmd.stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("could not start `{line}`"))
-}
-
-/// Runs `cmd` quietly and returns its stdout; fails (showing stderr) on a non-zero exit.
-pub fn stdout_of(cmd: &mut Command) -> Result<String> {
-    let out = output(cmd)?;
-    if !out.status.success() {
-        bail!(
-            "command failed ({}): {}\n{}",
-            describe(out.status),
-            display(cmd),
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        );
-    }
-    String::from_utf8(out.stdout)
-        .with_context(|| format!("non-UTF-8 output from `{}`", display(cmd)))
 }
 
 /// The modification time of `path`, or `None` when it does not exist.
@@ -140,20 +50,6 @@ pub fn newest_mtime(dir: &Path) -> Option<SystemTime> {
         }
     }
     newest
-}
-
-/// Files directly in `dir` whose names end with `suffix`, sorted by name.
-pub fn files_with_suffix(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", rel(dir)))? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if entry.file_type()?.is_file() && name.to_string_lossy().ends_with(suffix) {
-            files.push(entry.path());
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// Finds `program` on PATH (the first executable match).

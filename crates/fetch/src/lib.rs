@@ -15,7 +15,9 @@
 //!   addresses, or run curl from an argument vector it builds ([`curl::argv`]), each with the
 //!   time it may take; and judges every result the driver reports back;
 //! - turns the answer into text ([`body::render`], [`html::to_text`]) within the caps, and builds
-//!   the JSON result ([`Outcome::to_json`]).
+//!   the JSON result ([`Outcome::to_json`]);
+//! - renders that result as the text the model reads ([`reply::render`]);
+//! - defines the model-visible tool: name, description, schemas, timeout ([`tool::definition`]).
 //!
 //! **Architecture invariant:** no I/O and no clock. No network, no process, no file system, no
 //! DNS: every fact (addresses, responses, curl's exit, the time as [`Millis`]) arrives as an
@@ -69,9 +71,11 @@ pub mod html;
 pub mod input;
 pub mod ladder;
 pub mod outcome;
+pub mod reply;
 mod settings;
 pub mod sibling;
 pub mod target;
+pub mod tool;
 
 pub use input::{Format, InputError, ToolInput};
 pub use ladder::{

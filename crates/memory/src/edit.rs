@@ -108,6 +108,13 @@ pub struct Forgotten {
     pub count: usize,
 }
 
+impl Forgotten {
+    /// The answer for a forget of `id`: `{ ok: true, id (trimmed), removed, facts }`.
+    pub fn answer(&self, id: &str) -> Value {
+        json!({ "ok": true, "id": id.trim(), "removed": self.removed, "facts": self.count })
+    }
+}
+
 /// Deletes every fact whose id is `id` (after trimming). `memory.not_found` if there is none.
 pub fn forget(current: Option<&str>, id: &str) -> Result<Forgotten, Failure> {
     let mut store = Store::parse_for_write(current)?;
@@ -140,6 +147,24 @@ pub enum ImportPolicy {
     Overwrite,
     /// Never replace.
     KeepExisting,
+}
+
+impl ImportPolicy {
+    /// The policy a people CLI's `--policy` names: `newer`, `overwrite` or `keep`.
+    pub fn parse(name: &str) -> Result<ImportPolicy, Failure> {
+        match name {
+            "newer" => Ok(ImportPolicy::NewerWins),
+            "overwrite" => Ok(ImportPolicy::Overwrite),
+            "keep" => Ok(ImportPolicy::KeepExisting),
+            other => Err(Failure::new(
+                Code::Invalid,
+                format!(
+                    "--policy must be newer, overwrite or keep (got {})",
+                    Value::from(other)
+                ),
+            )),
+        }
+    }
 }
 
 /// Why an incoming fact was not imported.

@@ -4,9 +4,10 @@
 //! # Bird's-eye view
 //!
 //! Inputs are text and numbers the driver hands over: the tool arguments (a JSON value), the
-//! store file's text (`None` when it does not exist), its size and mtime, the time now in Unix
-//! milliseconds, `DSH_HOME` and `HOME`, and the lock file's content and age. Outputs are values:
-//! the new store text to write, the JSON answer to return, or a lock [`lock::Decision`].
+//! store file's bytes or text (`None` when it does not exist), its size, mtime and inode, the
+//! time now in Unix milliseconds, `DSH_HOME` and `HOME`, and the lock file's content and age.
+//! Outputs are values: the new store text to write, the JSON answer to return, or a lock
+//! [`lock::Decision`]. The tool definitions the model sees are [`tools::definitions`].
 //!
 //! **Architecture invariant:** this crate performs no I/O. No `std::fs`, no clock, no randomness,
 //! no threads, no environment; it knows nothing of WASM, JavaScript or DSH. It builds for
@@ -24,9 +25,13 @@
 //! - `memory_save`: [`parse_save_args`] then, under the lock, [`apply_save`] → [`Saved`] (the
 //!   text to write and the answer).
 //! - `memory_recall`: [`parse_recall_args`], then [`Index::build`] from [`Store::parse`] (cached
-//!   by the driver, see below) and [`Index::recall`]; or [`recall::recall_text`] in one step.
+//!   in an [`IndexCache`], see below) and [`Index::recall`]; or [`recall::recall_text`] in one
+//!   step.
 //! - `memory_stats`: [`stats::stats`].
 //! - People CLI: [`cli::list`], [`cli::show`], [`cli::forget`], [`cli::export`], [`cli::import`].
+//! - The same from the file's bytes, for a driver: [`driver::save`], [`driver::forget`],
+//!   [`driver::import`], [`driver::list`], [`driver::show`], [`driver::export`],
+//!   [`driver::stats`] (bytes that are not UTF-8 are `memory.corrupt`, [`store::text_of`]).
 //! - Every failure: [`Failure`] → `{ ok: false, code, message }` via [`Failure::to_json`].
 //!
 //! # Code map
@@ -38,6 +43,9 @@
 //!   splitting) and the concept table.
 //! - [`index`]: BM25F ranking with prefix fallback, phrase and id bonuses.
 //! - [`recall`]: recall answers bounded to [`recall::MAX_ANSWER_BYTES`].
+//! - [`cache`]: the recall index cache. [`driver`]: the entry points over file bytes.
+//! - [`tools`]: the tool definitions (names, descriptions, schemas, timeouts). [`home`]: where
+//!   the store lives (DSH's home rule).
 //! - [`lock`]: the lock protocol's decisions. [`stats`]: `memory_stats`. [`time`]: ISO-8601.
 //! - [`eval`]: hit@1 / hit@3 / MRR over the labelled set in `recall/`.
 //!
@@ -101,7 +109,7 @@
 //! 7. **Release** (always, in a `finally`): `rename(lock, dir/release_name(token))`; read it
 //!    (gone: done); if `owns(text, token)` unlink it, else put it back with `link` as in
 //!    remove-checked and unlink the renamed name. A missing lock (`ENOENT`) is fine.
-//! 8. Answer `saved.answer()`. Drop (or rebuild from `saved.text`) the cached index.
+//! 8. Answer `saved.answer()`. Drop the cached index ([`cache::IndexCache::invalidate`]).
 //!
 //! The numbers: wait at most [`lock::WAIT_MS`] (8 s); take over a lock at least
 //! [`lock::STALE_MS`] (15 s) old, or at once when its holder is provably dead; remove a
@@ -137,18 +145,33 @@
 //!
 //! # The recall cache
 //!
-//! `stat(store)`: `ENOENT` → answer from an empty index. Otherwise key the cached [`Index`] by
-//! `(mtimeMs, size, ino)`; on a miss read the text, `Store::parse` (a `memory.corrupt` failure is
-//! the answer) and `Index::build`. A driver that wants to be safe against same-size rewrites
-//! within one mtime tick may key by [`content_key`] of the text instead (a read, but no parse and
-//! no indexing). After its own save the driver replaces the cached index.
+//! [`IndexCache`] holds the [`Index`] across calls; its driver, with one file handle for the stat
+//! and the read (so the key and the bytes describe the same file):
+//!
+//! 1. Open `store` for reading: `ENOENT` → [`IndexCache::load_missing`] (an empty store);
+//!    another error → answer [`Failure::read_failed`].
+//! 2. `stat` the handle. Unless [`IndexCache::is_fresh`]`(FileKey { mtimeMs, size, ino })`,
+//!    read the bytes and [`IndexCache::load`] them with the time now; a failure
+//!    (`memory.corrupt`: not UTF-8 or not a store) is the answer.
+//! 3. Answer [`IndexCache::recall`].
+//!
+//! The rule: a key match is trusted only when the index was confirmed more than
+//! [`cache::RACY_WINDOW_MS`] (2 s) after the file's mtime, because a same-size, same-inode
+//! rewrite within one mtime tick does not change the key. Otherwise the bytes are read again
+//! and compared by [`content_key`]: the same content keeps the index (no parse, no indexing)
+//! and confirms it at the new time; other content is parsed and indexed. After its own save
+//! the driver drops the cached index ([`IndexCache::invalidate`]); the next recall reads the
+//! file.
 
 pub mod args;
+pub mod cache;
 pub mod cli;
 mod concepts;
+pub mod driver;
 mod edit;
 pub mod eval;
 mod failure;
+pub mod home;
 pub mod index;
 pub mod lock;
 pub mod recall;
@@ -156,23 +179,15 @@ pub mod stats;
 pub mod store;
 mod text;
 pub mod time;
+pub mod tools;
 
 pub use args::{RecallArgs, SaveArgs, parse_recall_args, parse_save_args};
+pub use cache::{FileKey, IndexCache, content_key};
 pub use edit::{Forgotten, ImportPolicy, Imported, Saved, SkipReason, apply_save, derive_topic};
 pub use failure::{Code, Failure};
 pub use index::{Hit, Index, Ranking};
 pub use store::{Fact, Store};
 pub use time::{UnixMillis, iso8601};
-
-/// A 64-bit FNV-1a hash of the store text, for keying the driver's index cache by content.
-pub fn content_key(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
-}
 
 #[cfg(test)]
 mod tests;

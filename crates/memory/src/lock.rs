@@ -36,6 +36,17 @@ pub const STORE_DIR: &str = "memory";
 /// The take-over mutex's file name, in the store's directory: held (created with `O_EXCL`) by
 /// the one writer currently taking an abandoned lock over.
 pub const TAKEOVER_FILE: &str = ".facts.lock.takeover";
+
+/// The store layout under the DSH home, as `{ "dir", "store", "lock", "takeover" }` (names).
+pub fn layout_json() -> Value {
+    json!({
+        "dir": STORE_DIR,
+        "store": STORE_FILE,
+        "lock": LOCK_FILE,
+        "takeover": TAKEOVER_FILE,
+    })
+}
+
 /// A take-over mutex at least this old (by its file's mtime) is abandoned and may be removed; a
 /// take-over holds it for milliseconds.
 pub const TAKEOVER_STALE_MS: u64 = 5_000;
@@ -115,6 +126,17 @@ pub enum Liveness {
     Unknown,
 }
 
+impl Liveness {
+    /// The liveness a driver names: `alive`, `dead`, anything else unknown (not probed).
+    pub fn from_name(name: &str) -> Liveness {
+        match name {
+            "alive" => Liveness::Alive,
+            "dead" => Liveness::Dead,
+            _ => Liveness::Unknown,
+        }
+    }
+}
+
 /// The pid the driver should probe for liveness: the lock's pid if the lock is readable, was made
 /// on this host, and is not this process's. `None`: pass [`Liveness::Unknown`].
 pub fn pid_to_probe(lock_text: &str, me: &Me<'_>) -> Option<u32> {
@@ -156,6 +178,24 @@ pub enum Decision {
     Steal(StealReason),
     /// Stop and answer this failure (`memory.locked`).
     GiveUp(Failure),
+}
+
+impl Decision {
+    /// The decision as the JSON a driver switches on: `{"kind":"wait","ms"}`,
+    /// `{"kind":"steal","reason":"stale"|"holder_dead"}` or `{"kind":"give_up","answer":{…}}`.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Decision::Wait { ms } => json!({ "kind": "wait", "ms": ms }),
+            Decision::Steal(reason) => json!({
+                "kind": "steal",
+                "reason": match reason {
+                    StealReason::Stale => "stale",
+                    StealReason::HolderDead => "holder_dead",
+                },
+            }),
+            Decision::GiveUp(f) => json!({ "kind": "give_up", "answer": f.to_json() }),
+        }
+    }
 }
 
 /// Why `observed` may be taken over, if it may: it is at least `stale_ms` old, or its holder
@@ -339,6 +379,17 @@ pub enum Sweep {
     /// A take-over mutex at least [`STALE_MS`] old: remove it the checked way, as an abandoned
     /// mutex is removed when found by a take-over (read, rename aside, check [`same_lock`]).
     RemoveMutex,
+}
+
+impl Sweep {
+    /// The name a driver switches on: `keep`, `unlink` or `remove_mutex`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sweep::Keep => "keep",
+            Sweep::Unlink => "unlink",
+            Sweep::RemoveMutex => "remove_mutex",
+        }
+    }
 }
 
 /// The sweep a writer runs while it holds the lock, after committing: for each entry `name` of

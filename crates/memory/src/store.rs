@@ -66,6 +66,22 @@ pub struct Fact {
     pub extra: Map<String, Value>,
 }
 
+/// The store text of the file's `bytes`, or `memory.corrupt` when they are not UTF-8: a store is
+/// never repaired by a lossy decode (and then written back).
+pub fn text_of(bytes: &[u8]) -> Result<&str, Failure> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        Failure::new(
+            Code::Corrupt,
+            format!(
+                "the memory store is not UTF-8 text (invalid byte at offset {}). The file was \
+                 left exactly as it is; fix it by hand (or move it aside) and saves will work \
+                 again.",
+                e.valid_up_to()
+            ),
+        )
+    })
+}
+
 /// A parsed store.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Store {

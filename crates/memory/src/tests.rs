@@ -855,3 +855,32 @@ fn cli_import_reports_created_updated_skipped() {
         json!({ "id": "same", "reason": "identical" })
     );
 }
+
+#[test]
+fn lock_decisions_and_names_as_a_driver_reads_them() {
+    assert_eq!(
+        Decision::Wait { ms: 20 }.to_json(),
+        json!({"kind": "wait", "ms": 20})
+    );
+    assert_eq!(
+        Decision::Steal(StealReason::HolderDead).to_json(),
+        json!({"kind": "steal", "reason": "holder_dead"})
+    );
+    assert_eq!(
+        Decision::Steal(StealReason::Stale).to_json(),
+        json!({"kind": "steal", "reason": "stale"})
+    );
+    let give_up = Decision::GiveUp(lock::lock_lost()).to_json();
+    assert_eq!(give_up["kind"], "give_up");
+    assert_eq!(give_up["answer"]["code"], "memory.locked");
+    assert_eq!(Liveness::from_name("alive"), Liveness::Alive);
+    assert_eq!(Liveness::from_name("dead"), Liveness::Dead);
+    assert_eq!(Liveness::from_name("unknown"), Liveness::Unknown);
+    assert_eq!(Liveness::from_name("Alive"), Liveness::Unknown);
+    let names = [Sweep::Keep, Sweep::Unlink, Sweep::RemoveMutex].map(Sweep::name);
+    assert_eq!(names, ["keep", "unlink", "remove_mutex"]);
+    assert_eq!(
+        lock::layout_json(),
+        json!({"dir": "memory", "store": "facts.json", "lock": ".facts.lock", "takeover": ".facts.lock.takeover"})
+    );
+}

@@ -9,10 +9,15 @@
 //!
 //! It is pure: time is injected as monotonic milliseconds ([`Millis`]), and it knows nothing of
 //! WASM, JavaScript, DSH or config files. Counters saturate at `u32::MAX` instead of overflowing.
+//!
+//! The model-visible `research_nudge_snooze` tool (its definition, argument rules and their
+//! messages) is the [`snooze`] module.
 
 use fingerprint::{Failure, Fingerprint};
 use names::Pattern;
 use std::collections::HashMap;
+
+pub mod snooze;
 
 /// Milliseconds on a monotonic clock chosen by the caller.
 pub type Millis = u64;

@@ -3,23 +3,22 @@
 //! The shim (`packages/limit-break/lib/index.js`) registers the tools whose definitions come from
 //! [`tools`], and its drivers perform the I/O the cores ask for: `lib/memory.js` the file
 //! operations of `limit-break-memory`'s save protocol, `lib/fetch.js` the steps of
-//! `limit-break-fetch`'s ladder ([`fetch`]). Everything the drivers would otherwise have to decide lives
-//! here or in the cores: argument rules, the store format, ranking, the lock protocol's
-//! decisions, the index cache's freshness, the answers and every message. The drivers only do I/O
-//! and hand over what they found (bytes, stat fields, error codes, the time).
+//! `limit-break-fetch`'s ladder ([`fetch`]). Everything the drivers would otherwise have to decide
+//! lives in the cores: argument rules, the store format, ranking, the lock protocol's decisions,
+//! the index cache's freshness, where the home is, the tool definitions, the answers, their
+//! texts and every message. These modules only carry JSON, bytes and numbers across; the drivers
+//! only do I/O and hand over what they found (bytes, stat fields, error codes, the time).
 
 pub mod fetch;
 pub mod memory;
 pub mod tools;
 
+use ::memory::home;
 use config::limit_break::{self as row, RowConfig};
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows.
 pub const PLUGIN_NAME: &str = "limit-break";
-
-/// The DSH home's directory name under the user's home (DSH's `DSH_HOME_DIR_NAME`).
-const DEFAULT_HOME_DIR: &str = ".dsh";
 
 /// Validates a row config given as JSON text and answers in the shape of a Standard Schema v1
 /// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
@@ -66,7 +65,7 @@ impl Plugin {
     /// platform's path separator.
     #[wasm_bindgen(js_name = dshHome)]
     pub fn dsh_home(&self, env: Option<String>, os_home: &str, sep: &str) -> String {
-        resolve_home(&self.row.dsh_home, env.as_deref(), os_home, sep)
+        home::resolve_home(&self.row.dsh_home, env.as_deref(), os_home, sep)
     }
 
     /// `memory_stats`'s answer, as JSON text, from what the driver found: the store's absolute
@@ -84,11 +83,9 @@ impl Plugin {
         mtime_ms: Option<f64>,
         lock_age_ms: Option<f64>,
     ) -> String {
-        // `$DSH_HOME/…` is shown only when the variable is where the home came from.
-        let env = env.filter(|_| self.row.dsh_home.trim().is_empty());
         memory::stats(
             path,
-            env.as_deref(),
+            home::shown_env(&self.row.dsh_home, env.as_deref()),
             os_home.as_deref(),
             bytes.as_deref(),
             size,
@@ -109,37 +106,6 @@ impl Plugin {
     /// The validated row config.
     pub fn row(&self) -> &RowConfig {
         &self.row
-    }
-}
-
-/// The DSH home before `path.resolve`, by DSH's own rule (`resolveDshHome` in
-/// `dsh-home-paths`): configured path, else a non-blank `DSH_HOME`, else `<os_home>/.dsh`, with
-/// `~` expanded. An empty configured path counts as not configured.
-pub fn resolve_home(configured: &str, env: Option<&str>, os_home: &str, sep: &str) -> String {
-    let chosen = if !configured.trim().is_empty() {
-        configured
-    } else if let Some(env) = env.filter(|e| !e.trim().is_empty()) {
-        env
-    } else {
-        return join(os_home, DEFAULT_HOME_DIR, sep);
-    };
-    if chosen == "~" {
-        return os_home.to_owned();
-    }
-    match chosen
-        .strip_prefix("~/")
-        .or_else(|| chosen.strip_prefix("~\\"))
-    {
-        Some(rest) => join(os_home, rest, sep),
-        None => chosen.to_owned(),
-    }
-}
-
-fn join(base: &str, rest: &str, sep: &str) -> String {
-    if base.ends_with(['/', '\\']) || base.is_empty() {
-        format!("{base}{rest}")
-    } else {
-        format!("{base}{sep}{rest}")
     }
 }
 
@@ -169,26 +135,5 @@ mod tests {
             Plugin::from_json(r#"{"enabled": 3}"#).err().unwrap(),
             "limit-break: invalid config: enabled must be true or false (got 3)"
         );
-    }
-
-    #[test]
-    fn the_home_follows_dsh_rule() {
-        let h = |configured, env| resolve_home(configured, env, "/home/u", "/");
-        assert_eq!(h("", None), "/home/u/.dsh");
-        assert_eq!(
-            h("", Some("  ")),
-            "/home/u/.dsh",
-            "a blank DSH_HOME is unset"
-        );
-        assert_eq!(h("", Some("/srv/dsh")), "/srv/dsh");
-        assert_eq!(h("", Some("~/dsh")), "/home/u/dsh");
-        assert_eq!(h("~", Some("/srv/dsh")), "/home/u", "config wins");
-        assert_eq!(h("~/x", None), "/home/u/x");
-        assert_eq!(h("~x", None), "~x", "only ~, ~/ and ~\\ expand");
-        assert_eq!(
-            resolve_home("~\\dsh", None, "C:\\Users\\u", "\\"),
-            "C:\\Users\\u\\dsh"
-        );
-        assert_eq!(resolve_home("", None, "/", "/"), "/.dsh");
     }
 }

@@ -5,20 +5,12 @@
 //! knows wasm-bindgen; it still knows nothing of DSH: the shim turns DSH events into the flat
 //! arguments of [`AgentTracker::observe`], one call per tool event, and everything that decides
 //! behaviour (validation, classification, debt, reminders, snooze replies) happens here or below.
-//! The one place it reads a DSH format is `session_log`: the replay CLI's mapping of DSH session
-//! logs (read by `dsh-session-log` from the log's JSON lines, never live DSH objects) to the policy.
-//! The replay (`replay`, `session_log`, `chart`) is behind the cargo feature
-//! `research-nudge-replay` and built into its own `.wasm` for the CLI, so the module DSH loads at
-//! boot holds only the plugin.
+//! The replay CLI's surface (`replay`; the engine, its reading of DSH session logs and the chart
+//! are `dsh-replay`'s) is behind the cargo feature `research-nudge-replay` and built into its own
+//! `.wasm` for the CLI, so the module DSH loads at boot holds only the plugin.
 
 #[cfg(feature = "research-nudge-replay")]
-pub mod call;
-#[cfg(feature = "research-nudge-replay")]
-pub mod chart;
-#[cfg(feature = "research-nudge-replay")]
 pub mod replay;
-#[cfg(feature = "research-nudge-replay")]
-pub mod session_log;
 pub mod snooze;
 
 use config::research_nudge::{self as row, RowConfig};

@@ -1,5 +1,5 @@
-//! `resilient_fetch`'s surface: the sans-I/O [`Ladder`] of `limit-break-fetch` made drivable from
-//! JavaScript, and the text the model reads for a result.
+//! `resilient_fetch`'s binding: the sans-I/O [`Ladder`] of `limit-break-fetch` made drivable from
+//! JavaScript (steps and inputs as JSON, payloads as bytes), and the core's text for a result.
 //!
 //! The driver (`lib/fetch.js`) loops: `poll()` returns the outstanding step as JSON; it performs
 //! exactly that step (a DNS lookup, one pinned `http(s).request`, or curl spawned from the given
@@ -203,86 +203,14 @@ pub fn input_of(input_json: &str, bytes: Vec<u8>) -> Result<Input, String> {
     })
 }
 
-/// The text the model reads for a `resilient_fetch` value (JSON text of the tool's value).
-///
-/// An answer reads like a fetched page: one line with the status, the URL that answered, the
-/// content type, the rung and its time, then the ladder (one line per rung tried) and the notes,
-/// a blank line and the text itself, never JSON-escaped. A failure is the value as indented
-/// JSON, as the memory tools answer.
+/// The text the model reads for a `resilient_fetch` value (JSON text of the tool's value), as
+/// `limit-break-fetch` renders it; text that is not JSON comes back unchanged.
 #[wasm_bindgen(js_name = renderFetchResult)]
 pub fn render(value_json: &str) -> String {
-    let Ok(v) = serde_json::from_str::<Value>(value_json) else {
-        return value_json.to_owned();
-    };
-    if v["ok"] != true {
-        return serde_json::to_string_pretty(&v).unwrap_or_default();
+    match serde_json::from_str::<Value>(value_json) {
+        Ok(v) => fetch::reply::render(&v),
+        Err(_) => value_json.to_owned(),
     }
-    let report = &v["report"];
-    let answered = report["answered"].as_str().unwrap_or("?");
-    let rungs = report["rungs"].as_array().map_or(&[][..], Vec::as_slice);
-    let answering_ms = rungs
-        .iter()
-        .rev()
-        .find(|r| r["outcome"] == "answered")
-        .and_then(|r| r["ms"].as_u64());
-    let mut out = format!(
-        "HTTP {} from {} ({}; {} bytes read{}), answered by rung {} ({answered}){}",
-        v["status"],
-        text(&v, "finalUrl").unwrap_or_default(),
-        text(&v, "contentType").unwrap_or("no content type"),
-        v["bytes"],
-        if v["truncated"] == true {
-            "; truncated"
-        } else {
-            ""
-        },
-        rung_number(answered),
-        answering_ms.map_or(String::new(), |ms| format!(" in {ms} ms")),
-    );
-    if v["url"] != v["finalUrl"] {
-        out.push_str(&format!(
-            "\nrequested {}",
-            text(&v, "url").unwrap_or_default()
-        ));
-    }
-    if rungs.len() > 1 {
-        let ladder: Vec<String> = rungs
-            .iter()
-            .map(|r| {
-                let mut s = format!(
-                    "{} {}",
-                    text(r, "rung").unwrap_or_default(),
-                    text(r, "outcome").unwrap_or_default()
-                );
-                if let Some(status) = r["status"].as_u64() {
-                    s.push_str(&format!(" {status}"));
-                }
-                if r["outcome"] != "skipped" {
-                    s.push_str(&format!(" {} ms", r["ms"]));
-                }
-                if let Some(e) = text(r, "error") {
-                    s.push_str(&format!(" ({e})"));
-                }
-                s
-            })
-            .collect();
-        out.push_str(&format!("\nladder: {}", ladder.join(" → ")));
-    }
-    for note in report["notes"].as_array().into_iter().flatten() {
-        if let Some(note) = note.as_str() {
-            out.push_str(&format!("\nnote: {note}"));
-        }
-    }
-    out.push_str("\n\n");
-    out.push_str(text(&v, "text").unwrap_or_default());
-    out
-}
-
-fn rung_number(name: &str) -> usize {
-    fetch::Rung::ALL
-        .iter()
-        .position(|r| r.name() == name)
-        .map_or(0, |i| i + 1)
 }
 
 #[cfg(test)]

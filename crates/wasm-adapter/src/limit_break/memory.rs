@@ -1,40 +1,17 @@
-//! The memory tools' surface: argument checks, the edits (save, forget, import) as text → text,
-//! recall over a cached index, stats, the lock protocol's decisions and the people CLI's output.
+//! The memory tools' binding: argument checks, the edits (save, forget, import) as bytes → text,
+//! recall over `limit-break-memory`'s cached index, stats, the lock protocol's decisions and the
+//! people CLI's output, each one call into the core with its answer as JSON text.
 //!
 //! The driver (`lib/memory.js`) follows the save protocol documented on `limit-break-memory`
 //! step by step; every decision in it is one of the calls below. File contents cross as bytes
-//! (`Uint8Array`), so a store that is not UTF-8 is refused here as corrupt instead of being
-//! silently repaired by a lossy decode in JS and then written back.
+//! (`Uint8Array`), so a store that is not UTF-8 is refused by the core as corrupt instead of
+//! being silently repaired by a lossy decode in JS and then written back.
 
-use memory::lock::{self, Decision, Liveness, LockRecord, Me, Observed, StealReason, Sweep};
-use memory::stats::StatsInput;
-use memory::{
-    Code, Failure, ImportPolicy, Index, Store, apply_save, cli, content_key, parse_recall_args,
-    parse_save_args,
-};
-use serde_json::{Value, json};
+use memory::driver::{self, Reply};
+use memory::lock::{self, Liveness, LockRecord, Me, Observed};
+use memory::{Failure, FileKey, IndexCache, parse_recall_args, parse_save_args};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
-
-/// How close to a file's mtime a read may be and still miss a later write in the same mtime tick
-/// (2 s covers the coarsest common file systems). An index read within this window of the
-/// file's mtime is checked again by content before it is trusted, as git treats "racily clean"
-/// entries.
-pub const RACY_WINDOW_MS: f64 = 2_000.0;
-
-/// The store text of `bytes`, or `memory.corrupt` when they are not UTF-8.
-fn utf8(bytes: &[u8]) -> Result<&str, Failure> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        Failure::new(
-            Code::Corrupt,
-            format!(
-                "the memory store is not UTF-8 text (invalid byte at offset {}). The file was \
-                 left exactly as it is; fix it by hand (or move it aside) and saves will work \
-                 again.",
-                e.valid_up_to()
-            ),
-        )
-    })
-}
 
 /// The tool arguments (JSON text from the shim) as a value; text that is not JSON is `null`
 /// for the rules to reject.
@@ -101,17 +78,16 @@ impl Edit {
 }
 
 impl Edit {
-    fn done(text: String, answer: Value) -> Edit {
-        Edit {
-            text: Some(text),
-            answer: answer.to_string(),
-        }
-    }
-
-    fn failed(failure: &Failure) -> Edit {
-        Edit {
-            text: None,
-            answer: failure.to_json().to_string(),
+    fn of(result: Result<Reply, Failure>) -> Edit {
+        match result {
+            Ok(reply) => Edit {
+                text: Some(reply.text),
+                answer: reply.answer.to_string(),
+            },
+            Err(failure) => Edit {
+                text: None,
+                answer: failure.to_json().to_string(),
+            },
         }
     }
 
@@ -126,90 +102,46 @@ impl Edit {
     }
 }
 
-fn current_text(current: Option<&[u8]>) -> Result<Option<&str>, Failure> {
-    current.map(utf8).transpose()
-}
-
 /// `memory_save` under the lock: the current store's bytes (`undefined`: no file) and the time
 /// → the new text and the answer, or the refusal (invalid arguments, corrupt store, another
 /// schema version).
 #[wasm_bindgen(js_name = applySave)]
 pub fn save(args_json: &str, current: Option<Vec<u8>>, now_ms: f64) -> Edit {
-    let run = || -> Result<Edit, Failure> {
-        let args = parse_save_args(&args_value(args_json))?;
-        let saved = apply_save(current_text(current.as_deref())?, &args, unix_ms(now_ms))?;
-        let answer = saved.answer();
-        Ok(Edit::done(saved.text, answer))
-    };
-    run().unwrap_or_else(|f| Edit::failed(&f))
+    Edit::of(driver::save(
+        &args_value(args_json),
+        current.as_deref(),
+        unix_ms(now_ms),
+    ))
 }
 
 /// People CLI `forget <id>` under the lock.
 #[wasm_bindgen(js_name = forgetFact)]
 pub fn forget(current: Option<Vec<u8>>, id: &str) -> Edit {
-    let run = || -> Result<Edit, Failure> {
-        let gone = cli::forget(current_text(current.as_deref())?, id)?;
-        let answer = json!({
-            "ok": true, "id": id.trim(), "removed": gone.removed, "facts": gone.count,
-        });
-        Ok(Edit::done(gone.text, answer))
-    };
-    run().unwrap_or_else(|f| Edit::failed(&f))
+    Edit::of(driver::forget(current.as_deref(), id))
 }
 
 /// People CLI `import FILE [--policy newer|overwrite|keep]` under the lock.
 #[wasm_bindgen(js_name = importFacts)]
 pub fn import(current: Option<Vec<u8>>, incoming: &[u8], policy: &str) -> Edit {
-    let run = || -> Result<Edit, Failure> {
-        let policy = match policy {
-            "newer" => ImportPolicy::NewerWins,
-            "overwrite" => ImportPolicy::Overwrite,
-            "keep" => ImportPolicy::KeepExisting,
-            other => {
-                return Err(Failure::new(
-                    Code::Invalid,
-                    format!(
-                        "--policy must be newer, overwrite or keep (got {})",
-                        Value::from(other)
-                    ),
-                ));
-            }
-        };
-        let incoming = utf8(incoming)
-            .map_err(|_| Failure::new(Code::Invalid, "the file to import is not UTF-8 text"))?;
-        let imported = cli::import(current_text(current.as_deref())?, incoming, policy)?;
-        let answer = imported.answer();
-        Ok(Edit::done(imported.text, answer))
-    };
-    run().unwrap_or_else(|f| Edit::failed(&f))
+    Edit::of(driver::import(current.as_deref(), incoming, policy))
 }
 
 /// People CLI `list`: the lines to print.
 #[wasm_bindgen(js_name = listFacts)]
 pub fn list(current: Option<Vec<u8>>) -> Edit {
-    cli_read(current, cli::list)
+    Edit::of(driver::list(current.as_deref()))
 }
 
 /// People CLI `show <id>`: the fact as indented JSON.
 #[wasm_bindgen(js_name = showFact)]
 pub fn show(current: Option<Vec<u8>>, id: &str) -> Edit {
-    cli_read(current, |text| cli::show(text, id))
+    Edit::of(driver::show(current.as_deref(), id))
 }
 
 /// People CLI `export`: the whole store in its canonical form.
 #[wasm_bindgen(js_name = exportFacts)]
 pub fn export(current: Option<Vec<u8>>) -> Edit {
-    cli_read(current, cli::export)
-}
-
-fn cli_read(
-    current: Option<Vec<u8>>,
-    read: impl FnOnce(Option<&str>) -> Result<String, Failure>,
-) -> Edit {
-    match current_text(current.as_deref()).and_then(read) {
-        Ok(out) => Edit::done(out, json!({ "ok": true })),
-        Err(f) => Edit::failed(&f),
-    }
+    Edit::of(driver::export(current.as_deref()))
 }
 
 /// `memory_stats`, from the driver's findings (what `Plugin::memory_stats` answers).
@@ -222,24 +154,15 @@ pub fn stats(
     mtime_ms: Option<f64>,
     lock_age_ms: Option<f64>,
 ) -> String {
-    let text = match bytes.map(utf8).transpose() {
-        Ok(text) => text,
-        Err(failure) => {
-            let mut v = failure.to_json();
-            v["path"] = json!(memory::stats::display_path(path, env, os_home));
-            v["bytes"] = json!(unix_ms(size));
-            return v.to_string();
-        }
-    };
-    memory::stats::stats(&StatsInput {
+    driver::stats(
         path,
-        dsh_home_env: env,
-        home: os_home,
-        text,
-        bytes: unix_ms(size),
-        modified: mtime_ms.map(unix_ms),
-        lock_age_ms: lock_age_ms.map(unix_ms),
-    })
+        env,
+        os_home,
+        bytes,
+        unix_ms(size),
+        mtime_ms.map(unix_ms),
+        lock_age_ms.map(unix_ms),
+    )
     .to_string()
 }
 
@@ -252,26 +175,8 @@ fn unix_ms(value: f64) -> u64 {
     }
 }
 
-/// What identifies the version of the store file an index was built from.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct FileKey {
-    mtime_ms: f64,
-    size: f64,
-    ino: f64,
-}
-
-struct Cached {
-    /// `None`: built for a missing file.
-    key: Option<FileKey>,
-    /// [`content_key`] of the text the index was built from.
-    content: u64,
-    /// When the driver last confirmed the file matched (its clock, Unix milliseconds).
-    checked_at: f64,
-    index: Index,
-}
-
-/// `memory_recall`'s index, cached across calls and keyed by the store file's mtime, size and
-/// inode, with the content as the tie-breaker a same-size rewrite within one mtime tick needs.
+/// `memory_recall`'s index cache ([`IndexCache`]: keyed by the store file's mtime, size and
+/// inode, checked by content when the read was racy).
 ///
 /// The driver's loop: `stat(store)`; `ENOENT` → [`Memory::load_missing`]; else unless
 /// [`Memory::is_fresh`] read the bytes and [`Memory::load`] (a failure is the answer); then
@@ -279,7 +184,15 @@ struct Cached {
 #[wasm_bindgen(js_name = LimitBreakMemory)]
 #[derive(Default)]
 pub struct Memory {
-    cache: Option<Cached>,
+    cache: IndexCache,
+}
+
+fn file_key(mtime_ms: f64, size: f64, ino: f64) -> FileKey {
+    FileKey {
+        mtime_ms,
+        size,
+        ino,
+    }
 }
 
 #[wasm_bindgen(js_class = LimitBreakMemory)]
@@ -294,14 +207,7 @@ impl Memory {
     /// was confirmed long enough after its mtime that a later write must have changed the key.
     #[wasm_bindgen(js_name = isFresh)]
     pub fn is_fresh(&self, mtime_ms: f64, size: f64, ino: f64) -> bool {
-        let key = FileKey {
-            mtime_ms,
-            size,
-            ino,
-        };
-        self.cache
-            .as_ref()
-            .is_some_and(|c| c.key == Some(key) && c.checked_at - mtime_ms > RACY_WINDOW_MS)
+        self.cache.is_fresh(file_key(mtime_ms, size, ino))
     }
 
     /// Loads the store's bytes read at `now_ms` (the driver's clock, the one mtimes use): keeps
@@ -315,81 +221,34 @@ impl Memory {
         ino: f64,
         now_ms: f64,
     ) -> Option<String> {
-        let key = Some(FileKey {
-            mtime_ms,
-            size,
-            ino,
-        });
-        let text = match utf8(bytes) {
-            Ok(text) => text,
-            Err(f) => {
-                self.cache = None;
-                return Some(f.to_json().to_string());
-            }
-        };
-        let content = content_key(text);
-        if let Some(cached) = self.cache.as_mut().filter(|c| c.content == content) {
-            cached.key = key;
-            cached.checked_at = now_ms;
-            return None;
-        }
-        match Store::parse(text) {
-            Ok(store) => {
-                self.cache = Some(Cached {
-                    key,
-                    content,
-                    checked_at: now_ms,
-                    index: Index::build(store),
-                });
-                None
-            }
-            Err(f) => {
-                self.cache = None;
-                Some(f.to_json().to_string())
-            }
-        }
+        self.cache
+            .load(bytes, file_key(mtime_ms, size, ino), now_ms)
+            .err()
+            .map(|f| f.to_json().to_string())
     }
 
     /// The store file does not exist: recall answers from an empty store.
     #[wasm_bindgen(js_name = loadMissing)]
     pub fn load_missing(&mut self) {
-        if self.cache.as_ref().is_some_and(|c| c.key.is_none()) {
-            return;
-        }
-        self.cache = Some(Cached {
-            key: None,
-            content: content_key(""),
-            checked_at: 0.0,
-            index: Index::build(Store::empty()),
-        });
+        self.cache.load_missing();
     }
 
     /// Drops the cached index (after this process wrote the store).
     pub fn invalidate(&mut self) {
-        self.cache = None;
+        self.cache.invalidate();
     }
 
     /// Answers `memory_recall` from the loaded index, as JSON text.
     pub fn recall(&self, args_json: &str) -> String {
-        let args = match parse_recall_args(&args_value(args_json)) {
-            Ok(args) => args,
-            Err(f) => return f.to_json().to_string(),
-        };
-        match &self.cache {
-            Some(cached) => cached.index.recall(&args).to_string(),
-            None => Index::build(Store::empty()).recall(&args).to_string(),
-        }
+        self.cache.recall(&args_value(args_json)).to_string()
     }
 
     /// Facts in the loaded index (tests, diagnostics).
     #[wasm_bindgen(getter)]
     pub fn facts(&self) -> usize {
-        self.cache
-            .as_ref()
-            .map_or(0, |c| c.index.store().facts.len())
+        self.cache.facts()
     }
 }
-
 /// One writer's side of the store lock: its owner token, pid and host, and the protocol's
 /// decisions for it (see "The save protocol" on `limit-break-memory`).
 #[wasm_bindgen(js_name = LimitBreakLock)]
@@ -448,13 +307,9 @@ impl StoreLock {
         jitter: f64,
     ) -> String {
         let observed = observed(lock_text, age_ms, holder);
-        decision_json(lock::decide(
-            &observed,
-            &self.me(),
-            unix_ms(waited_ms),
-            attempt,
-            jitter,
-        ))
+        lock::decide(&observed, &self.me(), unix_ms(waited_ms), attempt, jitter)
+            .to_json()
+            .to_string()
     }
 
     /// What to do about an existing take-over mutex (its text, age and holder as for
@@ -471,13 +326,9 @@ impl StoreLock {
         jitter: f64,
     ) -> String {
         let observed = observed(mutex_text, age_ms, holder);
-        decision_json(lock::decide_takeover(
-            &observed,
-            &self.me(),
-            unix_ms(waited_ms),
-            attempt,
-            jitter,
-        ))
+        lock::decide_takeover(&observed, &self.me(), unix_ms(waited_ms), attempt, jitter)
+            .to_json()
+            .to_string()
     }
 
     /// Under the take-over mutex: whether the lock read just now (text, age, holder) is still the
@@ -517,12 +368,7 @@ impl StoreLock {
     /// What the post-commit sweep does with the directory entry `name` whose mtime is `age_ms`
     /// old: `"keep"`, `"unlink"` or `"remove_mutex"`.
     pub fn sweep(name: &str, age_ms: f64) -> String {
-        match lock::sweep(name, unix_ms(age_ms)) {
-            Sweep::Keep => "keep",
-            Sweep::Unlink => "unlink",
-            Sweep::RemoveMutex => "remove_mutex",
-        }
-        .to_owned()
+        lock::sweep(name, unix_ms(age_ms)).name().to_owned()
     }
 
     /// Whether the lock text just read is this writer's.
@@ -567,41 +413,15 @@ fn observed<'a>(text: &'a str, age_ms: f64, holder: &str) -> Observed<'a> {
     Observed {
         text,
         age_ms: unix_ms(age_ms),
-        holder: match holder {
-            "alive" => Liveness::Alive,
-            "dead" => Liveness::Dead,
-            _ => Liveness::Unknown,
-        },
+        holder: Liveness::from_name(holder),
     }
-}
-
-/// A lock decision as the JSON the driver switches on.
-fn decision_json(decision: Decision) -> String {
-    match decision {
-        Decision::Wait { ms } => json!({ "kind": "wait", "ms": ms }),
-        Decision::Steal(reason) => json!({
-            "kind": "steal",
-            "reason": match reason {
-                StealReason::Stale => "stale",
-                StealReason::HolderDead => "holder_dead",
-            },
-        }),
-        Decision::GiveUp(f) => json!({ "kind": "give_up", "answer": f.to_json() }),
-    }
-    .to_string()
 }
 
 /// The store layout under the DSH home, as JSON: `{ "dir", "store", "lock", "takeover" }`
 /// (names).
 #[wasm_bindgen(js_name = memoryLayout)]
 pub fn layout() -> String {
-    json!({
-        "dir": lock::STORE_DIR,
-        "store": lock::STORE_FILE,
-        "lock": lock::LOCK_FILE,
-        "takeover": lock::TAKEOVER_FILE,
-    })
-    .to_string()
+    lock::layout_json().to_string()
 }
 
 #[cfg(test)]

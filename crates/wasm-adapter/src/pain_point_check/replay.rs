@@ -1,70 +1,13 @@
-//! The replay engine behind `pain-point-check replay`: one JSON line in, one JSON line out,
-//! through exactly the gate the plugin runs.
-//!
-//! # The event format
-//!
-//! One JSON object per line, each for one agent (`"agent"`, default `"default"`):
-//!
-//! - `{"tool": NAME, "args": {…}, "result": R}`: a call attempt. The gate judges it first
-//!   (`tools/pre-execute`); a denied call finishes as the denial's error result, an allowed one
-//!   with `R`: `"ok"` (the default), `"error"`, `"cancelled"`, `{"exitCode": N}`,
-//!   `{"killed": true}` or `{"timedOut": true}`.
-//! - `{"user": TEXT}`: a user prompt (resets the agent).
-//! - `{"assistant": TEXT}`: a visible assistant reply (may lift the gate).
-//! - `{"step": true}`: a step starts (where the check block or the escape notice is delivered).
-//!
-//! Each line prints `{"line", "agent", "event", …, "gate", "failures", "run", "denials"}` with
-//! what the gate did: `decision` and `reason` for a call, `timeline` for what it changed, and
-//! `notice` for a step that delivered one.
-//!
-//! # DSH session logs
-//!
-//! An input whose first line is a session header is a DSH session log, read by
-//! `crates/session-log` (one session = one agent). Each recorded tool result is judged as the
-//! plugin would have judged the call ([`AgentGate::pre_execute`]), then counted: a call the gate
-//! would deny counts as its denial, any other with its recorded outcome. Each `assistant/message`
-//! is one step (the check block or the escape notice would ride it) and then the reply, which may
-//! lift the gate; a human prompt resets; a reopened session starts a fresh agent. It prints a
-//! timeline of where the gate would arm, deny and lift, or, with `--json`, one JSON line per event
-//! in the event format's output shape.
+//! `pain-point-check replay`'s WebAssembly surface: the engine is `dsh-replay`'s
+//! (`replay::pain_point_check`); this only reads the config and passes lines and outputs through.
 
 use super::Plugin;
-use gate::{
-    AgentGate, Decision, Input, LiftOutcome, Marker, Observation, Outcome, Reaction, ResetCause,
-    Status, TimelineEntry, canonical_args_hash, canonical_args_hash_str,
-};
-use serde_json::{Map, Value, json};
-use session_log::{LogEvent, Reader, session_header};
-use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
-
-const DEFAULT_AGENT: &str = "default";
-const KEYS: [&str; 6] = ["agent", "tool", "args", "result", "user", "assistant"];
 
 /// A replay over one input stream.
 #[wasm_bindgen(js_name = PainPointReplay)]
 pub struct Replay {
-    plugin: Plugin,
-    agents: HashMap<String, AgentGate>,
-    line: usize,
-    format: Format,
-    json: bool,
-}
-
-/// What the first non-blank line said the input is.
-enum Format {
-    Undecided,
-    Events,
-    Session(Box<Session>),
-}
-
-/// A session log being replayed: its reader, its one agent's gate and the counts for the summary.
-struct Session {
-    reader: Reader,
-    gate: AgentGate,
-    calls: usize,
-    steps: usize,
-    counts: HashMap<&'static str, usize>,
+    inner: replay::pain_point_check::Replay,
 }
 
 #[wasm_bindgen(js_class = PainPointReplay)]
@@ -86,469 +29,58 @@ impl Replay {
     /// always prints JSON lines.
     #[wasm_bindgen(setter)]
     pub fn set_json(&mut self, json: bool) {
-        self.json = json;
+        self.inner.set_json(json);
     }
 
     /// The closing output after the last line (the timeline's summary), if any.
     pub fn finish(&self) -> Option<String> {
-        match &self.format {
-            Format::Session(session) if !self.json => Some(session.summary()),
-            _ => None,
-        }
+        self.inner.finish()
     }
 }
 
 impl Replay {
     /// A replay under the given row config (JSON text).
     pub fn from_json(config_json: &str) -> Result<Self, String> {
+        let settings = Plugin::from_json(config_json)?.settings().clone();
         Ok(Self {
-            plugin: Plugin::from_json(config_json)?,
-            agents: HashMap::new(),
-            line: 0,
-            format: Format::Undecided,
-            json: false,
+            inner: replay::pain_point_check::Replay::new(settings),
         })
     }
 
     /// Feeds the next input line (see [`Replay::feed`]).
     pub fn feed_line(&mut self, text: &str) -> Result<Option<String>, String> {
-        self.line += 1;
-        if text.trim().is_empty() {
-            return Ok(None);
-        }
-        let line = self.line;
-        if matches!(self.format, Format::Undecided) {
-            if let Some(header) = session_header(text) {
-                let reader = Reader::open(line, &header).map_err(|e| e.to_string())?;
-                let opening = (!self.json).then(|| opening(&reader, &self.plugin));
-                self.format = Format::Session(Box::new(Session {
-                    reader,
-                    gate: AgentGate::new(),
-                    calls: 0,
-                    steps: 0,
-                    counts: HashMap::new(),
-                }));
-                return Ok(opening);
-            }
-            self.format = Format::Events;
-        }
-        if let Format::Session(session) = &mut self.format {
-            return session.feed(&self.plugin, line, text, self.json);
-        }
-        self.apply(text)
-            .map(|out| Some(out.to_string()))
-            .map_err(|message| format!("line {line}: {message}"))
-    }
-
-    fn apply(&mut self, text: &str) -> Result<Value, String> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| format!("not a JSON object ({e})"))?;
-        let Value::Object(object) = value else {
-            return Err(format!(
-                "not a JSON object (got {})",
-                config::render(&value)
-            ));
-        };
-        if let Some(key) = object
-            .keys()
-            .find(|k| !KEYS.contains(&k.as_str()) && *k != "step")
-        {
-            let hint = config::did_you_mean(key, KEYS.into_iter().chain(["step"]))
-                .map_or(String::new(), |known| format!("; did you mean {known}?"));
-            return Err(format!("{key} is not an event field{hint}"));
-        }
-        let agent = match object.get("agent") {
-            None => DEFAULT_AGENT.to_owned(),
-            Some(Value::String(agent)) => agent.clone(),
-            Some(other) => {
-                return Err(format!(
-                    "agent must be a string (got {})",
-                    config::render(other)
-                ));
-            }
-        };
-        let settings = self.plugin.settings();
-        let gate = self.agents.entry(agent.clone()).or_default();
-        let mut out = Map::new();
-        out.insert("line".into(), json!(self.line));
-        out.insert("agent".into(), json!(agent));
-        let mut timeline = Vec::new();
-        let note = |reaction: &Reaction, timeline: &mut Vec<String>| {
-            if let Some(entry) = reaction.timeline_entry() {
-                timeline.push(describe(entry));
-            }
-        };
-        if let Some(name) = object.get("tool") {
-            let Value::String(name) = name else {
-                return Err(format!(
-                    "tool must be a string (got {})",
-                    config::render(name)
-                ));
-            };
-            let args = canonical_args_hash(object.get("args").unwrap_or(&json!({})));
-            let outcome = outcome(object.get("result"))?;
-            out.insert("event".into(), json!("tool"));
-            out.insert("tool".into(), json!(name));
-            let decision = gate.handle(settings, Input::ToolCall { name, args });
-            note(&decision, &mut timeline);
-            let outcome = match &decision {
-                Reaction::Decision(Decision::Deny { reason, .. }) => {
-                    out.insert("decision".into(), json!("deny"));
-                    out.insert("reason".into(), json!(reason));
-                    Outcome::error()
-                }
-                _ => {
-                    out.insert("decision".into(), json!("allow"));
-                    outcome
-                }
-            };
-            let observed = gate.handle(
-                settings,
-                Input::ToolResult {
-                    name,
-                    args,
-                    outcome,
-                },
-            );
-            if let Reaction::Observation(observation) = &observed {
-                out.insert("counted".into(), json!(counted(observation)));
-            }
-            note(&observed, &mut timeline);
-        } else if let Some(text) = object.get("user") {
-            let text = text_field("user", text)?;
-            out.insert("event".into(), json!("user"));
-            let reaction = gate.handle(settings, Input::UserPrompt { text });
-            note(&reaction, &mut timeline);
-        } else if let Some(text) = object.get("assistant") {
-            let text = text_field("assistant", text)?;
-            out.insert("event".into(), json!("assistant"));
-            let reaction = gate.handle(settings, Input::AssistantText { text });
-            if let Reaction::Lift(LiftOutcome::Partial { missing }) = reaction {
-                let names: Vec<&str> = missing.iter().map(Marker::en).collect();
-                out.insert("missing".into(), json!(names));
-            }
-            note(&reaction, &mut timeline);
-        } else if let Some(step) = object.get("step") {
-            if step != &Value::Bool(true) {
-                return Err(format!("step must be true (got {})", config::render(step)));
-            }
-            out.insert("event".into(), json!("step"));
-            let reaction = gate.handle(settings, Input::Step);
-            if let Reaction::Notice(Some(notice)) = &reaction {
-                out.insert("notice".into(), json!(notice.text));
-            }
-            note(&reaction, &mut timeline);
-        } else {
-            return Err("needs one of tool, user, assistant or step".to_owned());
-        }
-        out.insert("timeline".into(), json!(timeline));
-        out.insert("gate".into(), json!(status(gate.status())));
-        out.insert("failures".into(), json!(gate.failures()));
-        out.insert("run".into(), json!(gate.run_length()));
-        out.insert("denials".into(), json!(gate.denials()));
-        Ok(Value::Object(out))
-    }
-}
-
-fn text_field<'a>(key: &str, value: &'a Value) -> Result<&'a str, String> {
-    value
-        .as_str()
-        .ok_or_else(|| format!("{key} must be a string (got {})", config::render(value)))
-}
-
-fn outcome(result: Option<&Value>) -> Result<Outcome, String> {
-    let bad = |value: &Value| {
-        format!(
-            "result must be \"ok\", \"error\", \"cancelled\", {{\"exitCode\": N}}, {{\"killed\": true}} or {{\"timedOut\": true}} (got {})",
-            config::render(value)
-        )
-    };
-    Ok(match result {
-        None => Outcome::success(),
-        Some(Value::String(kind)) => match kind.as_str() {
-            "ok" => Outcome::success(),
-            "error" => Outcome::error(),
-            "cancelled" => Outcome::cancelled(),
-            _ => return Err(bad(&Value::String(kind.clone()))),
-        },
-        Some(value @ Value::Object(fields)) => match (fields.len(), fields.iter().next()) {
-            (1, Some((key, Value::Number(code)))) if key == "exitCode" => match code.as_i64() {
-                Some(code) => Outcome::exited(code),
-                None => return Err(bad(value)),
-            },
-            (1, Some((key, Value::Bool(true)))) if key == "killed" => Outcome::killed(),
-            (1, Some((key, Value::Bool(true)))) if key == "timedOut" => Outcome::timed_out(),
-            _ => return Err(bad(value)),
-        },
-        Some(other) => return Err(bad(other)),
-    })
-}
-
-fn counted(observation: &Observation) -> &'static str {
-    match observation {
-        Observation::Ignored(_) => "ignored",
-        Observation::Transparent => "investigation",
-        Observation::Counted | Observation::Armed(_) => "experiment",
-        Observation::HumanAnswered => "human answer",
-    }
-}
-
-fn status(status: Status) -> &'static str {
-    match status {
-        Status::Idle => "idle",
-        Status::Pending => "pending",
-        Status::Probation => "probation",
-    }
-}
-
-fn opening(reader: &Reader, plugin: &Plugin) -> String {
-    let h = reader.header();
-    let s = plugin.settings();
-    let mut out = format!("DSH session {}", h.id);
-    if let Some(cwd) = &h.cwd {
-        out.push_str(&format!(" (cwd {cwd})"));
-    }
-    if s.enabled() {
-        out.push_str(&format!(
-            "\ngate: arms at {} failed calls or {} identical calls; escape after {} denials",
-            s.failure_threshold(),
-            s.repeat_threshold(),
-            s.max_denials()
-        ));
-    } else {
-        out.push_str("\nthe plugin is disabled by this config: nothing is judged");
-    }
-    out.push_str(&format!(
-        "\n\n{:>5}  {:<24}  {:<12}  {:<9}  what the gate does",
-        "#", "event", "result", "gate"
-    ));
-    out
-}
-
-impl Session {
-    fn feed(
-        &mut self,
-        plugin: &Plugin,
-        line: usize,
-        text: &str,
-        json: bool,
-    ) -> Result<Option<String>, String> {
-        let Some(entry) = self.reader.read(line, text).map_err(|e| e.to_string())? else {
-            return Ok(None);
-        };
-        let settings = plugin.settings();
-        let mut rows: Vec<(String, String, Value)> = Vec::new();
-        match entry.event {
-            LogEvent::ToolResult(result) if !result.repaired => {
-                let Some(call) = &result.call else {
-                    return Ok(None);
-                };
-                self.calls += 1;
-                let args = canonical_args_hash_str(&call.arguments_json);
-                let name = call.name.as_str();
-                let decision = self.gate.handle(settings, Input::ToolCall { name, args });
-                let mut entries = Vec::new();
-                let mut out = json!({ "event": "tool", "tool": name });
-                let outcome = match &decision {
-                    Reaction::Decision(Decision::Deny { reason, .. }) => {
-                        out["decision"] = json!("deny");
-                        out["reason"] = json!(reason);
-                        Outcome::error()
-                    }
-                    _ => {
-                        out["decision"] = json!("allow");
-                        result.outcome()
-                    }
-                };
-                entries.extend(decision.timeline_entry());
-                let observed = self.gate.handle(
-                    settings,
-                    Input::ToolResult {
-                        name,
-                        args,
-                        outcome,
-                    },
-                );
-                if let Reaction::Observation(observation) = &observed {
-                    out["counted"] = json!(counted(observation));
-                }
-                entries.extend(observed.timeline_entry());
-                let label = format!("call {}  {name}", self.calls);
-                rows.push((
-                    label,
-                    outcome_label(&outcome, &out),
-                    self.record(out, &entries),
-                ));
-            }
-            LogEvent::UserPrompt { text } => {
-                let reaction = self
-                    .gate
-                    .handle(settings, Input::UserPrompt { text: &text });
-                let entries: Vec<_> = reaction.timeline_entry().into_iter().collect();
-                let out = self.record(json!({ "event": "user" }), &entries);
-                rows.push(("user prompt".to_owned(), String::new(), out));
-            }
-            LogEvent::AssistantText { text, interrupted } => {
-                self.steps += 1;
-                let step = self.gate.handle(settings, Input::Step);
-                let mut out = json!({ "event": "step" });
-                if let Reaction::Notice(Some(notice)) = &step {
-                    out["notice"] = json!(notice.text);
-                }
-                let entries: Vec<_> = step.timeline_entry().into_iter().collect();
-                let out = self.record(out, &entries);
-                rows.push((format!("step {}", self.steps), String::new(), out));
-                if !interrupted {
-                    let reaction = self
-                        .gate
-                        .handle(settings, Input::AssistantText { text: &text });
-                    let mut out = json!({ "event": "assistant" });
-                    if let Reaction::Lift(LiftOutcome::Partial { missing }) = reaction {
-                        let names: Vec<&str> = missing.iter().map(Marker::en).collect();
-                        out["missing"] = json!(names);
-                    }
-                    let entries: Vec<_> = reaction.timeline_entry().into_iter().collect();
-                    let out = self.record(out, &entries);
-                    rows.push(("  reply".to_owned(), String::new(), out));
-                }
-            }
-            LogEvent::Reopened => {
-                self.gate = AgentGate::new();
-                let out = self.record(json!({ "event": "reopened" }), &[]);
-                rows.push(("session reopened".to_owned(), String::new(), out));
-            }
-            _ => return Ok(None),
-        }
-        let lines: Vec<String> = rows
-            .into_iter()
-            .filter(|(_, _, out)| {
-                json || !out["timeline"].as_array().is_some_and(Vec::is_empty)
-                    || out["event"] == "tool"
-            })
-            .map(|(label, result, mut out)| {
-                if json {
-                    out["line"] = json!(line);
-                    out.to_string()
-                } else {
-                    let what = out["timeline"]
-                        .as_array()
-                        .map(|t| {
-                            t.iter()
-                                .filter_map(Value::as_str)
-                                .collect::<Vec<_>>()
-                                .join("; ")
-                        })
-                        .unwrap_or_default();
-                    format!(
-                        "{:>5}  {:<24}  {:<12}  {:<9}  {what}",
-                        line,
-                        clip(&label, 24),
-                        result,
-                        out["gate"].as_str().unwrap_or_default()
-                    )
-                }
-            })
-            .collect();
-        Ok((!lines.is_empty()).then(|| lines.join("\n")))
-    }
-
-    /// Adds the gate's state and the timeline to an output line, and counts the timeline.
-    fn record(&mut self, mut out: Value, entries: &[TimelineEntry]) -> Value {
-        let timeline: Vec<String> = entries.iter().map(|e| describe(*e)).collect();
-        for entry in entries {
-            *self.counts.entry(kind(*entry)).or_default() += 1;
-        }
-        out["timeline"] = json!(timeline);
-        out["gate"] = json!(status(self.gate.status()));
-        out["failures"] = json!(self.gate.failures());
-        out["run"] = json!(self.gate.run_length());
-        out["denials"] = json!(self.gate.denials());
-        out
-    }
-
-    fn summary(&self) -> String {
-        let count = |k: &str| self.counts.get(k).copied().unwrap_or(0);
-        format!(
-            "\nsummary: {} tool calls, {} steps; armed {}, check shown {}, denied {} (+{} same-direction), partial answers {}, lifted {}, escaped {}, reset {}",
-            self.calls,
-            self.steps,
-            count("armed"),
-            count("check"),
-            count("denied"),
-            count("same"),
-            count("partial"),
-            count("lifted"),
-            count("escaped"),
-            count("reset"),
-        )
-    }
-}
-
-fn kind(entry: TimelineEntry) -> &'static str {
-    match entry {
-        TimelineEntry::Armed(_) => "armed",
-        TimelineEntry::CheckShown => "check",
-        TimelineEntry::Denied => "denied",
-        TimelineEntry::SameShotDenied => "same",
-        TimelineEntry::Partial(_) => "partial",
-        TimelineEntry::Lifted => "lifted",
-        TimelineEntry::Escaped { .. } => "escaped",
-        TimelineEntry::Reset(_) => "reset",
-    }
-}
-
-fn outcome_label(outcome: &Outcome, out: &Value) -> String {
-    if out["decision"] == "deny" {
-        "DENIED".to_owned()
-    } else if outcome.cancelled {
-        "cancelled".to_owned()
-    } else if outcome.timed_out {
-        "timed out".to_owned()
-    } else if outcome.killed {
-        "killed".to_owned()
-    } else if !outcome.ok {
-        "error".to_owned()
-    } else if let Some(code) = outcome.exit_code {
-        format!("exit {code}")
-    } else {
-        "ok".to_owned()
-    }
-}
-
-fn clip(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_owned();
-    }
-    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
-    format!("{kept}…")
-}
-
-/// A timeline entry in words, for the JSON lines and the session-log timeline.
-pub fn describe(entry: TimelineEntry) -> String {
-    match entry {
-        TimelineEntry::Armed(trigger) => {
-            let mut why = Vec::new();
-            if let Some(failures) = trigger.failures {
-                why.push(format!("{failures} failed calls"));
-            }
-            if let Some(repeats) = trigger.repeats {
-                why.push(format!("{repeats} identical calls"));
-            }
-            format!("armed ({})", why.join(", "))
-        }
-        TimelineEntry::CheckShown => "check shown".to_owned(),
-        TimelineEntry::Denied => "denied".to_owned(),
-        TimelineEntry::SameShotDenied => "same-direction shot denied".to_owned(),
-        TimelineEntry::Partial(missing) => {
-            let names: Vec<&str> = missing.iter().map(Marker::en).collect();
-            format!("partial answer (missing {})", names.join(", "))
-        }
-        TimelineEntry::Lifted => "lifted".to_owned(),
-        TimelineEntry::Escaped { denials } => format!("escaped after {denials} denials"),
-        TimelineEntry::Reset(ResetCause::UserPrompt) => "reset by a user prompt".to_owned(),
-        TimelineEntry::Reset(ResetCause::HumanAnswer) => "reset by the user's answer".to_owned(),
+        self.inner.feed_line(text)
     }
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_config_is_refused_with_the_row_prefix() {
+        let error = Replay::from_json(r#"{"repeatThreshold": 0}"#)
+            .err()
+            .unwrap();
+        assert_eq!(
+            error,
+            "pain-point-check: invalid config: repeatThreshold must be an integer >= 1 (got 0)"
+        );
+    }
+
+    #[test]
+    fn lines_pass_through_to_the_engine() {
+        let mut replay = Replay::from_json("{}").unwrap();
+        assert_eq!(
+            replay.feed_line(r#"{"step":true}"#).unwrap().as_deref(),
+            Some(
+                r#"{"line":1,"agent":"default","event":"step","timeline":[],"gate":"idle","failures":0,"run":0,"denials":0}"#
+            )
+        );
+        assert_eq!(
+            replay.feed_line("{}").unwrap_err(),
+            "line 2: needs one of tool, user, assistant or step"
+        );
+        assert_eq!(replay.finish(), None);
+    }
+}

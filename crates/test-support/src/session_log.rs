@@ -1,5 +1,7 @@
 //! DSH session logs (`$DSH_HOME/sessions/--<cwd>--/session-<uuid>/session.jsonl.zstd`): finding
 //! one, reading it, turning its tool events into replay lines, and scrubbing it into a fixture.
+//! The events are `crates/session-log`'s reading ([`logged`]); this module keeps only the frame,
+//! fixture and scrub plumbing, which needs the raw lines ([`events`]).
 //!
 //! The file is a concatenation of independent, checksummed Zstandard frames: the first holds only
 //! the `{"type":"session",…}` header line, each later one a batch of JSONL event lines. Frames are
@@ -7,6 +9,7 @@
 //! codec dsh writes with; the fixture keeps the header and batch frames as they were.
 
 use crate::util::{self, rel};
+use ::session_log::{Header, LogEvent, Reader};
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -175,12 +178,8 @@ pub fn find(home: &Path, node: &Path, cwd: &Path) -> Result<PathBuf> {
     let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     for file in candidates {
         let texts = read_frames(node, &file)?;
-        let header = events(&texts[..1.min(texts.len())])?;
-        if header
-            .first()
-            .and_then(|h| h["cwd"].as_str())
-            .is_some_and(|c| Path::new(c) == cwd)
-        {
+        let header = header(&texts).with_context(|| format!("reading {}", rel(&file)))?;
+        if header.cwd.is_some_and(|c| Path::new(&c) == cwd) {
             return Ok(file);
         }
     }
@@ -202,11 +201,11 @@ pub struct ToolEvent {
     pub call_id: String,
     /// The arguments object.
     pub args: Value,
-    /// The result text.
+    /// The result text (an error result's without DSH's `Error: ` prefix).
     pub text: String,
     /// `isError` on the result.
     pub is_error: bool,
-    /// The `[exit code: N]` marker of a shell result.
+    /// The `[exit code: N]` marker of a successful shell result.
     pub exit_code: Option<i64>,
 }
 
@@ -222,72 +221,54 @@ pub enum Logged {
     Tool(ToolEvent),
 }
 
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-fn exit_code_marker(text: &str) -> Option<i64> {
-    let last = text.trim_end().lines().last()?;
-    last.trim()
-        .strip_prefix("[exit code: ")?
-        .strip_suffix(']')?
-        .parse()
-        .ok()
-}
-
-/// The human prompts and finished tool calls of a log, in order.
-pub fn logged(events: &[Value]) -> Result<Vec<Logged>> {
-    let created = events
+/// The session header of a log's frames (its first line).
+pub fn header(texts: &[String]) -> Result<Header> {
+    let first = texts
         .first()
-        .and_then(|h| h["createdAt"].as_i64())
-        .context("the log has no header with createdAt")?;
-    let mut calls: HashMap<String, (String, Value)> = HashMap::new();
+        .and_then(|text| text.lines().next())
+        .context("the log is empty")?;
+    let value = ::session_log::session_header(first).context("line 1 is not a session header")?;
+    Header::parse(&value).map_err(|message| anyhow::anyhow!("line 1: {message}"))
+}
+
+/// The human prompts and finished tool calls of a log's frames, in order, as
+/// `crates/session-log` reads them (times relative to the header's `createdAt`).
+pub fn logged(texts: &[String]) -> Result<Vec<Logged>> {
+    let mut lines = texts
+        .iter()
+        .flat_map(|text| text.lines())
+        .enumerate()
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| !line.trim().is_empty());
+    let (n, first) = lines.next().context("the log is empty")?;
+    let header = ::session_log::session_header(first)
+        .with_context(|| format!("line {n} is not a session header"))?;
+    let mut reader = Reader::open(n, &header)?.without_assistant_text();
+    let created = reader.header().created_at as i64;
     let mut out = Vec::new();
-    for event in events {
-        let at_ms = event["time"].as_i64().unwrap_or(created) - created;
-        let data = &event["data"];
-        match event["type"].as_str() {
-            Some("user/message") if data["source"]["kind"] == "user" => {
-                out.push(Logged::UserPrompt { at_ms });
-            }
-            Some("tool/call") => {
-                let id = data["callId"].as_str().unwrap_or_default().to_owned();
-                let name = data["name"].as_str().unwrap_or_default().to_owned();
-                let args = data["arguments"]
-                    .as_str()
-                    .and_then(|a| serde_json::from_str(a).ok())
-                    .unwrap_or(Value::Null);
-                calls.insert(id, (name, args));
-            }
-            Some("tool/result") => {
-                for block in data["message"]["content"].as_array().into_iter().flatten() {
-                    if block["type"] != "tool-result" {
-                        continue;
-                    }
-                    let call_id = block["toolCallId"].as_str().unwrap_or_default().to_owned();
-                    let Some((name, args)) = calls.get(&call_id).cloned() else {
-                        bail!("tool/result for {call_id} without its tool/call");
-                    };
-                    let text = text_of(&block["content"]);
-                    out.push(Logged::Tool(ToolEvent {
-                        at_ms,
-                        exit_code: exit_code_marker(&text),
-                        is_error: block["isError"] == true,
-                        name,
-                        call_id,
-                        args,
-                        text,
-                    }));
-                }
+    for (n, line) in lines {
+        let Some(entry) = reader.read(n, line)? else {
+            continue;
+        };
+        let at_ms = entry.time as i64 - created;
+        match entry.event {
+            LogEvent::UserPrompt { .. } => out.push(Logged::UserPrompt { at_ms }),
+            LogEvent::ToolResult(result) => {
+                let call = result.call.with_context(|| {
+                    format!(
+                        "line {n}: a repaired result for {} without its call",
+                        result.call_id
+                    )
+                })?;
+                out.push(Logged::Tool(ToolEvent {
+                    at_ms,
+                    name: call.name,
+                    call_id: result.call_id,
+                    args: serde_json::from_str(&call.arguments_json).unwrap_or(Value::Null),
+                    text: result.text,
+                    is_error: result.is_error,
+                    exit_code: result.status.exit_code,
+                }));
             }
             _ => {}
         }
@@ -358,11 +339,9 @@ impl Scrub {
     /// Scrubs every frame: paths → placeholders, UUIDs → `00000000-0000-4000-8000-<n>` in order
     /// of appearance, absolute times rebased so `createdAt` is [`SCRUBBED_EPOCH_MS`].
     pub fn frames(&self, texts: &[String]) -> Result<Vec<String>> {
-        let header = events(&texts[..1.min(texts.len())])?;
-        let created = header
-            .first()
-            .and_then(|h| h["createdAt"].as_i64())
-            .context("the first frame holds no header with createdAt")?;
+        let created = header(texts)
+            .context("the first frame holds no session header")?
+            .created_at as i64;
         let mut uuids = HashMap::new();
         let mut out = Vec::new();
         for text in texts {
@@ -487,16 +466,6 @@ mod tests {
     }
 
     #[test]
-    fn exit_code_marker_is_the_last_line() {
-        assert_eq!(
-            exit_code_marker("[stderr]\nTypeError at line 1\n[exit code: 1]"),
-            Some(1)
-        );
-        assert_eq!(exit_code_marker("[exit code: 1] and more"), None);
-        assert_eq!(exit_code_marker("fine"), None);
-    }
-
-    #[test]
     fn frame_scanner_walks_raw_and_rle_blocks() {
         // magic, descriptor (single segment, checksum, 1-byte content size), size 3,
         // one last raw block of 3 bytes, 4 checksum bytes; then a frame with one last RLE block.
@@ -519,7 +488,7 @@ mod tests {
             paths: vec![("/abs/scratch".into(), "/workspace/smoke-loop".into())],
         };
         let texts = vec![
-            "{\"type\":\"session\",\"id\":\"session-6155bbbd-edb3-4a04-b444-cb3b23815e3b\",\"createdAt\":1000,\"cwd\":\"/abs/scratch\"}\n".to_owned(),
+            "{\"type\":\"session\",\"version\":0,\"id\":\"session-6155bbbd-edb3-4a04-b444-cb3b23815e3b\",\"createdAt\":1000,\"cwd\":\"/abs/scratch\"}\n".to_owned(),
             "{\"type\":\"x\",\"seq\":0,\"time\":1500,\"data\":{\"text\":\"in /abs/scratch/app.js\",\"n\":1200}}\n".to_owned(),
         ];
         let out = scrub.frames(&texts).unwrap();
@@ -530,5 +499,35 @@ mod tests {
         assert!(out[1].contains("/workspace/smoke-loop/app.js"));
         assert!(out[1].contains("\"n\":1200"));
         assert!(scrub.leaks(&out).is_empty());
+    }
+
+    #[test]
+    fn logged_reads_prompts_and_tool_calls_through_crates_session_log() {
+        let texts = vec![
+            "{\"type\":\"session\",\"version\":0,\"id\":\"s\",\"createdAt\":1000,\"cwd\":\"/w\"}\n"
+                .to_owned(),
+            [
+                r#"{"type":"user/message","seq":0,"time":1100,"data":{"source":{"kind":"user"},"content":"go"}}"#,
+                r#"{"type":"tool/call","seq":1,"time":1200,"data":{"callId":"c1","name":"bash","arguments":"{\"command\":\"node app.js\"}"}}"#,
+                r#"{"type":"tool/result","seq":2,"time":1300,"data":{"message":{"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"TypeError\n[exit code: 1]"}]}]}}}"#,
+                r#"{"type":"user/message","seq":3,"time":1350,"data":{"source":{"kind":"plugin","plugin":"p"},"content":"note"}}"#,
+            ]
+            .join("\n"),
+        ];
+        assert_eq!(header(&texts).unwrap().cwd.as_deref(), Some("/w"));
+        let logged = logged(&texts).unwrap();
+        let lines: Vec<String> = logged.iter().map(replay_line).collect();
+        assert_eq!(
+            lines,
+            [
+                r#"{"at_ms":100,"user_prompt":true}"#,
+                r#"{"at_ms":300,"tool":"bash","exit_code":1,"error":"TypeError\n[exit code: 1]"}"#,
+            ]
+        );
+        let Logged::Tool(call) = &logged[1] else {
+            panic!("a tool call")
+        };
+        assert_eq!(call.args["command"], "node app.js");
+        assert_eq!(call.call_id, "c1");
     }
 }

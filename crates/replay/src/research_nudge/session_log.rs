@@ -20,12 +20,12 @@
 
 use crate::research_nudge::call::{Ended, observe_call};
 use crate::research_nudge::chart::{Chart, Mark, Point};
-use crate::research_nudge::{PLUGIN_NAME, Plugin};
-use ::session_log::{Header, LogEvent, ReadError, Reader, ToolResult};
+use crate::research_nudge::plugin::{PLUGIN_NAME, Plugin};
+use ::session_log::{Entry, Header, LogEvent, ToolResult};
 use policy::{AgentState, Hold, MINUTE, Millis, Observation, Signals, ToolClass, Triggers};
-use serde_json::{Value, json};
+use serde_json::json;
 
-pub use ::session_log::{FORMAT_VERSION, session_header as header};
+pub use ::session_log::FORMAT_VERSION;
 
 /// Characters of a user prompt the timeline quotes.
 const PROMPT_EXCERPT: usize = 40;
@@ -105,7 +105,7 @@ enum What {
 
 /// A replay over one DSH session log: one agent.
 pub struct SessionLog {
-    reader: Reader,
+    header: Header,
     json: bool,
     state: Option<AgentState>,
     /// Latest event time seen: the monotonic clock.
@@ -114,21 +114,19 @@ pub struct SessionLog {
 }
 
 impl SessionLog {
-    /// Starts a replay from the parsed header line (see [`header`]) on `line`.
-    pub fn start(line: usize, header: &Value, json: bool) -> Result<Self, ReadError> {
-        // The policy has no use for assistant replies: they are skipped unread.
-        let reader = Reader::open(line, header)?.without_assistant_text();
-        Ok(Self {
-            clock: reader.header().created_at,
-            reader,
+    /// Starts a replay of the session the header opens.
+    pub fn start(header: &Header, json: bool) -> Self {
+        Self {
+            clock: header.created_at,
+            header: header.clone(),
             json,
             state: None,
             stats: Stats::default(),
-        })
+        }
     }
 
     fn header(&self) -> &Header {
-        self.reader.header()
+        &self.header
     }
 
     /// The timeline's heading (nothing for JSON lines).
@@ -185,18 +183,15 @@ impl SessionLog {
         out
     }
 
-    /// Feeds one non-blank logical line; returns the output for it, if any. With a `chart`, the
+    /// Feeds one event, read from `line`; returns the output for it, if any. With a `chart`, the
     /// row is drawn there instead and nothing is returned.
     pub fn feed(
         &mut self,
         plugin: &mut Plugin,
         line: usize,
-        text: &str,
+        entry: Entry,
         chart: Option<&mut Chart>,
-    ) -> Result<Option<String>, ReadError> {
-        let Some(entry) = self.reader.read(line, text)? else {
-            return Ok(None);
-        };
+    ) -> Option<String> {
         let time = entry.time;
         let row = match entry.event {
             LogEvent::ToolResult(result) => Some(self.tool_result(plugin, line, time, result)),
@@ -221,10 +216,10 @@ impl SessionLog {
         match (row, chart) {
             (Some(row), Some(chart)) => {
                 self.draw(plugin, &row, chart);
-                Ok(None)
+                None
             }
-            (row, None) => Ok(row.map(|row| self.render(plugin, &row))),
-            (None, Some(_)) => Ok(None),
+            (row, None) => row.map(|row| self.render(plugin, &row)),
+            (None, Some(_)) => None,
         }
     }
 

@@ -1,5 +1,7 @@
 use super::*;
-use crate::research_nudge::replay::Replay;
+use crate::research_nudge::events::Replay;
+use ::session_log::{Reader, session_header as header};
+use serde_json::Value;
 
 const CREATED: Millis = 1_767_225_600_000;
 

@@ -1,7 +1,8 @@
 //! One recorded tool call observed exactly as the plugin observes a live one (the snooze tool's
 //! argument rules included), shared by both replay formats.
 
-use crate::research_nudge::{Plugin, snooze};
+use crate::research_nudge::plugin::Plugin;
+use policy::snooze;
 use policy::{AgentState, Millis, Observation, SNOOZE_TOOL_NAME, ToolCall};
 
 /// How a recorded call ended: its result's facts.

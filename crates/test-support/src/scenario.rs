@@ -773,9 +773,13 @@ fn clip(text: &str, width: usize) -> String {
     }
 }
 
-/// `cargo xtask scenario [NAME...]`: the release-smoke setup, then only the named scenarios
-/// (every one without names), for working on one scenario without the whole smoke.
-pub fn run(names: &[String]) -> Result<()> {
+/// `cargo xtask scenario [NAME...]`: the release-smoke setup (`setup`, given the run's name),
+/// then only the named scenarios (every one without names), for working on one scenario without
+/// the whole smoke.
+pub fn run(
+    names: &[String],
+    setup: impl FnOnce(&str, &mut Timings) -> Result<Harness>,
+) -> Result<()> {
     let mut timings = Timings::default();
     let mut chosen = Vec::new();
     for path in files()? {
@@ -789,7 +793,7 @@ pub fn run(names: &[String]) -> Result<()> {
             bail!("no scenario `{name}` in {}", rel(&dir()));
         }
     }
-    let h = harness::setup("scenario", &mut timings)?;
+    let h = setup("scenario", &mut timings)?;
     for scenario in &chosen {
         println!("\nscenario {}: {}", scenario.name, scenario.about);
         let (_, summary) =

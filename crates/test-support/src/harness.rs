@@ -1,13 +1,10 @@
-//! The dsh harness the release smoke, the scenarios and the demo share: every package packed and
+//! The dsh harness the release smoke, the scenarios and the demo share: every packed package
 //! added to one fresh `DSH_HOME` ([`setup`]), then headless turns against a scripted
 //! [`MockModel`] ([`Harness::turn`]) and what they logged.
 
-use crate::dsh::{self, Toolchain};
 use crate::mock_model::{MockModel, Reply, Request};
-use crate::pack::{self, Packed};
-use crate::packages::{self, Package};
-use crate::schema;
 use crate::session_log::{self, Logged, Scrub};
+use crate::toolchain::Toolchain;
 use crate::util::{self, rel, root};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -50,6 +47,24 @@ impl Timings {
     }
 }
 
+/// A packed package, as the caller packed and unpacked it.
+pub struct Plugin {
+    /// The row id DSH mounts it under.
+    pub row: &'static str,
+    /// The package name from its manifest.
+    pub name: String,
+    /// The `.tgz`.
+    pub tarball: PathBuf,
+    /// Where the tarball was unpacked (its CLIs run from there).
+    pub unpacked: PathBuf,
+    /// The package's generated `cordis.patch.yml` (`packages/<row>/cordis.patch.yml`).
+    pub patch_file: PathBuf,
+    /// Its module, relative to the package: `pkg/<out>_bg.wasm`.
+    pub wasm: String,
+    /// The `bin` commands it ships, each `bin/<command>.js`.
+    pub bins: &'static [&'static str],
+}
+
 /// Every packed package installed into one fresh dsh home.
 pub struct Harness {
     /// Node, pnpm, dsh.
@@ -60,13 +75,18 @@ pub struct Harness {
     pub home: PathBuf,
     /// The layer comments `--dump-config` printed above each package's row.
     pub layers: Vec<String>,
+    /// The packages added.
+    pub plugins: Vec<Plugin>,
 }
 
-/// Packs every package, installs the toolchain, makes a fresh `DSH_HOME` under `target/<name>/`,
-/// adds every package to its headless profile and checks `--dump-config` for each row.
-pub fn setup(name: &str, timings: &mut Timings) -> Result<Harness> {
-    let packed = timings.step("pack (build + npm pack + checks)", pack::pack_all)?;
-    let toolchain = timings.step("toolchain (node 24, pnpm, dsh + Cordis pins)", dsh::ensure)?;
+/// Makes a fresh `DSH_HOME` under `target/<name>/`, adds every packed package to its headless
+/// profile and checks `--dump-config` for each row.
+pub fn setup(
+    name: &str,
+    timings: &mut Timings,
+    toolchain: Toolchain,
+    plugins: Vec<Plugin>,
+) -> Result<Harness> {
     let dir = root().join("target").join(name);
     if dir.exists() {
         std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", rel(&dir)))?;
@@ -74,16 +94,16 @@ pub fn setup(name: &str, timings: &mut Timings) -> Result<Harness> {
     let home = dir.join("home");
     std::fs::create_dir_all(&home)?;
     let mut layers = Vec::new();
-    for (package, packed) in packages::ALL.iter().zip(&packed) {
+    for plugin in &plugins {
         timings.step(
-            &format!("dsh plugin --profile headless add {}", packed.name),
-            || plugin_add(&toolchain, &home, package, packed),
+            &format!("dsh plugin --profile headless add {}", plugin.name),
+            || plugin_add(&toolchain, &home, plugin),
         )?;
     }
-    for (package, packed) in packages::ALL.iter().zip(&packed) {
+    for plugin in &plugins {
         layers.push(
-            timings.step(&format!("dsh --dump-config ({})", package.row), || {
-                dump_config(&toolchain, &home, package, packed)
+            timings.step(&format!("dsh --dump-config ({})", plugin.row), || {
+                dump_config(&toolchain, &home, plugin)
             })?,
         );
     }
@@ -92,15 +112,11 @@ pub fn setup(name: &str, timings: &mut Timings) -> Result<Harness> {
         dir,
         home,
         layers,
+        plugins,
     })
 }
 
-fn plugin_add(
-    toolchain: &Toolchain,
-    home: &Path,
-    package: &Package,
-    packed: &Packed,
-) -> Result<()> {
+fn plugin_add(toolchain: &Toolchain, home: &Path, packed: &Plugin) -> Result<()> {
     let mut cmd = toolchain.dsh(Some(home));
     cmd.current_dir(home)
         .args(["plugin", "--profile", "headless", "add"])
@@ -113,9 +129,8 @@ fn plugin_add(
         .join("headless")
         .join("node_modules")
         .join(&packed.name);
-    let unpacked = pack::unpacked_dir(package);
-    let wasm = format!("pkg/{}_bg.wasm", package.out_name);
-    for file in ["lib/index.js", wasm.as_str()] {
+    let unpacked = &packed.unpacked;
+    for file in ["lib/index.js", packed.wasm.as_str()] {
         let a = std::fs::read(installed.join(file))
             .with_context(|| format!("{} was not installed", installed.join(file).display()))?;
         if a != std::fs::read(unpacked.join(file))? {
@@ -192,13 +207,8 @@ fn find_row<'a>(value: &'a Value, id: &str) -> Option<&'a Value> {
     })
 }
 
-fn dump_config(
-    toolchain: &Toolchain,
-    home: &Path,
-    package: &Package,
-    packed: &Packed,
-) -> Result<String> {
-    let id = package.row;
+fn dump_config(toolchain: &Toolchain, home: &Path, packed: &Plugin) -> Result<String> {
+    let id = packed.row;
     let mut cmd = toolchain.dsh(Some(home));
     cmd.current_dir(home)
         .args(["--profile", "headless", "--dump-config"]);
@@ -231,15 +241,15 @@ fn dump_config(
             packed.name
         );
     }
-    let bundle_file = package.dir().join(schema::PATCH_FILE);
-    let bundle = yaml_to_json(toolchain, &std::fs::read_to_string(&bundle_file)?)?;
+    let bundle_file = &packed.patch_file;
+    let bundle = yaml_to_json(toolchain, &std::fs::read_to_string(bundle_file)?)?;
     let bundle_row =
-        find_row(&bundle, id).with_context(|| format!("{} has no {id} row", rel(&bundle_file)))?;
+        find_row(&bundle, id).with_context(|| format!("{} has no {id} row", rel(bundle_file)))?;
     let defaults = (config::row(id)
         .context("no such row in crates/config")?
         .defaults)();
     for (what, expected) in [
-        (rel(&bundle_file).as_str(), &bundle_row["config"]),
+        (rel(bundle_file).as_str(), &bundle_row["config"]),
         ("crates/config defaults", &defaults),
     ] {
         let diffs = differences(expected, &row["config"], "config");
@@ -439,8 +449,7 @@ impl Harness {
     pub fn logged(&self, turn: &Turn) -> Result<(PathBuf, Vec<Logged>)> {
         let file = self.session_log(turn)?;
         let texts = session_log::read_frames(&self.toolchain.node(), &file)?;
-        let events = session_log::events(&texts)?;
-        Ok((file, session_log::logged(&events)?))
+        Ok((file, session_log::logged(&texts)?))
     }
 
     /// A packed package's replay CLI (`bin/<cli>.js`) over a turn: `<cli> replay --json LOG` of
@@ -449,13 +458,12 @@ impl Harness {
     /// ([`session_log::replay_line`]). Returns its output lines (each JSON); the inputs and
     /// outputs are kept in `target/<run>/replay/`.
     pub fn replay(&self, cli: &str, turn: &Turn, without: &[String]) -> Result<Vec<Value>> {
-        let package = packages::ALL
+        let package = self
+            .plugins
             .iter()
             .find(|p| p.bins.contains(&cli))
             .with_context(|| format!("no package ships a `{cli}` CLI"))?;
-        let script = pack::unpacked_dir(package)
-            .join("bin")
-            .join(format!("{cli}.js"));
+        let script = package.unpacked.join("bin").join(format!("{cli}.js"));
         let dir = self.dir.join("replay");
         std::fs::create_dir_all(&dir)?;
         let mut cmd = Command::new(self.toolchain.node());
@@ -527,7 +535,7 @@ fn check_finished_log(texts: &[String]) -> Result<()> {
 /// plugins whose messages were injected, in order.
 fn log_story(texts: &[String]) -> Result<(Vec<String>, Vec<String>)> {
     let events = session_log::events(texts)?;
-    let tools = session_log::logged(&events)?
+    let tools = session_log::logged(texts)?
         .into_iter()
         .filter_map(|l| match l {
             Logged::Tool(t) => Some(t.name),

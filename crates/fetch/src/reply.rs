@@ -1,0 +1,195 @@
+//! The text the model reads for a `resilient_fetch` value
+//! ([`Outcome::to_json`](crate::outcome::Outcome::to_json)).
+//!
+//! An answer reads like a fetched page: one line with the status, the URL that answered, the
+//! content type, the rung and its time, then the ladder (one line per rung tried) and the notes,
+//! a blank line and the text itself, never JSON-escaped. A failure is the value as indented
+//! JSON, as the memory tools answer.
+
+use crate::outcome::Rung;
+use serde_json::Value;
+
+fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The model's text for the tool's value `v`.
+pub fn render(v: &Value) -> String {
+    if v["ok"] != true {
+        return serde_json::to_string_pretty(v).unwrap_or_default();
+    }
+    let report = &v["report"];
+    let answered = report["answered"].as_str().unwrap_or("?");
+    let rungs = report["rungs"].as_array().map_or(&[][..], Vec::as_slice);
+    let answering_ms = rungs
+        .iter()
+        .rev()
+        .find(|r| r["outcome"] == "answered")
+        .and_then(|r| r["ms"].as_u64());
+    let mut out = format!(
+        "HTTP {} from {} ({}; {} bytes read{}), answered by rung {} ({answered}){}",
+        v["status"],
+        text(v, "finalUrl").unwrap_or_default(),
+        text(v, "contentType").unwrap_or("no content type"),
+        v["bytes"],
+        if v["truncated"] == true {
+            "; truncated"
+        } else {
+            ""
+        },
+        rung_number(answered),
+        answering_ms.map_or(String::new(), |ms| format!(" in {ms} ms")),
+    );
+    if v["url"] != v["finalUrl"] {
+        out.push_str(&format!(
+            "\nrequested {}",
+            text(v, "url").unwrap_or_default()
+        ));
+    }
+    if rungs.len() > 1 {
+        let ladder: Vec<String> = rungs
+            .iter()
+            .map(|r| {
+                let mut s = format!(
+                    "{} {}",
+                    text(r, "rung").unwrap_or_default(),
+                    text(r, "outcome").unwrap_or_default()
+                );
+                if let Some(status) = r["status"].as_u64() {
+                    s.push_str(&format!(" {status}"));
+                }
+                if r["outcome"] != "skipped" {
+                    s.push_str(&format!(" {} ms", r["ms"]));
+                }
+                if let Some(e) = text(r, "error") {
+                    s.push_str(&format!(" ({e})"));
+                }
+                s
+            })
+            .collect();
+        out.push_str(&format!("\nladder: {}", ladder.join(" → ")));
+    }
+    for note in report["notes"].as_array().into_iter().flatten() {
+        if let Some(note) = note.as_str() {
+            out.push_str(&format!("\nnote: {note}"));
+        }
+    }
+    out.push_str("\n\n");
+    out.push_str(text(v, "text").unwrap_or_default());
+    out
+}
+
+/// The rung's number on the ladder (1 to 4), 0 for an unknown name.
+fn rung_number(name: &str) -> usize {
+    Rung::ALL
+        .iter()
+        .position(|r| r.name() == name)
+        .map_or(0, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        CurlExit, Failure, Input, Ladder, Outcome, Settings, Step, StepId, ToolInput,
+        TransportError,
+    };
+    use serde_json::json;
+
+    fn id(ladder: &Ladder) -> StepId {
+        match ladder.poll() {
+            Step::Resolve(r) => r.id,
+            Step::Http(h) => h.id,
+            Step::Curl(c) => c.id,
+            Step::Done(_) => panic!("already done"),
+        }
+    }
+
+    fn ladder(url: &str, curl: bool) -> Ladder {
+        let settings = Settings {
+            allow_private_network: true,
+            ..Settings::default()
+        };
+        let input = ToolInput::parse(&json!({ "url": url })).unwrap();
+        Ladder::new(input, settings, curl, 0)
+    }
+
+    #[test]
+    fn a_refused_input_renders_as_json() {
+        let error = ToolInput::parse(&json!({"uri": "https://example.org/"})).unwrap_err();
+        let outcome = Outcome::Failure(Failure::invalid_input(&error, true));
+        expect_test::expect![[r#"
+            {
+              "ok": false,
+              "code": "fetch.invalid_input",
+              "message": "uri is not an input key; did you mean url? (got \"https://example.org/\")",
+              "field": "uri",
+              "rule": "is not an input key; did you mean url?",
+              "report": {
+                "answered": null,
+                "curl": "available",
+                "rungs": [],
+                "notes": []
+              }
+            }"#]]
+        .assert_eq(&render(&outcome.to_json()));
+    }
+
+    #[test]
+    fn an_answer_reads_like_a_page_with_its_ladder() {
+        let mut fetch = ladder("http://localhost:8080/flaky", true);
+        let resolved = Input::Resolved(vec!["127.0.0.1".parse().unwrap(), "::1".parse().unwrap()]);
+        fetch.handle(id(&fetch), resolved, 1).unwrap();
+        let reset = Input::Failed(TransportError {
+            code: "ECONNRESET".into(),
+            message: "socket hang up".into(),
+        });
+        fetch.handle(id(&fetch), reset, 5).unwrap();
+        let exit = Input::CurlExited(CurlExit {
+            exit_code: Some(0),
+            stdout:
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nhello from v6"
+                    .to_vec(),
+            stdout_complete: true,
+            stderr: String::new(),
+        });
+        fetch.handle(id(&fetch), exit, 9).unwrap();
+        let outcome = fetch.outcome().unwrap().to_json();
+        expect_test::expect![[r#"
+            HTTP 200 from http://localhost:8080/flaky (text/plain; charset=utf-8; 13 bytes read), answered by rung 2 (curl-ipv6) in 4 ms
+            ladder: fetch failed 5 ms (ECONNRESET: socket hang up) → curl-ipv6 answered 200 4 ms
+
+            hello from v6"#]]
+        .assert_eq(&render(&outcome));
+    }
+
+    #[test]
+    fn an_aborted_fetch_renders_as_json() {
+        let mut fetch = ladder("http://127.0.0.1:8080/slow", false);
+        fetch.abort(50);
+        let outcome = fetch.outcome().unwrap().to_json();
+        expect_test::expect![[r#"
+            {
+              "ok": false,
+              "code": "fetch.aborted",
+              "message": "the tool call was cancelled",
+              "report": {
+                "answered": null,
+                "curl": "missing",
+                "rungs": [
+                  {
+                    "rung": "fetch",
+                    "outcome": "failed",
+                    "url": "http://127.0.0.1:8080/slow",
+                    "ms": 50,
+                    "error": "aborted"
+                  }
+                ],
+                "notes": [
+                  "curl is not on PATH, so only rung 1 (fetch) was tried"
+                ]
+              }
+            }"#]]
+        .assert_eq(&render(&outcome));
+    }
+}

@@ -34,8 +34,8 @@ const COMMANDS: &[(&str, &str)] = &[
         "build if needed, then run each package's tests/*.test.mjs on the pinned Node 24",
     ),
     (
-        "vectors",
-        "replay each package's vectors/ through its CLI on Node 24 (and system Node 20..23)",
+        "vectors [--update]",
+        "replay each package's vectors/ through its CLI on Node 24 (and system Node 20..23); --update rewrites the expectations that differ",
     ),
     (
         "schema [--check]",

@@ -323,11 +323,18 @@ impl RowConfig {
     #[cfg(feature = "autoresearch")]
     pub fn settings(&self) -> Result<Settings, Vec<Issue>> {
         let issues = self.across();
-        if !issues.is_empty() {
-            return Err(issues);
+        if issues.is_empty() {
+            Ok(self.core_settings())
+        } else {
+            Err(issues)
         }
+    }
+
+    /// The core's settings of a row that passed [`validate`].
+    #[cfg(feature = "autoresearch")]
+    fn core_settings(&self) -> Settings {
         let defaults = Settings::default();
-        Ok(Settings {
+        Settings {
             limits: Limits {
                 default_max_experiments: self.default_max_experiments,
                 max_experiments: self.max_experiments,
@@ -343,7 +350,18 @@ impl RowConfig {
             max_attempts_per_experiment: defaults.max_attempts_per_experiment,
             export_tsv: self.export_tsv,
             cleanup_worktrees_on_success: self.cleanup_worktrees_on_success,
-        })
+        }
+    }
+}
+
+#[cfg(feature = "autoresearch")]
+impl crate::Config for RowConfig {
+    const MESSAGE_PREFIX: &'static str = MESSAGE_PREFIX;
+    type Settings = Settings;
+    fn validate(value: &Value) -> Result<(Self, Settings), Vec<Issue>> {
+        let row = validate(value)?;
+        let settings = row.core_settings();
+        Ok((row, settings))
     }
 }
 

@@ -7,8 +7,10 @@
 //! row's JSON into its serde type while collecting every problem with a message that names the
 //! path, the rule and the value, and suggests the closest key for an unknown one. Each row lives in
 //! its own module ([`research_nudge`], …) with its serde type (the one source of truth for its
-//! defaults), its rules and its JSON Schema; [`ROWS`] lists them for the generated patch files and
-//! the patch-file schema ([`patch_file_schema`]).
+//! defaults), its rules and its JSON Schema; the type implements [`Config`], so [`parse`] (and
+//! [`load`], its one-line message) validates a row's JSON text once into the row and its core's
+//! settings. [`ROWS`] lists them for the generated patch files and the patch-file schema
+//! ([`patch_file_schema`]).
 //!
 //! It must not know anything of WASM, JavaScript or DSH internals: it only knows the rows' JSON
 //! shapes. The one concession to JavaScript callers is documented on [`validate_fields`]: values
@@ -24,7 +26,10 @@ pub mod research_nudge;
 mod toolkit;
 pub use names::did_you_mean;
 pub use patch_schema::{EDITOR_CUSTOM_TAG, JS_EXPR_KEY, patch_file_schema};
-pub use toolkit::{Field, Issue, PathSegment, Rule, describe, render, schema_of, validate_fields};
+pub use toolkit::{
+    Config, Field, Issue, PathSegment, Rule, describe, load, parse, render, schema_of,
+    validate_fields,
+};
 
 use serde::Serialize;
 use serde_json::Value;

@@ -138,6 +138,15 @@ pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
     validate_fields(&FIELDS, value)
 }
 
+impl crate::Config for RowConfig {
+    const MESSAGE_PREFIX: &'static str = MESSAGE_PREFIX;
+    /// The plugin reads the row itself ([`RowConfig::fetch_settings`] for the fetch core).
+    type Settings = ();
+    fn validate(value: &Value) -> Result<(Self, ()), Vec<Issue>> {
+        validate(value).map(|row| (row, ()))
+    }
+}
+
 impl RowConfig {
     /// The fetch core's settings (the user agent is the core's).
     pub fn fetch_settings(&self) -> Settings {

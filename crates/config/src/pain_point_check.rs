@@ -125,8 +125,19 @@ fn tool_pattern(text: &str) -> Result<(), String> {
 /// Validates a `pain-point-check` row config and builds it, or reports every problem found: the
 /// per-key rules first, then what only the whole list shows (an entry repeating an earlier one).
 pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
-    let row: RowConfig = validate_fields(&FIELDS, value)?;
-    row.settings().map(|_| row)
+    <RowConfig as crate::Config>::validate(value).map(|(row, _)| row)
+}
+
+/// The row validated once: the per-key rules, then [`Settings::new`], whose settings the gate
+/// keeps.
+impl crate::Config for RowConfig {
+    const MESSAGE_PREFIX: &'static str = MESSAGE_PREFIX;
+    type Settings = Settings;
+    fn validate(value: &Value) -> Result<(Self, Settings), Vec<Issue>> {
+        let row: RowConfig = validate_fields(&FIELDS, value)?;
+        let settings = row.settings()?;
+        Ok((row, settings))
+    }
 }
 
 impl RowConfig {

@@ -276,6 +276,16 @@ pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
     validate_fields(&FIELDS, value)
 }
 
+impl crate::Config for RowConfig {
+    const MESSAGE_PREFIX: &'static str = MESSAGE_PREFIX;
+    type Settings = Settings;
+    fn validate(value: &Value) -> Result<(Self, Settings), Vec<Issue>> {
+        let row = validate(value)?;
+        let settings = row.settings();
+        Ok((row, settings))
+    }
+}
+
 /// The JSON Schema (draft-07) of the row config: types, bounds, defaults, descriptions,
 /// `additionalProperties: false`.
 pub fn json_schema() -> Value {

@@ -49,6 +49,33 @@ pub fn describe(prefix: &str, issues: &[Issue]) -> String {
     format!("{prefix}{}", messages.join("; "))
 }
 
+/// A row's serde type: the one source of its defaults and rules, validated once and turned
+/// straight into its core's settings ([`Config::Settings`]).
+pub trait Config: Serialize + Sized {
+    /// Prefix of the one-line summary [`describe`] builds from validation issues.
+    const MESSAGE_PREFIX: &'static str;
+    /// What the core is built from (`()` when it reads the row itself).
+    type Settings;
+    /// Validates the row's JSON once: the row and its core settings, or every problem found.
+    fn validate(value: &Value) -> Result<(Self, Self::Settings), Vec<Issue>>;
+}
+
+/// [`Config::validate`] of a row config given as JSON text.
+pub fn parse<C: Config>(input: &str) -> Result<(C, C::Settings), Vec<Issue>> {
+    let value: Value = serde_json::from_str(input).map_err(|error| {
+        vec![Issue {
+            path: Vec::new(),
+            message: format!("config must be JSON ({error})"),
+        }]
+    })?;
+    C::validate(&value)
+}
+
+/// [`parse`], or the one line naming every issue after the row's [`Config::MESSAGE_PREFIX`].
+pub fn load<C: Config>(input: &str) -> Result<(C, C::Settings), String> {
+    parse(input).map_err(|issues| describe(C::MESSAGE_PREFIX, &issues))
+}
+
 /// What a key's value must be; rows keep their bounds in consts shared with their schema.
 #[derive(Clone, Copy)]
 pub enum Rule {

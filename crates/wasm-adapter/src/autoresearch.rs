@@ -16,7 +16,7 @@ use autoresearch::spec::{self, Request, SpecError};
 use autoresearch::sql;
 use autoresearch::tool;
 use autoresearch::{Effect, Input, Phase, RunResult, Settings};
-use config::autoresearch::{self as row, RowConfig};
+use config::autoresearch::RowConfig;
 use serde_json::{Map, Value, json};
 use wasm_bindgen::prelude::*;
 
@@ -27,31 +27,11 @@ pub const PROPOSER_REQUIRED: &str = "is required by the headless runner: {comman
 /// Experiments a progress line about history shows at most.
 const TABLE_WINDOW: usize = 20;
 
-/// Validates a row config given as JSON text and answers in the shape of a Standard Schema v1
-/// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
-#[wasm_bindgen(js_name = validateAutoresearchConfig)]
-pub fn validate_config(input: &str) -> String {
-    crate::standard_schema_json(parse_config(input))
-}
-
-fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    crate::parse_row(input, row::validate)
-}
-
-/// The validated row and its core settings, or the one-line `autoresearch: invalid config: …`.
-pub fn settings_of(config_json: &str) -> Result<(RowConfig, Settings), String> {
-    let describe = |issues: Vec<config::Issue>| config::describe(row::MESSAGE_PREFIX, &issues);
-    let row = parse_config(config_json).map_err(describe)?;
-    let settings = row.settings().map_err(describe)?;
-    Ok((row, settings))
-}
+validate_config_binding!(validateAutoresearchConfig, RowConfig);
 
 fn spec_error_json(e: &SpecError) -> Value {
     json!({
-        "field": e.field,
-        "rule": e.rule,
-        "value": e.value,
-        "didYouMean": e.did_you_mean,
+        "field": e.field, "rule": e.rule, "value": e.value, "didYouMean": e.did_you_mean,
         "message": e.to_string(),
     })
 }
@@ -64,31 +44,25 @@ fn spec_error_json(e: &SpecError) -> Value {
 pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value {
     let errors = match spec::parse(spec_json, &settings.limits) {
         Ok(Request::Fresh { policy, mode }) => {
-            let mut errors = Vec::new();
-            match (&policy.proposer, headless) {
-                (None, true) => errors.push(SpecError {
-                    field: "proposer".into(),
-                    rule: PROPOSER_REQUIRED.into(),
-                    value: String::new(),
-                    did_you_mean: None,
-                }),
-                (Some(_), false) => errors.push(SpecError {
-                    field: "proposer".into(),
-                    rule: "is only for the headless runner (inside DSH a child agent proposes each candidate)".into(),
-                    value: String::new(),
-                    did_you_mean: None,
-                }),
-                _ => {}
-            }
-            if errors.is_empty() {
+            let rule = match (&policy.proposer, headless) {
+                (None, true) => PROPOSER_REQUIRED,
+                (Some(_), false) => {
+                    "is only for the headless runner (inside DSH a child agent proposes each candidate)"
+                }
+                _ => "",
+            };
+            if rule.is_empty() {
                 return json!({"ok": {
-                    "kind": "fresh",
-                    "mode": mode_name(mode),
-                    "runTag": policy.run_tag,
+                    "kind": "fresh", "mode": mode_name(mode), "runTag": policy.run_tag,
                     "repository": policy.repository,
                 }});
             }
-            errors
+            vec![SpecError {
+                field: "proposer".into(),
+                rule: rule.into(),
+                value: String::new(),
+                did_you_mean: None,
+            }]
         }
         Ok(Request::Resume {
             run_id,
@@ -97,9 +71,7 @@ pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value
             ..
         }) => {
             return json!({"ok": {
-                "kind": "resume",
-                "runId": run_id,
-                "mode": mode_name(mode),
+                "kind": "resume", "runId": run_id, "mode": mode_name(mode),
                 "repository": repository,
             }});
         }
@@ -122,7 +94,7 @@ pub fn validate_spec(
     config_json: &str,
     headless: bool,
 ) -> Result<String, JsError> {
-    let (_, settings) = settings_of(config_json).map_err(|m| JsError::new(&m))?;
+    let (_, settings) = config::load::<RowConfig>(config_json).map_err(|m| JsError::new(&m))?;
     Ok(check_spec(spec_json, &settings, headless).to_string())
 }
 
@@ -135,7 +107,7 @@ pub fn is_run_id(text: &str) -> bool {
 /// The tracker database of a repository whose absolute git common dir is `git_common_dir`.
 #[wasm_bindgen(js_name = autoresearchTrackerPath)]
 pub fn tracker_path(git_common_dir: &str, config_json: &str) -> Result<String, JsError> {
-    let (_, settings) = settings_of(config_json).map_err(|m| JsError::new(&m))?;
+    let (_, settings) = config::load::<RowConfig>(config_json).map_err(|m| JsError::new(&m))?;
     Ok(autoresearch::tracker_path(
         git_common_dir,
         &settings.state_root,
@@ -147,13 +119,9 @@ pub fn tracker_path(git_common_dir: &str, config_json: &str) -> Result<String, J
 #[wasm_bindgen(js_name = autoresearchSql)]
 pub fn sql_texts() -> String {
     json!({
-        "pragmas": sql::PRAGMAS,
-        "schemaVersion": sql::SCHEMA_VERSION,
-        "loadRun": sql::LOAD_RUN,
-        "loadExperiments": sql::LOAD_EXPERIMENTS,
-        "loadAttempts": sql::LOAD_ATTEMPTS,
-        "loadArtifacts": sql::LOAD_ARTIFACTS,
-        "listRuns": sql::LIST_RUNS,
+        "pragmas": sql::PRAGMAS, "schemaVersion": sql::SCHEMA_VERSION, "loadRun": sql::LOAD_RUN,
+        "loadExperiments": sql::LOAD_EXPERIMENTS, "loadAttempts": sql::LOAD_ATTEMPTS,
+        "loadArtifacts": sql::LOAD_ARTIFACTS, "listRuns": sql::LIST_RUNS,
     })
     .to_string()
 }
@@ -206,7 +174,7 @@ pub fn render_stored(
     format: &str,
 ) -> Result<String, String> {
     let format = format_of(format)?;
-    let (row, settings) = settings_of(config_json)?;
+    let (row, settings) = config::load::<RowConfig>(config_json)?;
     let value: Value =
         serde_json::from_str(rows_json).map_err(|e| format!("rows must be JSON ({e})"))?;
     let rows = wire::rows_from_json(&value)?;
@@ -315,7 +283,7 @@ impl Run {
         config_json: &str,
         now: u64,
     ) -> Result<Run, String> {
-        let (row, settings) = settings_of(config_json)?;
+        let (row, settings) = config::load::<RowConfig>(config_json)?;
         let request = spec::parse(spec_json, &settings.limits).map_err(|errors| {
             let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
             format!("invalid spec: {}", list.join("; "))
@@ -344,7 +312,7 @@ impl Run {
         environment: Option<&str>,
         now: u64,
     ) -> Result<Run, String> {
-        let (row, settings) = settings_of(config_json)?;
+        let (row, settings) = config::load::<RowConfig>(config_json)?;
         let mut given = Map::new();
         if let Some(text) = environment {
             let value: Value = serde_json::from_str(text)
@@ -364,7 +332,7 @@ impl Run {
         config_json: &str,
         now: u64,
     ) -> Result<Run, String> {
-        let (row, settings) = settings_of(config_json)?;
+        let (row, settings) = config::load::<RowConfig>(config_json)?;
         let inner = autoresearch::Run::abandon(run_id, reason, repository, settings, now)
             .map_err(|_| format!("abandon: run id must be a lowercase UUID (got {run_id:?})"))?;
         Ok(Run::wrap(inner, row))

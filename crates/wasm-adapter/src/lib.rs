@@ -7,35 +7,38 @@
 //! JS value shapes; it knows nothing of DSH's runtime: each package's shim turns DSH events into
 //! flat arguments, and everything that decides behaviour happens here or in the pure crates.
 
+/// A row's `validate…Config` binding (`validate_config`): the row config given as JSON text (as
+/// the shim encodes it), validated by [`config::parse`], in the shape of a Standard Schema v1
+/// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
+macro_rules! validate_config_binding {
+    ($js_name:ident, $row:ty) => {
+        /// Validates a row config given as JSON text (as the shim encodes it) and answers in the
+        /// shape of a Standard Schema v1 result, as JSON text: `{"value": <normalized config>}`
+        /// or `{"issues": [{"message", "path"}]}`.
+        #[wasm_bindgen::prelude::wasm_bindgen(js_name = $js_name)]
+        pub fn validate_config(input: &str) -> String {
+            match config::parse::<$row>(input) {
+                Ok((row, _)) => serde_json::json!({ "value": row }),
+                Err(issues) => serde_json::json!({ "issues": issues }),
+            }
+            .to_string()
+        }
+    };
+}
+
+/// A JS number (a clock reading such as `performance.now()`, fractional ms, or a byte count) as a
+/// whole number; one that is not finite and positive is 0.
+#[cfg(any(feature = "research-nudge", feature = "limit-break"))]
+fn millis(value: f64) -> u64 {
+    if value.is_finite() && value > 0.0 {
+        value as u64
+    } else {
+        0
+    }
+}
+
 #[cfg(feature = "research-nudge")]
 pub mod research_nudge;
-
-use config::Issue;
-use serde_json::{Value, json};
-
-/// Reads a row config the shim sent as JSON text and validates it with the row's `validate`.
-pub(crate) fn parse_row<T>(
-    input: &str,
-    validate: fn(&Value) -> Result<T, Vec<Issue>>,
-) -> Result<T, Vec<Issue>> {
-    let value: Value = serde_json::from_str(input).map_err(|error| {
-        vec![Issue {
-            path: Vec::new(),
-            message: format!("config must be JSON ({error})"),
-        }]
-    })?;
-    validate(&value)
-}
-
-/// A validation result in the shape of a Standard Schema v1 result, as JSON text:
-/// `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
-pub(crate) fn standard_schema_json<T: serde::Serialize>(result: Result<T, Vec<Issue>>) -> String {
-    match result {
-        Ok(row) => json!({ "value": row }),
-        Err(issues) => json!({ "issues": issues }),
-    }
-    .to_string()
-}
 
 #[cfg(feature = "pain-point-check")]
 pub mod pain_point_check;

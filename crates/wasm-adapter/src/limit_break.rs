@@ -14,22 +14,13 @@ pub mod memory;
 pub mod tools;
 
 use ::memory::home;
-use config::limit_break::{self as row, RowConfig};
+use config::limit_break::RowConfig;
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows.
 pub const PLUGIN_NAME: &str = "limit-break";
 
-/// Validates a row config given as JSON text and answers in the shape of a Standard Schema v1
-/// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
-#[wasm_bindgen(js_name = validateLimitBreakConfig)]
-pub fn validate_config(input: &str) -> String {
-    crate::standard_schema_json(parse_config(input))
-}
-
-fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    crate::parse_row(input, row::validate)
-}
+validate_config_binding!(validateLimitBreakConfig, RowConfig);
 
 /// The plugin for one validated config.
 #[wasm_bindgen(js_name = LimitBreakPlugin)]
@@ -43,7 +34,7 @@ impl Plugin {
     /// `limit-break: invalid config: …` message.
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &str) -> Result<Plugin, JsError> {
-        Self::from_json(config_json).map_err(|message| JsError::new(&message))
+        Self::from_json(config_json).map_err(|m| JsError::new(&m))
     }
 
     /// Whether the tools are registered at all.
@@ -98,14 +89,8 @@ impl Plugin {
 impl Plugin {
     /// The plugin for config JSON, or the one-line message naming every issue.
     pub fn from_json(config_json: &str) -> Result<Plugin, String> {
-        let row = parse_config(config_json)
-            .map_err(|issues| config::describe(row::MESSAGE_PREFIX, &issues))?;
+        let (row, ()) = config::load::<RowConfig>(config_json)?;
         Ok(Plugin { row })
-    }
-
-    /// The validated row config.
-    pub fn row(&self) -> &RowConfig {
-        &self.row
     }
 }
 

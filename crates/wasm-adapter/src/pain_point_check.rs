@@ -8,7 +8,7 @@
 
 pub mod replay;
 
-use config::pain_point_check::{self as row, RowConfig};
+use config::pain_point_check::RowConfig;
 use gate::{AgentGate, Decision, LiftOutcome, Outcome, Settings, canonical_args_hash_str};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -16,16 +16,7 @@ use wasm_bindgen::prelude::*;
 /// The plugin name DSH shows, also the `source.plugin` of the check notice.
 pub const PLUGIN_NAME: &str = "pain-point-check";
 
-/// Validates a row config given as JSON text and answers in the shape of a Standard Schema v1
-/// result, as JSON text: `{"value": <normalized config>}` or `{"issues": [{"message", "path"}]}`.
-#[wasm_bindgen(js_name = validatePainPointConfig)]
-pub fn validate_config(input: &str) -> String {
-    crate::standard_schema_json(parse_config(input))
-}
-
-fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    crate::parse_row(input, row::validate)
-}
+validate_config_binding!(validatePainPointConfig, RowConfig);
 
 /// The plugin for one validated config.
 #[wasm_bindgen(js_name = PainPointPlugin)]
@@ -39,7 +30,7 @@ impl Plugin {
     /// `pain-point-check: invalid config: …` message.
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &str) -> Result<Plugin, JsError> {
-        Self::from_json(config_json).map_err(|message| JsError::new(&message))
+        Self::from_json(config_json).map_err(|m| JsError::new(&m))
     }
 
     /// Whether the gate is on.
@@ -52,15 +43,8 @@ impl Plugin {
 impl Plugin {
     /// The plugin for config JSON, or the one-line message naming every issue.
     pub fn from_json(config_json: &str) -> Result<Plugin, String> {
-        let describe = |issues: Vec<config::Issue>| config::describe(row::MESSAGE_PREFIX, &issues);
-        let row = parse_config(config_json).map_err(describe)?;
-        let settings = row.settings().map_err(describe)?;
+        let (_, settings) = config::load::<RowConfig>(config_json)?;
         Ok(Plugin { settings })
-    }
-
-    /// The gate's settings.
-    pub fn settings(&self) -> &Settings {
-        &self.settings
     }
 }
 

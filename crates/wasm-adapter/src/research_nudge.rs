@@ -13,10 +13,9 @@
 pub mod replay;
 pub mod snooze;
 
-use config::research_nudge::{self as row, RowConfig};
-use policy::{
-    AgentState, Millis, NAME_CACHE_LIMIT, Observation, Policy, Tool, ToolCall, ToolClass,
-};
+use crate::millis;
+use config::research_nudge::RowConfig;
+use policy::{AgentState, NAME_CACHE_LIMIT, Observation, Policy, Tool, ToolCall, ToolClass};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -57,23 +56,13 @@ pub enum Flag {
     EndOnly = 8,
 }
 
-/// Validates a row config given as JSON text (as the shim encodes it) and answers in the shape of a
-/// Standard Schema v1 result, as JSON text: `{"value": <normalized config>}` or
-/// `{"issues": [{"message", "path"}]}`.
-#[wasm_bindgen(js_name = validateConfig)]
-pub fn validate_config(input: &str) -> String {
-    crate::standard_schema_json(parse_config(input))
-}
+validate_config_binding!(validateConfig, RowConfig);
 
 /// Bytes of failure text the fingerprint reads from each end; the shim slices at least this many
 /// UTF-16 units from each end so a huge error never crosses the boundary whole.
 #[wasm_bindgen(js_name = failureWindow)]
 pub fn failure_window() -> usize {
     fingerprint::WINDOW_BYTES
-}
-
-fn parse_config(input: &str) -> Result<RowConfig, Vec<config::Issue>> {
-    crate::parse_row(input, row::validate)
 }
 
 /// The plugin for one validated config: settings, the interned tool names and the snooze tool's
@@ -108,7 +97,7 @@ impl Plugin {
     /// `research-nudge: invalid config: …` message.
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &str) -> Result<Plugin, JsError> {
-        Self::from_json(config_json).map_err(|message| JsError::new(&message))
+        Self::from_json(config_json).map_err(|m| JsError::new(&m))
     }
 
     /// Whether the plugin registers anything at all.
@@ -134,7 +123,7 @@ impl Plugin {
     #[wasm_bindgen(js_name = snoozeMinutes)]
     pub fn snooze_minutes(&self, args_json: &str) -> Result<u32, JsError> {
         snooze::minutes_from_args(args_json, self.row.max_agent_snooze_minutes)
-            .map_err(|message| JsError::new(&message))
+            .map_err(|m| JsError::new(&m))
     }
 
     /// Resolves a tool name once (class, snooze tool, normalized form) and returns the id that
@@ -188,19 +177,13 @@ impl Plugin {
 impl Plugin {
     /// Builds the plugin from config JSON, or the full invalid-config message.
     pub fn from_json(config_json: &str) -> Result<Self, String> {
-        let row = parse_config(config_json)
-            .map_err(|issues| config::describe(row::MESSAGE_PREFIX, &issues))?;
-        Ok(Self::from_row(row))
-    }
-
-    /// Builds the plugin from a validated row.
-    pub fn from_row(row: RowConfig) -> Self {
-        Self {
-            policy: Policy::new(row.settings()),
+        let (row, settings) = config::load::<RowConfig>(config_json)?;
+        Ok(Self {
+            policy: Policy::new(settings),
             row,
             tools: Vec::new(),
             text: Vec::new(),
-        }
+        })
     }
 
     fn interned(&self, id: u32) -> &Interned {
@@ -213,16 +196,6 @@ impl Plugin {
             .ok()
             .and_then(|i| self.tools.get(i))
             .unwrap_or(UNKNOWN)
-    }
-
-    /// The policy in force.
-    pub fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    /// The validated row config.
-    pub fn row(&self) -> &RowConfig {
-        &self.row
     }
 }
 
@@ -274,15 +247,6 @@ impl AgentTracker {
         } else {
             Outcome::Quiet
         }
-    }
-}
-
-/// Converts the shim's clock reading (`performance.now()`, fractional ms) to policy time.
-fn millis(now: f64) -> Millis {
-    if now.is_finite() && now > 0.0 {
-        now as Millis
-    } else {
-        0
     }
 }
 
@@ -417,10 +381,8 @@ impl AgentTracker {
     pub fn signals_json(&self, plugin: &Plugin) -> String {
         let s = plugin.policy.signals(&self.state);
         json!({
-            "debt": s.debt,
-            "threshold": s.threshold,
-            "tool_calls_since_research": s.tool_calls_since_research,
-            "failures": s.failures,
+            "debt": s.debt, "threshold": s.threshold,
+            "tool_calls_since_research": s.tool_calls_since_research, "failures": s.failures,
             "repeated_failures": s.repeated_failures,
         })
         .to_string()

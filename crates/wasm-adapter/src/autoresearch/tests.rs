@@ -2,6 +2,11 @@ use super::*;
 
 const CONFIG: &str = "{}";
 
+/// The validated row and its core settings, or the one-line `autoresearch: invalid config: …`.
+fn settings_of(config_json: &str) -> Result<(RowConfig, Settings), String> {
+    config::load(config_json)
+}
+
 fn spec(extra: Value) -> String {
     let mut v = json!({
         "objective": "lower the score",

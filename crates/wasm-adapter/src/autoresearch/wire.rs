@@ -72,11 +72,9 @@ pub fn effect_json(effect: &Effect) -> Value {
         Effect::HashInputs {
             worktree, paths, ..
         } => json!({
-            "kind": "hashInputs",
-            "worktree": worktree,
+            "kind": "hashInputs", "worktree": worktree,
             "paths": paths.iter().map(|p| json!({
-                "path": p.as_str(),
-                "external": matches!(p, InputPath::External(_)),
+                "path": p.as_str(), "external": matches!(p, InputPath::External(_)),
             })).collect::<Vec<_>>(),
         }),
         Effect::RunEvaluator {
@@ -91,16 +89,9 @@ pub fn effect_json(effect: &Effect) -> Value {
             artifact_dir,
             ..
         } => json!({
-            "kind": "runEvaluator",
-            "attemptId": attempt_id,
-            "argv": argv,
-            "cwd": cwd,
-            "env": env,
-            "timeoutMs": timeout_ms,
-            "graceMs": grace_ms,
-            "stdoutCap": stdout_cap,
-            "stderrCap": stderr_cap,
-            "artifactDir": artifact_dir,
+            "kind": "runEvaluator", "attemptId": attempt_id, "argv": argv, "cwd": cwd, "env": env,
+            "timeoutMs": timeout_ms, "graceMs": grace_ms, "stdoutCap": stdout_cap,
+            "stderrCap": stderr_cap, "artifactDir": artifact_dir,
         }),
         Effect::RunProposer {
             worktree,
@@ -110,12 +101,8 @@ pub fn effect_json(effect: &Effect) -> Value {
             grace_ms,
             ..
         } => json!({
-            "kind": "runProposer",
-            "worktree": worktree,
-            "argv": argv,
-            "handoff": handoff,
-            "timeoutMs": timeout_ms,
-            "graceMs": grace_ms,
+            "kind": "runProposer", "worktree": worktree, "argv": argv, "handoff": handoff,
+            "timeoutMs": timeout_ms, "graceMs": grace_ms,
         }),
         Effect::ListChanges { worktree, .. } => {
             json!({"kind": "listChanges", "worktree": worktree})
@@ -143,12 +130,8 @@ pub fn effect_json(effect: &Effect) -> Value {
             grace_ms,
             ..
         } => json!({
-            "kind": "terminateProcessGroup",
-            "attemptId": attempt_id,
-            "pid": pid,
-            "pgid": pgid,
-            "startTime": start_time,
-            "graceMs": grace_ms,
+            "kind": "terminateProcessGroup", "attemptId": attempt_id, "pid": pid, "pgid": pgid,
+            "startTime": start_time, "graceMs": grace_ms,
         }),
         Effect::Interrupt { target } => json!({"kind": "interrupt", "target": target.0}),
         Effect::ExportTsv { path, contents, .. } => {
@@ -290,26 +273,21 @@ fn outcome(o: &Map<String, Value>) -> Result<ProcessOutcome, String> {
                 .ok_or("outcome.exitCode must be an integer or null")?,
         ),
     };
-    let artifacts = match o.get("artifacts") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|a| {
-                let a = a.as_object().ok_or("outcome.artifacts[] must be objects")?;
-                Ok(ArtifactFact {
-                    kind: text(a, "kind")?,
-                    location: text(a, "location")?,
-                    size_bytes: a
-                        .get("sizeBytes")
-                        .and_then(Value::as_u64)
-                        .ok_or("artifact sizeBytes must be a non-negative integer")?,
-                    sha256: text(a, "sha256")?,
-                    truncated: opt_flag(a, "truncated")?,
-                })
+    let artifacts = objects(o, "artifacts", "outcome.artifacts")?
+        .map(|a| {
+            let a = a?;
+            Ok(ArtifactFact {
+                kind: text(a, "kind")?,
+                location: text(a, "location")?,
+                size_bytes: a
+                    .get("sizeBytes")
+                    .and_then(Value::as_u64)
+                    .ok_or("artifact sizeBytes must be a non-negative integer")?,
+                sha256: text(a, "sha256")?,
+                truncated: opt_flag(a, "truncated")?,
             })
-            .collect::<Result<_, String>>()?,
-        Some(_) => return Err("outcome.artifacts must be an array".into()),
-    };
+        })
+        .collect::<Result<_, String>>()?;
     Ok(ProcessOutcome {
         exit_code,
         signal: opt_text(o, "signal")?,
@@ -326,20 +304,15 @@ fn outcome(o: &Map<String, Value>) -> Result<ProcessOutcome, String> {
 }
 
 fn git_config(o: &Map<String, Value>) -> Result<Vec<ConfigEntry>, String> {
-    match o.get("gitConfig") {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|e| {
-                let e = e.as_object().ok_or("gitConfig[] must be objects")?;
-                Ok(ConfigEntry {
-                    origin: text(e, "origin")?,
-                    key: text(e, "key")?,
-                })
+    objects(o, "gitConfig", "gitConfig")?
+        .map(|e| {
+            let e = e?;
+            Ok(ConfigEntry {
+                origin: text(e, "origin")?,
+                key: text(e, "key")?,
             })
-            .collect(),
-        Some(_) => Err("gitConfig must be an array".into()),
-    }
+        })
+        .collect()
 }
 
 /// The optional `worktree` member of a `changes` answer or an evaluator outcome.
@@ -349,24 +322,17 @@ fn worktree_facts(o: &Map<String, Value>) -> Result<WorktreeFacts, String> {
         Some(Value::Object(w)) => w,
         Some(_) => return Err("worktree must be an object".into()),
     };
-    let mut anomalies = match w.get("anomalies") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|a| {
-                let a = a
-                    .as_object()
-                    .ok_or("worktree.anomalies[] must be objects")?;
-                let kind = text(a, "kind")?;
-                Ok(Anomaly {
-                    kind: AnomalyKind::parse(&kind)
-                        .ok_or_else(|| format!("unknown anomaly kind {kind:?}"))?,
-                    path: text(a, "path")?,
-                })
+    let mut anomalies = objects(w, "anomalies", "worktree.anomalies")?
+        .map(|a| {
+            let a = a?;
+            let kind = text(a, "kind")?;
+            Ok(Anomaly {
+                kind: AnomalyKind::parse(&kind)
+                    .ok_or_else(|| format!("unknown anomaly kind {kind:?}"))?,
+                path: text(a, "path")?,
             })
-            .collect::<Result<Vec<_>, String>>()?,
-        Some(_) => return Err("worktree.anomalies must be an array".into()),
-    };
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     anomalies.sort();
     anomalies.dedup();
     Ok(WorktreeFacts {
@@ -402,16 +368,7 @@ pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
         quiescent: opt_flag(r, "quiescent")?,
         lock_held: opt_flag(r, "lock_held")?,
     };
-    let list = |key: &str| -> Result<Vec<&Map<String, Value>>, String> {
-        match o.get(key) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|i| i.as_object().ok_or(format!("{key}[] must be objects")))
-                .collect(),
-            Some(_) => Err(format!("{key} must be an array")),
-        }
-    };
+    let list = |key: &str| objects(o, key, key)?.collect::<Result<Vec<_>, String>>();
     let experiments = list("experiments")?
         .into_iter()
         .map(|e| {
@@ -471,6 +428,24 @@ pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
         attempts,
         artifacts,
     })
+}
+
+/// The items of an optional array member (missing or null: none), each an object or the error
+/// naming the member `label`.
+fn objects<'a>(
+    o: &'a Map<String, Value>,
+    key: &str,
+    label: &str,
+) -> Result<impl Iterator<Item = Result<&'a Map<String, Value>, String>>, String> {
+    let items = match o.get(key) {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(items)) => items.as_slice(),
+        Some(_) => return Err(format!("{label} must be an array")),
+    };
+    let error = format!("{label}[] must be objects");
+    Ok(items
+        .iter()
+        .map(move |i| i.as_object().ok_or(error.clone())))
 }
 
 fn object<'a>(o: &'a Map<String, Value>, key: &str) -> Result<&'a Map<String, Value>, String> {

@@ -26,22 +26,14 @@
 //! A malformed input, an input for another step or one after the end is a driver bug and throws.
 
 use super::Plugin;
+use crate::millis;
 use fetch::{
-    CurlExit, Failure, HttpResponse, Input, Ladder, Millis, Outcome, Step, StepId, ToolInput,
+    CurlExit, Failure, HttpResponse, Input, Ladder, Outcome, Step, StepId, ToolInput,
     TransportError,
 };
 use serde_json::{Map, Value, json};
 use std::net::IpAddr;
 use wasm_bindgen::prelude::*;
-
-/// A non-negative, finite JS number as whole milliseconds.
-fn millis(now: f64) -> Millis {
-    if now.is_finite() && now > 0.0 {
-        now as Millis
-    } else {
-        0
-    }
-}
 
 enum State {
     Running(Box<Ladder>),
@@ -65,7 +57,7 @@ impl Fetch {
         let state = match ToolInput::parse(&args) {
             Ok(input) => State::Running(Box::new(Ladder::new(
                 input,
-                plugin.row().fetch_settings(),
+                plugin.row.fetch_settings(),
                 curl,
                 millis(now_ms),
             ))),

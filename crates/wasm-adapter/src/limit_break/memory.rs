@@ -7,6 +7,7 @@
 //! (`Uint8Array`), so a store that is not UTF-8 is refused by the core as corrupt instead of
 //! being silently repaired by a lossy decode in JS and then written back.
 
+use crate::millis;
 use memory::driver::{self, Reply};
 use memory::lock::{self, Liveness, LockRecord, Me, Observed};
 use memory::{Failure, FileKey, IndexCache, parse_recall_args, parse_save_args};
@@ -23,17 +24,18 @@ fn args_value(args_json: &str) -> Value {
 /// `undefined` when they are valid.
 #[wasm_bindgen(js_name = checkSaveArgs)]
 pub fn check_save_args(args_json: &str) -> Option<String> {
-    parse_save_args(&args_value(args_json))
-        .err()
-        .map(|f| f.to_json().to_string())
+    failure_json(parse_save_args(&args_value(args_json)))
 }
 
 /// Checks `memory_recall` arguments before the driver reads the store.
 #[wasm_bindgen(js_name = checkRecallArgs)]
 pub fn check_recall_args(args_json: &str) -> Option<String> {
-    parse_recall_args(&args_value(args_json))
-        .err()
-        .map(|f| f.to_json().to_string())
+    failure_json(parse_recall_args(&args_value(args_json)))
+}
+
+/// The failure's JSON, or `undefined` when there is none.
+fn failure_json<T>(result: Result<T, Failure>) -> Option<String> {
+    result.err().map(|f| f.to_json().to_string())
 }
 
 /// `memory.read_failed` for an I/O error while reading the store, as JSON.
@@ -90,16 +92,6 @@ impl Edit {
             },
         }
     }
-
-    /// The answer as a value (tests).
-    pub fn answer_value(&self) -> Value {
-        serde_json::from_str(&self.answer).unwrap_or(Value::Null)
-    }
-
-    /// The text, if any (tests).
-    pub fn text_ref(&self) -> Option<&str> {
-        self.text.as_deref()
-    }
 }
 
 /// `memory_save` under the lock: the current store's bytes (`undefined`: no file) and the time
@@ -110,7 +102,7 @@ pub fn save(args_json: &str, current: Option<Vec<u8>>, now_ms: f64) -> Edit {
     Edit::of(driver::save(
         &args_value(args_json),
         current.as_deref(),
-        unix_ms(now_ms),
+        millis(now_ms),
     ))
 }
 
@@ -159,20 +151,11 @@ pub fn stats(
         env,
         os_home,
         bytes,
-        unix_ms(size),
-        mtime_ms.map(unix_ms),
-        lock_age_ms.map(unix_ms),
+        millis(size),
+        mtime_ms.map(millis),
+        lock_age_ms.map(millis),
     )
     .to_string()
-}
-
-/// A non-negative, finite JS number as whole milliseconds (or bytes); anything else is 0.
-fn unix_ms(value: f64) -> u64 {
-    if value.is_finite() && value > 0.0 {
-        value as u64
-    } else {
-        0
-    }
 }
 
 /// `memory_recall`'s index cache ([`IndexCache`]: keyed by the store file's mtime, size and
@@ -221,10 +204,10 @@ impl Memory {
         ino: f64,
         now_ms: f64,
     ) -> Option<String> {
-        self.cache
-            .load(bytes, file_key(mtime_ms, size, ino), now_ms)
-            .err()
-            .map(|f| f.to_json().to_string())
+        failure_json(
+            self.cache
+                .load(bytes, file_key(mtime_ms, size, ino), now_ms),
+        )
     }
 
     /// The store file does not exist: recall answers from an empty store.
@@ -282,7 +265,7 @@ impl StoreLock {
             token: self.token.clone(),
             pid: self.pid,
             host: self.host.clone(),
-            created: unix_ms(now_ms),
+            created: millis(now_ms),
         }
         .to_text()
     }
@@ -307,7 +290,7 @@ impl StoreLock {
         jitter: f64,
     ) -> String {
         let observed = observed(lock_text, age_ms, holder);
-        lock::decide(&observed, &self.me(), unix_ms(waited_ms), attempt, jitter)
+        lock::decide(&observed, &self.me(), millis(waited_ms), attempt, jitter)
             .to_json()
             .to_string()
     }
@@ -326,7 +309,7 @@ impl StoreLock {
         jitter: f64,
     ) -> String {
         let observed = observed(mutex_text, age_ms, holder);
-        lock::decide_takeover(&observed, &self.me(), unix_ms(waited_ms), attempt, jitter)
+        lock::decide_takeover(&observed, &self.me(), millis(waited_ms), attempt, jitter)
             .to_json()
             .to_string()
     }
@@ -368,7 +351,7 @@ impl StoreLock {
     /// What the post-commit sweep does with the directory entry `name` whose mtime is `age_ms`
     /// old: `"keep"`, `"unlink"` or `"remove_mutex"`.
     pub fn sweep(name: &str, age_ms: f64) -> String {
-        lock::sweep(name, unix_ms(age_ms)).name().to_owned()
+        lock::sweep(name, millis(age_ms)).name().to_owned()
     }
 
     /// Whether the lock text just read is this writer's.
@@ -412,7 +395,7 @@ impl StoreLock {
 fn observed<'a>(text: &'a str, age_ms: f64, holder: &str) -> Observed<'a> {
     Observed {
         text,
-        age_ms: unix_ms(age_ms),
+        age_ms: millis(age_ms),
         holder: Liveness::from_name(holder),
     }
 }

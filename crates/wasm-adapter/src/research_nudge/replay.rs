@@ -16,14 +16,13 @@ impl Replay {
     /// A replay under the given row config (JSON text); an invalid config throws the full message.
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &str) -> Result<Replay, JsError> {
-        Self::from_json(config_json).map_err(|message| JsError::new(&message))
+        Self::from_json(config_json).map_err(|m| JsError::new(&m))
     }
 
     /// Feeds the next input line; returns the output (one or more lines, without the final
     /// newline), or nothing. A malformed line throws `line N: …` naming the field.
     pub fn feed(&mut self, text: &str) -> Result<Option<String>, JsError> {
-        self.feed_line(text)
-            .map_err(|message| JsError::new(&message))
+        self.feed_line(text).map_err(|m| JsError::new(&m))
     }
 
     /// Whether a session log is printed as JSON lines instead of the timeline. The replay event
@@ -50,7 +49,7 @@ impl Replay {
 impl Replay {
     /// A replay under the given row config (JSON text).
     pub fn from_json(config_json: &str) -> Result<Self, String> {
-        let row = Plugin::from_json(config_json)?.row().clone();
+        let row = Plugin::from_json(config_json)?.row;
         Ok(Self {
             inner: replay::research_nudge::Replay::new(row),
         })

@@ -7,6 +7,18 @@ fn value(text: &str) -> Value {
     serde_json::from_str(text).unwrap()
 }
 
+impl Edit {
+    /// The answer as a value.
+    fn answer_value(&self) -> Value {
+        serde_json::from_str(&self.answer).unwrap_or(Value::Null)
+    }
+
+    /// The text, if any.
+    fn text_ref(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+}
+
 fn saved(args: Value, current: Option<&str>) -> Edit {
     save(
         &args.to_string(),

@@ -1347,19 +1347,7 @@ impl Run {
             );
         }
         self.attempts[attempt].running = false;
-        let st = Statement::new(
-            sql::FINISH_ATTEMPT,
-            vec![
-                ("state", "interrupted".into()),
-                ("exit_code", SqlValue::Null),
-                ("signal", SqlValue::Null),
-                ("timed_out", false.into()),
-                ("quiescent", true.into()),
-                ("failure_code", "interrupted".into()),
-                ("now", self.now.into()),
-                ("attempt_id", self.attempts[attempt].id.clone().into()),
-            ],
-        );
+        let st = self.interrupted_attempt(attempt, "interrupted");
         let mark = Statement::new(
             sql::MARK_ATTEMPT_QUIESCENT,
             vec![("attempt_id", self.attempts[attempt].id.clone().into())],

@@ -103,19 +103,7 @@ impl Run {
             for i in 0..self.attempts.len() {
                 if self.attempts[i].running {
                     self.attempts[i].running = false;
-                    sts.push(Statement::new(
-                        sql::FINISH_ATTEMPT,
-                        vec![
-                            ("state", "interrupted".into()),
-                            ("exit_code", SqlValue::Null),
-                            ("signal", SqlValue::Null),
-                            ("timed_out", false.into()),
-                            ("quiescent", true.into()),
-                            ("failure_code", status.as_str().into()),
-                            ("now", self.now.into()),
-                            ("attempt_id", self.attempts[i].id.clone().into()),
-                        ],
-                    ));
+                    sts.push(self.interrupted_attempt(i, status.as_str()));
                 }
             }
         }

@@ -156,4 +156,21 @@ impl Run {
             ],
         )
     }
+
+    /// Closes a running attempt whose process group is proven gone as `interrupted`.
+    pub(super) fn interrupted_attempt(&self, attempt: usize, failure_code: &str) -> Statement {
+        Statement::new(
+            sql::FINISH_ATTEMPT,
+            vec![
+                ("state", "interrupted".into()),
+                ("exit_code", SqlValue::Null),
+                ("signal", SqlValue::Null),
+                ("timed_out", false.into()),
+                ("quiescent", true.into()),
+                ("failure_code", failure_code.into()),
+                ("now", self.now.into()),
+                ("attempt_id", self.attempts[attempt].id.clone().into()),
+            ],
+        )
+    }
 }

@@ -13,8 +13,6 @@
 use crate::util::{self, rel, root};
 use crate::{build, node, packages};
 use anyhow::{Context, Result, bail, ensure};
-use flate2::read::ZlibDecoder;
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -242,143 +240,32 @@ fn check(image: &Image) -> Result<()> {
     Ok(())
 }
 
-/// A minimal PNG decoder for Chromium's screenshots: 8-bit RGB or RGBA, not interlaced.
+/// Chromium's screenshot as RGB pixels.
 fn decode_png(bytes: &[u8]) -> Result<Image> {
-    ensure!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG file");
-    let mut pos = 8;
-    let (mut width, mut height, mut channels) = (0usize, 0usize, 0usize);
-    let mut data = Vec::new();
-    while pos + 8 <= bytes.len() {
-        let len = u32::from_be_bytes(bytes[pos..pos + 4].try_into()?) as usize;
-        let kind = &bytes[pos + 4..pos + 8];
-        let body = bytes
-            .get(pos + 8..pos + 8 + len)
-            .context("truncated PNG chunk")?;
-        match kind {
-            b"IHDR" => {
-                width = u32::from_be_bytes(body[0..4].try_into()?) as usize;
-                height = u32::from_be_bytes(body[4..8].try_into()?) as usize;
-                let (depth, color, interlace) = (body[8], body[9], body[12]);
-                ensure!(depth == 8, "PNG bit depth {depth}, want 8");
-                ensure!(interlace == 0, "interlaced PNG");
-                channels = match color {
-                    2 => 3,
-                    6 => 4,
-                    other => bail!("PNG color type {other}, want RGB or RGBA"),
-                };
-            }
-            b"IDAT" => data.extend_from_slice(body),
-            b"IEND" => break,
-            _ => {}
-        }
-        pos += 12 + len;
-    }
-    ensure!(width > 0 && height > 0, "PNG without a header");
-    let mut raw = Vec::new();
-    ZlibDecoder::new(&data[..]).read_to_end(&mut raw)?;
-    let stride = width * channels;
-    ensure!(
-        raw.len() == height * (stride + 1),
-        "PNG data is {} bytes, want {}",
-        raw.len(),
-        height * (stride + 1)
-    );
-    let mut pixels = vec![0u8; height * stride];
-    for y in 0..height {
-        let filter = raw[y * (stride + 1)];
-        let line = &raw[y * (stride + 1) + 1..(y + 1) * (stride + 1)];
-        for i in 0..stride {
-            let a = if i >= channels {
-                pixels[y * stride + i - channels]
-            } else {
-                0
-            };
-            let b = if y > 0 {
-                pixels[(y - 1) * stride + i]
-            } else {
-                0
-            };
-            let c = if y > 0 && i >= channels {
-                pixels[(y - 1) * stride + i - channels]
-            } else {
-                0
-            };
-            let predicted = match filter {
-                0 => 0,
-                1 => a,
-                2 => b,
-                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
-                4 => paeth(a, b, c),
-                other => bail!("PNG filter type {other}"),
-            };
-            pixels[y * stride + i] = line[i].wrapping_add(predicted);
-        }
-    }
-    let rgb = pixels
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().context("not a PNG file")?;
+    let mut pixels = vec![0; reader.output_buffer_size().context("PNG too large")?];
+    let frame = reader.next_frame(&mut pixels).context("decoding the PNG")?;
+    let channels = match frame.color_type {
+        png::ColorType::Rgb => 3,
+        png::ColorType::Rgba => 4,
+        other => bail!("PNG color type {other:?}, want RGB or RGBA"),
+    };
+    let rgb = pixels[..frame.buffer_size()]
         .chunks_exact(channels)
         .map(|p| [p[0], p[1], p[2]])
         .collect();
-    Ok(Image { width, height, rgb })
-}
-
-fn paeth(a: u8, b: u8, c: u8) -> u8 {
-    let p = i16::from(a) + i16::from(b) - i16::from(c);
-    let (pa, pb, pc) = (
-        (p - i16::from(a)).abs(),
-        (p - i16::from(b)).abs(),
-        (p - i16::from(c)).abs(),
-    );
-    if pa <= pb && pa <= pc {
-        a
-    } else if pb <= pc {
-        b
-    } else {
-        c
-    }
+    Ok(Image {
+        width: frame.width as usize,
+        height: frame.height as usize,
+        rgb,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flate2::{Compression, write::ZlibEncoder};
-    use std::io::Write;
-
-    /// A 3x2 RGB PNG with the Sub and Paeth filters.
-    fn png() -> Vec<u8> {
-        let rows: [[u8; 10]; 2] = [
-            [1, 10, 20, 30, 1, 1, 1, 5, 5, 5],
-            [4, 1, 2, 3, 0, 0, 0, 0, 0, 0],
-        ];
-        let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
-        for row in rows {
-            z.write_all(&row).unwrap();
-        }
-        let idat = z.finish().unwrap();
-        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-        let mut chunk = |kind: &[u8], body: &[u8]| {
-            out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-            out.extend_from_slice(kind);
-            out.extend_from_slice(body);
-            out.extend_from_slice(&[0; 4]);
-        };
-        chunk(b"IHDR", &[0, 0, 0, 3, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
-        chunk(b"IDAT", &idat);
-        chunk(b"IEND", &[]);
-        out
-    }
-
-    #[test]
-    fn decodes_filtered_rgb() {
-        let image = decode_png(&png()).unwrap();
-        assert_eq!((image.width, image.height), (3, 2));
-        assert_eq!(image.rgb[0], [10, 20, 30]);
-        assert_eq!(image.rgb[1], [11, 21, 31]);
-        assert_eq!(image.rgb[2], [16, 26, 36]);
-        // Paeth with zero deltas repeats the pixel above (a == c for a flat row above).
-        assert_eq!(image.rgb[3], [11, 22, 33]);
-        assert!(decode_png(b"nope").is_err());
-    }
-
     #[test]
     fn the_expected_colors_are_the_charts() {
         let source =

@@ -157,45 +157,6 @@ fn plugin_add(toolchain: &Toolchain, home: &Path, packed: &Plugin) -> Result<()>
     Ok(())
 }
 
-/// Parses YAML with the js-yaml dsh itself ships and prints it as JSON.
-fn yaml_to_json(toolchain: &Toolchain, text: &str) -> Result<Value> {
-    let script = r#"
-import { createRequire } from 'node:module'
-import { readFileSync } from 'node:fs'
-const require = createRequire(process.argv[1])
-const yaml = require('js-yaml')
-process.stdout.write(JSON.stringify(yaml.load(readFileSync(0, 'utf8'))))
-"#;
-    let app = root()
-        .join(".cache")
-        .join("dsh")
-        .join("app")
-        .join("package.json");
-    let mut child = Command::new(toolchain.node())
-        .args(["--input-type=module", "-e", script])
-        .arg(&app)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .context("stdin")?
-            .write_all(text.as_bytes())?;
-    }
-    let out = child.wait_with_output()?;
-    if !out.status.success() {
-        bail!(
-            "js-yaml could not parse:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(serde_json::from_slice(&out.stdout)?)
-}
-
 /// The row `id` of a list of rows or of `- insert:` lists.
 fn find_row<'a>(value: &'a Value, id: &str) -> Option<&'a Value> {
     value.as_array()?.iter().find_map(|item| {
@@ -231,7 +192,7 @@ fn dump_config(toolchain: &Toolchain, home: &Path, packed: &Plugin) -> Result<St
         .position(|l| l.starts_with("# =="))
         .map_or(lines.len(), |i| start + 1 + i);
     let block = lines[start + 1..end].join("\n");
-    let dumped = yaml_to_json(toolchain, &block)?;
+    let dumped = crate::yaml::value(toolchain, &block)?;
     let row = find_row(&dumped, id)
         .with_context(|| format!("the `{layer}` layer holds no {id} row:\n{block}"))?;
     if row["name"] != packed.name.as_str() {
@@ -242,7 +203,7 @@ fn dump_config(toolchain: &Toolchain, home: &Path, packed: &Plugin) -> Result<St
         );
     }
     let bundle_file = &packed.patch_file;
-    let bundle = yaml_to_json(toolchain, &std::fs::read_to_string(bundle_file)?)?;
+    let bundle = crate::yaml::value(toolchain, &std::fs::read_to_string(bundle_file)?)?;
     let bundle_row =
         find_row(&bundle, id).with_context(|| format!("{} has no {id} row", rel(bundle_file)))?;
     let defaults = (config::row(id)

@@ -2,7 +2,9 @@
 //! drive: a scripted SSE model on 127.0.0.1 ([`mock_model`]), a dsh home with every packed
 //! package added ([`harness`], over a [`toolchain`] the caller installed), the data-driven turns
 //! of `xtask/scenarios/*.json` ([`scenario`]), and DSH session logs as frames, events and scrubbed
-//! fixtures ([`session_log`], whose events come from `crates/session-log`).
+//! fixtures ([`session_log`], whose events come from `crates/session-log`), YAML read with dsh's
+//! own js-yaml ([`yaml`]), and the packages' conformance vectors run through their CLIs
+//! ([`vectors`]).
 //!
 //! It installs nothing and packs nothing: the caller (xtask) hands in the toolchain and the
 //! packed tarballs.
@@ -13,3 +15,6 @@ pub mod scenario;
 pub mod session_log;
 pub mod toolchain;
 pub mod util;
+pub mod vectors;
+pub mod yaml;
+pub mod yaml_ls;

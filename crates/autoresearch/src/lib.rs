@@ -22,6 +22,7 @@ pub mod glob;
 pub mod jcs;
 pub mod list;
 pub mod metric;
+pub mod progress;
 pub mod protocol;
 pub mod render;
 pub mod run;

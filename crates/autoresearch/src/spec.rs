@@ -254,6 +254,42 @@ const ALLOWLIST_KEYS: &[&str] = &[
 /// Keys that never enter the durable policy.
 const NON_POLICY_KEYS: &[&str] = &["resume_run_id", "mode", "repository"];
 
+/// What the headless runner says when a fresh spec has no proposer.
+pub const PROPOSER_REQUIRED: &str = "is required by the headless runner: {command, args} of a program that edits the worktree (its cwd), reads the JSON handoff on stdin and prints {\"hypothesis\", \"summary\"} as its last stdout line";
+/// What the DSH tool says of a `proposer`.
+const PROPOSER_ONLY_HEADLESS: &str =
+    "is only for the headless runner (inside DSH a child agent proposes each candidate)";
+
+/// [`parse`] for one reader: the headless runner (`headless`: a fresh spec needs `proposer`) or
+/// the DSH tool (no `proposer`: a child agent proposes).
+pub fn parse_for(text: &str, limits: &Limits, headless: bool) -> Result<Request, Vec<SpecError>> {
+    let request = parse(text, limits)?;
+    if let Request::Fresh { policy, .. } = &request {
+        let rule = match (&policy.proposer, headless) {
+            (None, true) => PROPOSER_REQUIRED,
+            (Some(_), false) => PROPOSER_ONLY_HEADLESS,
+            _ => return Ok(request),
+        };
+        return Err(vec![SpecError {
+            field: "proposer".into(),
+            rule: rule.into(),
+            value: String::new(),
+            did_you_mean: None,
+        }]);
+    }
+    Ok(request)
+}
+
+impl Mode {
+    /// The spec's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Background => "background",
+            Mode::Foreground => "foreground",
+        }
+    }
+}
+
 /// Parses and validates a spec document (JSON text).
 pub fn parse(text: &str, limits: &Limits) -> Result<Request, Vec<SpecError>> {
     match serde_json::from_str::<Value>(text) {

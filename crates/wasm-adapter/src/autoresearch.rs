@@ -11,19 +11,18 @@
 
 pub mod wire;
 
+use autoresearch::progress::Progress;
 use autoresearch::render::escape_controls;
 use autoresearch::spec::{self, Request, SpecError};
 use autoresearch::sql;
 use autoresearch::tool;
-use autoresearch::{Effect, Input, Phase, RunResult, Settings};
+use autoresearch::{Input, Phase, RunResult, Settings};
 use config::autoresearch::RowConfig;
 use serde_json::{Map, Value, json};
 use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows.
 pub const PLUGIN_NAME: &str = "autoresearch";
-/// What the headless runner says when a fresh spec has no proposer.
-pub const PROPOSER_REQUIRED: &str = "is required by the headless runner: {command, args} of a program that edits the worktree (its cwd), reads the JSON handoff on stdin and prints {\"hypothesis\", \"summary\"} as its last stdout line";
 /// Experiments a progress line about history shows at most.
 const TABLE_WINDOW: usize = 20;
 
@@ -36,54 +35,25 @@ fn spec_error_json(e: &SpecError) -> Value {
     })
 }
 
-/// Validates a run spec against the deployment's limits. `headless` is the runner's reading (a
-/// fresh spec needs `proposer`); otherwise the DSH tool's (no `proposer`: a child agent proposes).
-/// Answers `{"ok": {"kind": "fresh", "mode", "runTag", "repository"}}`,
-/// `{"ok": {"kind": "resume", "runId", "mode", "repository"}}` or
+/// Validates a run spec against the deployment's limits for the headless runner (`headless`) or
+/// the DSH tool ([`spec::parse_for`]). Answers `{"ok": {"kind": "fresh", "mode", "runTag",
+/// "repository"}}`, `{"ok": {"kind": "resume", "runId", "mode", "repository"}}` or
 /// `{"errors": [{"field", "rule", "value", "didYouMean", "message"}]}`.
 pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value {
-    let errors = match spec::parse(spec_json, &settings.limits) {
-        Ok(Request::Fresh { policy, mode }) => {
-            let rule = match (&policy.proposer, headless) {
-                (None, true) => PROPOSER_REQUIRED,
-                (Some(_), false) => {
-                    "is only for the headless runner (inside DSH a child agent proposes each candidate)"
-                }
-                _ => "",
-            };
-            if rule.is_empty() {
-                return json!({"ok": {
-                    "kind": "fresh", "mode": mode_name(mode), "runTag": policy.run_tag,
-                    "repository": policy.repository,
-                }});
-            }
-            vec![SpecError {
-                field: "proposer".into(),
-                rule: rule.into(),
-                value: String::new(),
-                did_you_mean: None,
-            }]
-        }
+    match spec::parse_for(spec_json, &settings.limits, headless) {
+        Ok(Request::Fresh { policy, mode }) => json!({"ok": {
+            "kind": "fresh", "mode": mode.as_str(), "runTag": policy.run_tag,
+            "repository": policy.repository,
+        }}),
         Ok(Request::Resume {
             run_id,
             mode,
             repository,
             ..
-        }) => {
-            return json!({"ok": {
-                "kind": "resume", "runId": run_id, "mode": mode_name(mode),
-                "repository": repository,
-            }});
-        }
-        Err(errors) => errors,
-    };
-    json!({"errors": errors.iter().map(spec_error_json).collect::<Vec<_>>()})
-}
-
-fn mode_name(mode: spec::Mode) -> &'static str {
-    match mode {
-        spec::Mode::Background => "background",
-        spec::Mode::Foreground => "foreground",
+        }) => json!({"ok": {
+            "kind": "resume", "runId": run_id, "mode": mode.as_str(), "repository": repository,
+        }}),
+        Err(errors) => json!({"errors": errors.iter().map(spec_error_json).collect::<Vec<_>>()}),
     }
 }
 
@@ -342,23 +312,6 @@ impl Run {
     pub fn poll_json(&mut self) -> Option<Value> {
         let effect = self.inner.poll()?;
         self.progress.on_effect(&effect, self.inner.run_id());
-        if let Effect::Report(result) = &effect {
-            self.progress.observe(result);
-            self.progress.lines.push(format!(
-                "run {} ended: {}{}",
-                result.run_id,
-                result.status_text(),
-                result
-                    .blocker
-                    .as_ref()
-                    .map(|b| format!(
-                        " ({}: {})",
-                        b.code,
-                        autoresearch::metric::clip(&b.message, 200)
-                    ))
-                    .unwrap_or_default()
-            ));
-        }
         Some(wire::effect_json(&effect))
     }
 
@@ -504,89 +457,7 @@ impl Run {
     /// Progress lines since the last call, joined by `\n`, or `undefined`.
     #[wasm_bindgen(js_name = takeProgress)]
     pub fn take_progress(&mut self) -> Option<String> {
-        if self.progress.lines.is_empty() {
-            return None;
-        }
-        Some(escape_controls(
-            &std::mem::take(&mut self.progress.lines).join("\n"),
-        ))
-    }
-}
-
-/// Human progress lines, derived from the experiments' states as they change.
-#[derive(Default)]
-struct Progress {
-    lines: Vec<String>,
-    seen: Vec<(String, String)>,
-}
-
-impl Progress {
-    fn on_effect(&mut self, effect: &Effect, run_id: &str) {
-        let short = |id: &str| {
-            id.strip_prefix(run_id)
-                .map(|s| s.trim_start_matches('-').to_owned())
-                .unwrap_or_else(|| id.to_owned())
-        };
-        match effect {
-            Effect::RunEvaluator {
-                attempt_id,
-                timeout_ms,
-                ..
-            } => self.lines.push(format!(
-                "{}: evaluator started (timeout {} ms)",
-                short(attempt_id),
-                timeout_ms
-            )),
-            Effect::RunProposer { timeout_ms, .. } => self
-                .lines
-                .push(format!("proposer started (timeout {timeout_ms} ms)")),
-            Effect::TerminateProcessGroup { attempt_id, .. } => self.lines.push(format!(
-                "{}: making sure the interrupted evaluator's process group is gone",
-                short(attempt_id)
-            )),
-            _ => {}
-        }
-    }
-
-    fn observe(&mut self, result: &RunResult) {
-        let name = &result.metric_name;
-        let best = result
-            .best
-            .as_ref()
-            .map(|b| autoresearch::jcs::number(b.metric));
-        for e in &result.experiments {
-            let known = self.seen.iter_mut().find(|(id, _)| *id == e.experiment_id);
-            match known {
-                Some((_, state)) if *state == e.state => continue,
-                Some((_, state)) => *state = e.state.clone(),
-                None => self.seen.push((e.experiment_id.clone(), e.state.clone())),
-            }
-            let who = if e.kind == "baseline" {
-                "baseline".to_owned()
-            } else {
-                format!("candidate {}", e.ordinal)
-            };
-            let metric = e.metric.map(autoresearch::jcs::number).unwrap_or_default();
-            let line = match (e.state.as_str(), e.kind) {
-                ("proposing", _) => format!("{who}: proposing"),
-                ("prepared", _) => format!("{who}: proposal validated, committing"),
-                ("accepted", "baseline") => format!("{who}: {name} = {metric}"),
-                ("accepted", _) => format!("{who}: accepted, {name} = {metric} (new best)"),
-                ("rejected", _) => format!(
-                    "{who}: rejected, {name} = {metric} (best stays {})",
-                    best.clone().unwrap_or_default()
-                ),
-                ("failed" | "policy-violation", _) => format!(
-                    "{who}: {} ({}: {})",
-                    e.state,
-                    e.failure_code.as_deref().unwrap_or("-"),
-                    autoresearch::metric::clip(e.failure_message.as_deref().unwrap_or(""), 200)
-                ),
-                ("cancelled", _) => format!("{who}: cancelled"),
-                _ => continue,
-            };
-            self.lines.push(line);
-        }
+        self.progress.take()
     }
 }
 

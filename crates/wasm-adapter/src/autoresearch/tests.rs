@@ -57,7 +57,7 @@ fn spec_errors_name_field_rule_and_value() {
 fn the_headless_runner_needs_a_proposer_and_dsh_refuses_one() {
     let v = check_spec(&spec(json!({"proposer": null})), &settings(), true);
     assert_eq!(v["errors"][0]["field"], "proposer");
-    assert_eq!(v["errors"][0]["rule"], PROPOSER_REQUIRED);
+    assert_eq!(v["errors"][0]["rule"], spec::PROPOSER_REQUIRED);
     let v = check_spec(&spec(json!({})), &settings(), false);
     assert_eq!(v["errors"][0]["field"], "proposer");
     let v = check_spec(&spec(json!({})), &settings(), true);

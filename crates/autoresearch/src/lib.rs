@@ -28,6 +28,7 @@ pub mod render;
 pub mod run;
 pub mod spec;
 pub mod sql;
+pub mod state;
 pub mod surface;
 pub mod tool;
 

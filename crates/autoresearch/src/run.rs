@@ -20,7 +20,6 @@ mod finish;
 mod handoff;
 mod recover;
 mod rows;
-mod state;
 
 /// Milliseconds since the epoch, injected by the driver (used only for timestamps in rows).
 pub type Millis = u64;
@@ -76,7 +75,7 @@ impl Default for Settings {
     }
 }
 
-pub use state::{RunState, transition_allowed};
+pub use crate::state::{RunState, transition_allowed};
 
 /// Whether the machine waits for the driver or is done.
 #[derive(Clone, Debug, PartialEq)]
@@ -516,15 +515,13 @@ impl Run {
                 },
             );
             self.attempts[attempt].process = Some(process.clone());
-            let st = Statement::new(
-                sql::SET_ATTEMPT_PROCESS,
-                vec![
-                    ("pid", u64::from(process.pid).into()),
-                    ("pgid", u64::from(process.pgid).into()),
-                    ("process_start_time", process.start_time.clone().into()),
-                    ("attempt_id", self.attempts[attempt].id.clone().into()),
-                ],
-            );
+            let st = sql::SetAttemptProcess {
+                pid: u64::from(process.pid).into(),
+                pgid: u64::from(process.pgid).into(),
+                process_start_time: process.start_time.clone().into(),
+                attempt_id: self.attempts[attempt].id.clone().into(),
+            }
+            .into();
             self.emit(
                 |id| Effect::Persist {
                     id,
@@ -594,15 +591,13 @@ impl Run {
         let from = self.state;
         debug_assert!(transition_allowed(from, to), "{from:?} -> {to:?}");
         self.state = to;
-        Statement::new(
-            sql::SET_RUN_STATE,
-            vec![
-                ("to", to.as_str().into()),
-                ("now", self.now.into()),
-                ("run_id", self.run_id.clone().into()),
-                ("from", from.as_str().into()),
-            ],
-        )
+        sql::SetRunState {
+            to: to.as_str().into(),
+            now: self.now.into(),
+            run_id: self.run_id.clone().into(),
+            from: from.as_str().into(),
+        }
+        .into()
     }
 
     // ----- answers -----
@@ -631,33 +626,26 @@ impl Run {
             (Await::Open, _) => match self.origin {
                 Origin::Fresh => {
                     let p = self.p();
-                    let lock = Statement::new(
-                        sql::ACQUIRE_LOCK,
-                        vec![
-                            ("run_id", self.run_id.clone().into()),
-                            ("repository_id", self.repository_id.clone().into()),
-                            ("run_tag", p.run_tag.clone().into()),
-                            ("now", self.now.into()),
-                            (
-                                "max_active",
-                                self.settings.max_active_runs_per_repository.into(),
-                            ),
-                        ],
-                    );
-                    let insert = Statement::new(
-                        sql::INSERT_RUN,
-                        vec![
-                            ("run_id", self.run_id.clone().into()),
-                            ("repository_id", self.repository_id.clone().into()),
-                            ("run_tag", p.run_tag.clone().into()),
-                            ("branch", self.branch.clone().into()),
-                            ("worktree", self.worktree.clone().into()),
-                            ("start_commit", self.start_commit.clone().into()),
-                            ("policy_json", jcs::canonical(&p.to_json()).into()),
-                            ("policy_sha256", p.sha256().into()),
-                            ("now", self.now.into()),
-                        ],
-                    );
+                    let lock = sql::AcquireLock {
+                        run_id: self.run_id.clone().into(),
+                        repository_id: self.repository_id.clone().into(),
+                        run_tag: p.run_tag.clone().into(),
+                        now: self.now.into(),
+                        max_active: self.settings.max_active_runs_per_repository.into(),
+                    }
+                    .into();
+                    let insert = sql::InsertRun {
+                        run_id: self.run_id.clone().into(),
+                        repository_id: self.repository_id.clone().into(),
+                        run_tag: p.run_tag.clone().into(),
+                        branch: self.branch.clone().into(),
+                        worktree: self.worktree.clone().into(),
+                        start_commit: self.start_commit.clone().into(),
+                        policy_json: jcs::canonical(&p.to_json()).into(),
+                        policy_sha256: p.sha256().into(),
+                        now: self.now.into(),
+                    }
+                    .into();
                     self.emit(
                         |id| Effect::Persist {
                             id,
@@ -760,14 +748,12 @@ impl Run {
                     );
                 }
                 self.experiments[exp].commit = Some(commit.clone());
-                let st = Statement::new(
-                    sql::SET_EXPERIMENT_COMMIT,
-                    vec![
-                        ("candidate_commit", commit.into()),
-                        ("now", self.now.into()),
-                        ("experiment_id", self.experiments[exp].id.clone().into()),
-                    ],
-                );
+                let st = sql::SetExperimentCommit {
+                    candidate_commit: commit.into(),
+                    now: self.now.into(),
+                    experiment_id: self.experiments[exp].id.clone().into(),
+                }
+                .into();
                 self.write(vec![st], vec![0], Then::Revalidate { exp });
             }
             (Await::Clean(then), _) => self.advance(then),
@@ -965,15 +951,13 @@ impl Run {
                 );
                 let attempt = self.new_attempt(exp);
                 let mut sts = vec![
-                    Statement::new(
-                        sql::SET_PROVENANCE,
-                        vec![
-                            ("provenance_json", jcs::canonical(&value).into()),
-                            ("provenance_sha256", sha.into()),
-                            ("now", self.now.into()),
-                            ("run_id", self.run_id.clone().into()),
-                        ],
-                    ),
+                    sql::SetProvenance {
+                        provenance_json: jcs::canonical(&value).into(),
+                        provenance_sha256: sha.into(),
+                        now: self.now.into(),
+                        run_id: self.run_id.clone().into(),
+                    }
+                    .into(),
                     self.set_state(RunState::BaselineRunning),
                 ];
                 sts.push(self.insert_experiment(exp));
@@ -1101,37 +1085,37 @@ impl Run {
             Verdict::Failure { code, .. } => Some(code.clone()),
             Verdict::Metric(_) => None,
         };
-        let mut sts = vec![Statement::new(
-            sql::FINISH_ATTEMPT,
-            vec![
-                ("state", "exited".into()),
-                ("exit_code", outcome.exit_code.map(i64::from).into()),
-                ("signal", outcome.signal.clone().into()),
-                ("timed_out", outcome.timed_out.into()),
-                ("quiescent", outcome.quiescent.into()),
-                ("failure_code", failure_code.into()),
-                ("now", self.now.into()),
-                ("attempt_id", attempt_id.clone().into()),
-            ],
-        )];
+        let mut sts = vec![
+            sql::FinishAttempt {
+                state: "exited".into(),
+                exit_code: outcome.exit_code.map(i64::from).into(),
+                signal: outcome.signal.clone().into(),
+                timed_out: outcome.timed_out.into(),
+                quiescent: outcome.quiescent.into(),
+                failure_code: failure_code.into(),
+                now: self.now.into(),
+                attempt_id: attempt_id.clone().into(),
+            }
+            .into(),
+        ];
         let exp_id = self.experiments[exp].id.clone();
         for art in &outcome.artifacts {
             let artifact_id = format!("{attempt_id}-{}", art.kind);
-            sts.push(Statement::new(
-                sql::INSERT_ARTIFACT,
-                vec![
-                    ("artifact_id", artifact_id.clone().into()),
-                    ("run_id", self.run_id.clone().into()),
-                    ("experiment_id", exp_id.clone().into()),
-                    ("attempt_id", attempt_id.clone().into()),
-                    ("kind", art.kind.clone().into()),
-                    ("location", art.location.clone().into()),
-                    ("size_bytes", art.size_bytes.into()),
-                    ("sha256", art.sha256.clone().into()),
-                    ("truncated", art.truncated.into()),
-                    ("now", self.now.into()),
-                ],
-            ));
+            sts.push(
+                sql::InsertArtifact {
+                    artifact_id: artifact_id.clone().into(),
+                    run_id: self.run_id.clone().into(),
+                    experiment_id: exp_id.clone().into(),
+                    attempt_id: attempt_id.clone().into(),
+                    kind: art.kind.clone().into(),
+                    location: art.location.clone().into(),
+                    size_bytes: art.size_bytes.into(),
+                    sha256: art.sha256.clone().into(),
+                    truncated: art.truncated.into(),
+                    now: self.now.into(),
+                }
+                .into(),
+            );
             self.artifacts.push(ArtifactRef {
                 artifact_id,
                 kind: art.kind.clone(),
@@ -1306,19 +1290,14 @@ impl Run {
                     summary: String::new(),
                 });
                 let sts = vec![
-                    Statement::new(
-                        sql::SET_EXPERIMENT_PROPOSAL,
-                        vec![
-                            ("hypothesis", report.hypothesis.into()),
-                            ("summary", report.summary.into()),
-                            (
-                                "changed_paths_json",
-                                json!(e.changed_paths).to_string().into(),
-                            ),
-                            ("now", self.now.into()),
-                            ("experiment_id", e.id.clone().into()),
-                        ],
-                    ),
+                    sql::SetExperimentProposal {
+                        hypothesis: report.hypothesis.into(),
+                        summary: report.summary.into(),
+                        changed_paths_json: json!(e.changed_paths).to_string().into(),
+                        now: self.now.into(),
+                        experiment_id: e.id.clone().into(),
+                    }
+                    .into(),
                     self.set_state(RunState::CandidatePrepared),
                 ];
                 self.write(sts, vec![1], Then::Commit { exp });
@@ -1348,10 +1327,10 @@ impl Run {
         }
         self.attempts[attempt].running = false;
         let st = self.interrupted_attempt(attempt, "interrupted");
-        let mark = Statement::new(
-            sql::MARK_ATTEMPT_QUIESCENT,
-            vec![("attempt_id", self.attempts[attempt].id.clone().into())],
-        );
+        let mark = sql::MarkAttemptQuiescent {
+            attempt_id: self.attempts[attempt].id.clone().into(),
+        }
+        .into();
         self.write(vec![st, mark], vec![], Then::Recover);
     }
 
@@ -1529,16 +1508,14 @@ impl Run {
                 self.pending_best = Some((point, true));
                 let sts = vec![
                     self.finish_experiment(exp),
-                    Statement::new(
-                        sql::SET_BASELINE,
-                        vec![
-                            ("commit", self.start_commit.clone().into()),
-                            ("metric", m.into()),
-                            ("experiment_id", self.experiments[exp].id.clone().into()),
-                            ("now", self.now.into()),
-                            ("run_id", self.run_id.clone().into()),
-                        ],
-                    ),
+                    sql::SetBaseline {
+                        commit: self.start_commit.clone().into(),
+                        metric: m.into(),
+                        experiment_id: self.experiments[exp].id.clone().into(),
+                        now: self.now.into(),
+                        run_id: self.run_id.clone().into(),
+                    }
+                    .into(),
                     self.set_state(RunState::Ready),
                 ];
                 self.write(sts, vec![2], Then::Ready);
@@ -1610,16 +1587,14 @@ impl Run {
         self.consecutive_failures = 0;
         let sts = vec![
             self.finish_experiment(exp),
-            Statement::new(
-                sql::SET_BEST,
-                vec![
-                    ("commit", point.commit.clone().into()),
-                    ("metric", point.metric.into()),
-                    ("experiment_id", point.experiment_id.clone().into()),
-                    ("now", self.now.into()),
-                    ("run_id", self.run_id.clone().into()),
-                ],
-            ),
+            sql::SetBest {
+                commit: point.commit.clone().into(),
+                metric: point.metric.into(),
+                experiment_id: point.experiment_id.clone().into(),
+                now: self.now.into(),
+                run_id: self.run_id.clone().into(),
+            }
+            .into(),
             self.set_failures(),
             self.set_state(RunState::Ready),
         ];

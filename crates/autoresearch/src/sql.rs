@@ -4,13 +4,15 @@
 //! root (`<git-common-dir>/<state_root>/tracker.sqlite`) and never writes SQL of its own.
 //!
 //! Driver contract for opening: create the directory owner-only (0700), open the file (0600), run
-//! [`PRAGMAS`], read `PRAGMA user_version`, ask [`migration_plan`] which [`MIGRATIONS`] to apply,
+//! [`PRAGMAS`], read `PRAGMA user_version`, ask [`migration_plan`] which [`migrations`] to apply,
 //! and apply each one inside `BEGIN IMMEDIATE … COMMIT` followed by `PRAGMA user_version = N`.
 //! A database newer than [`SCHEMA_VERSION`] is refused. Every `Effect::Persist` is one
 //! `BEGIN IMMEDIATE` transaction; the driver answers with each statement's change count.
 //!
 //! The database enforces the run transition table itself (the `run_transitions` table plus a
 //! trigger), and a terminal run's state can never change again.
+
+use crate::state::{RunState, transition_allowed};
 
 /// The schema version the latest migration produces.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -22,19 +24,35 @@ PRAGMA foreign_keys = ON;
 PRAGMA busy_timeout = 5000;";
 
 /// One schema migration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Migration {
     /// The `user_version` after it.
     pub version: i64,
     /// Statements to run (a batch; no parameters).
-    pub sql: &'static str,
+    pub sql: String,
 }
 
 /// Every migration, oldest first.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: V1,
-}];
+pub fn migrations() -> Vec<Migration> {
+    vec![Migration {
+        version: 1,
+        sql: V1.replace("{run_transitions}", &transition_rows()),
+    }]
+}
+
+/// The `run_transitions` rows: [`transition_allowed`]'s table, so the database enforces the
+/// very table the core follows.
+fn transition_rows() -> String {
+    let mut rows = Vec::new();
+    for from in RunState::ALL {
+        for to in RunState::ALL {
+            if transition_allowed(from, to) {
+                rows.push(format!("  ('{}', '{}')", from.as_str(), to.as_str()));
+            }
+        }
+    }
+    rows.join(",\n")
+}
 
 /// Why a database cannot be opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,15 +62,14 @@ pub struct SchemaTooNew {
 }
 
 /// The migrations to apply to a database at `user_version == current`.
-pub fn migration_plan(current: i64) -> Result<&'static [Migration], SchemaTooNew> {
+pub fn migration_plan(current: i64) -> Result<Vec<Migration>, SchemaTooNew> {
     if !(0..=SCHEMA_VERSION).contains(&current) {
         return Err(SchemaTooNew { found: current });
     }
-    let start = MIGRATIONS
-        .iter()
-        .position(|m| m.version > current)
-        .unwrap_or(MIGRATIONS.len());
-    Ok(&MIGRATIONS[start..])
+    Ok(migrations()
+        .into_iter()
+        .filter(|m| m.version > current)
+        .collect())
 }
 
 const V1: &str = "
@@ -161,19 +178,7 @@ CREATE TABLE run_transitions (
   PRIMARY KEY (from_state, to_state)
 ) STRICT, WITHOUT ROWID;
 INSERT INTO run_transitions (from_state, to_state) VALUES
-  ('initializing', 'baseline-running'), ('initializing', 'blocked'),
-  ('initializing', 'cancelled'),
-  ('baseline-running', 'ready'), ('baseline-running', 'baseline-blocked'),
-  ('baseline-running', 'blocked'), ('baseline-running', 'cancelled'),
-  ('ready', 'proposing'), ('ready', 'target-reached'), ('ready', 'budget-limited'),
-  ('ready', 'round-failed'), ('ready', 'blocked'), ('ready', 'cancelled'),
-  ('proposing', 'candidate-prepared'), ('proposing', 'ready'), ('proposing', 'blocked'),
-  ('proposing', 'cancelled'),
-  ('candidate-prepared', 'candidate-running'), ('candidate-prepared', 'ready'),
-  ('candidate-prepared', 'blocked'), ('candidate-prepared', 'cancelled'),
-  ('candidate-running', 'deciding'), ('candidate-running', 'blocked'),
-  ('candidate-running', 'cancelled'),
-  ('deciding', 'ready'), ('deciding', 'blocked'), ('deciding', 'cancelled');
+{run_transitions};
 
 CREATE TRIGGER runs_transition_checked BEFORE UPDATE OF state ON runs
 WHEN NEW.state IS NOT OLD.state AND NOT EXISTS (
@@ -256,116 +261,130 @@ pub struct Statement {
     pub params: Vec<(&'static str, SqlValue)>,
 }
 
-impl Statement {
-    /// Builds a statement.
-    pub fn new(sql: &'static str, params: Vec<(&'static str, SqlValue)>) -> Self {
-        Statement { sql, params }
-    }
+/// The statements the core writes with: each a type whose fields are exactly the `:name`
+/// parameters of its text (in order of first use), so a call site names every parameter once.
+macro_rules! statements {
+    ($($(#[$doc:meta])* $name:ident { $($param:ident),* } = $sql:expr;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Debug, PartialEq)]
+            #[allow(missing_docs)]
+            pub struct $name { $(pub $param: SqlValue),* }
+
+            impl $name {
+                /// The statement's text.
+                pub const SQL: &'static str = $sql;
+            }
+
+            impl From<$name> for Statement {
+                fn from(statement: $name) -> Statement {
+                    Statement {
+                        sql: $name::SQL,
+                        params: vec![$((stringify!($param), statement.$param)),*],
+                    }
+                }
+            }
+        )*
+
+        /// Every write statement's text and its fields, for tests and driver-side preparation.
+        pub const WRITES: &[(&str, &[&str])] = &[$(($name::SQL, &[$(stringify!($param)),*])),*];
+    };
 }
 
-/// Takes a repository lock for a new run. Changes 0 rows when the repository already has
-/// `:max_active` live runs; fails with a UNIQUE constraint when the tag is live.
-pub const ACQUIRE_LOCK: &str = "INSERT INTO locks (run_id, repository_id, run_tag, acquired_at, released_at)
+statements! {
+    /// Takes a repository lock for a new run. Changes 0 rows when the repository already has
+    /// `:max_active` live runs; fails with a UNIQUE constraint when the tag is live.
+    AcquireLock { run_id, repository_id, run_tag, now, max_active } = "INSERT INTO locks (run_id, repository_id, run_tag, acquired_at, released_at)
 SELECT :run_id, :repository_id, :run_tag, :now, NULL
 WHERE (SELECT count(*) FROM locks WHERE repository_id = :repository_id AND released_at IS NULL) < :max_active";
 
-/// Releases a run's lock (idempotent).
-pub const RELEASE_LOCK: &str =
-    "UPDATE locks SET released_at = :now WHERE run_id = :run_id AND released_at IS NULL";
+    /// Releases a run's lock (idempotent).
+    ReleaseLock { now, run_id } = "UPDATE locks SET released_at = :now WHERE run_id = :run_id AND released_at IS NULL";
 
-/// Inserts a fresh run in `initializing`, only if it holds a live lock (run in the same
-/// transaction as [`ACQUIRE_LOCK`], so a lock never exists without its run).
-pub const INSERT_RUN: &str =
-    "INSERT INTO runs (run_id, repository_id, run_tag, branch, worktree, start_commit,
+    /// Inserts a fresh run in `initializing`, only if it holds a live lock (run in the same
+    /// transaction as [`AcquireLock`], so a lock never exists without its run).
+    InsertRun { run_id, repository_id, run_tag, branch, worktree, start_commit, policy_json, policy_sha256, now } = "INSERT INTO runs (run_id, repository_id, run_tag, branch, worktree, start_commit,
   policy_json, policy_sha256, state, created_at, updated_at)
 SELECT :run_id, :repository_id, :run_tag, :branch, :worktree, :start_commit, :policy_json,
   :policy_sha256, 'initializing', :now, :now
 WHERE EXISTS (SELECT 1 FROM locks WHERE run_id = :run_id AND released_at IS NULL)";
 
-/// Moves a run from `:from` to `:to` (compare-and-set: changes 0 rows if the state moved).
-pub const SET_RUN_STATE: &str =
-    "UPDATE runs SET state = :to, updated_at = :now WHERE run_id = :run_id AND state = :from";
+    /// Moves a run from `:from` to `:to` (compare-and-set: changes 0 rows if the state moved).
+    SetRunState { to, now, run_id, from } = "UPDATE runs SET state = :to, updated_at = :now WHERE run_id = :run_id AND state = :from";
 
-/// Freezes the run's evaluator provenance.
-pub const SET_PROVENANCE: &str = "UPDATE runs SET provenance_json = :provenance_json,
+    /// Freezes the run's evaluator provenance.
+    SetProvenance { provenance_json, provenance_sha256, now, run_id } = "UPDATE runs SET provenance_json = :provenance_json,
   provenance_sha256 = :provenance_sha256, updated_at = :now WHERE run_id = :run_id";
 
-/// Records the baseline and makes it the first best.
-pub const SET_BASELINE: &str =
-    "UPDATE runs SET baseline_commit = :commit, baseline_metric = :metric,
+    /// Records the baseline and makes it the first best.
+    SetBaseline { commit, metric, experiment_id, now, run_id } = "UPDATE runs SET baseline_commit = :commit, baseline_metric = :metric,
   best_commit = :commit, best_metric = :metric, best_experiment_id = :experiment_id,
   updated_at = :now WHERE run_id = :run_id";
 
-/// Records a new best (after an accepted candidate).
-pub const SET_BEST: &str = "UPDATE runs SET best_commit = :commit, best_metric = :metric,
+    /// Records a new best (after an accepted candidate).
+    SetBest { commit, metric, experiment_id, now, run_id } = "UPDATE runs SET best_commit = :commit, best_metric = :metric,
   best_experiment_id = :experiment_id, updated_at = :now WHERE run_id = :run_id";
 
-/// Records the consecutive failed-round count.
-pub const SET_FAILURES: &str = "UPDATE runs SET consecutive_failures = :consecutive_failures,
+    /// Records the consecutive failed-round count.
+    SetFailures { consecutive_failures, now, run_id } = "UPDATE runs SET consecutive_failures = :consecutive_failures,
   updated_at = :now WHERE run_id = :run_id";
 
-/// Moves a run into a terminal state with its reason and blocker evidence.
-pub const SET_TERMINAL: &str = "UPDATE runs SET state = :to, terminal_reason = :reason,
+    /// Moves a run into a terminal state with its reason and blocker evidence.
+    SetTerminal { to, reason, blocker_json, quiescent, now, run_id, from } = "UPDATE runs SET state = :to, terminal_reason = :reason,
   blocker_json = :blocker_json, quiescent = :quiescent, terminal_at = :now, updated_at = :now
 WHERE run_id = :run_id AND state = :from";
 
-/// Marks a terminal run's processes as proven gone (recovery of a non-quiescent run).
-pub const SET_QUIESCENT: &str =
-    "UPDATE runs SET quiescent = 1, updated_at = :now WHERE run_id = :run_id";
+    /// Marks a terminal run's processes as proven gone (recovery of a non-quiescent run).
+    SetQuiescent { now, run_id } = "UPDATE runs SET quiescent = 1, updated_at = :now WHERE run_id = :run_id";
 
-/// Inserts an experiment.
-pub const INSERT_EXPERIMENT: &str = "INSERT INTO experiments (experiment_id, run_id, ordinal, kind, state,
+    /// Inserts an experiment.
+    InsertExperiment { experiment_id, run_id, ordinal, kind, state, parent_commit, candidate_commit, now } = "INSERT INTO experiments (experiment_id, run_id, ordinal, kind, state,
   parent_commit, candidate_commit, created_at, updated_at)
 VALUES (:experiment_id, :run_id, :ordinal, :kind, :state, :parent_commit, :candidate_commit, :now, :now)";
 
-/// Sets an experiment's state.
-pub const SET_EXPERIMENT_STATE: &str =
-    "UPDATE experiments SET state = :state, updated_at = :now WHERE experiment_id = :experiment_id";
+    /// Sets an experiment's state.
+    SetExperimentState { state, now, experiment_id } = "UPDATE experiments SET state = :state, updated_at = :now WHERE experiment_id = :experiment_id";
 
-/// Records a proposal's report and validated paths (experiment → `prepared`).
-pub const SET_EXPERIMENT_PROPOSAL: &str =
-    "UPDATE experiments SET state = 'prepared', hypothesis = :hypothesis,
+    /// Records a proposal's report and validated paths (experiment → `prepared`).
+    SetExperimentProposal { hypothesis, summary, changed_paths_json, now, experiment_id } = "UPDATE experiments SET state = 'prepared', hypothesis = :hypothesis,
   summary = :summary, changed_paths_json = :changed_paths_json, updated_at = :now
 WHERE experiment_id = :experiment_id";
 
-/// Records a candidate's commit.
-pub const SET_EXPERIMENT_COMMIT: &str =
-    "UPDATE experiments SET candidate_commit = :candidate_commit,
+    /// Records a candidate's commit.
+    SetExperimentCommit { candidate_commit, now, experiment_id } = "UPDATE experiments SET candidate_commit = :candidate_commit,
   updated_at = :now WHERE experiment_id = :experiment_id";
 
-/// Records an experiment's final (or measured) facts.
-pub const FINISH_EXPERIMENT: &str = "UPDATE experiments SET state = :state, metric = :metric,
+    /// Records an experiment's final (or measured) facts.
+    FinishExperiment { state, metric, decision, failure_code, failure_message, evidence_json, hypothesis, summary, now, experiment_id } = "UPDATE experiments SET state = :state, metric = :metric,
   decision = :decision, failure_code = :failure_code, failure_message = :failure_message,
   evidence_json = :evidence_json, hypothesis = coalesce(:hypothesis, hypothesis),
   summary = coalesce(:summary, summary), updated_at = :now
 WHERE experiment_id = :experiment_id";
 
-/// Records an evaluator attempt's spawn intent (before spawning).
-pub const INSERT_ATTEMPT: &str =
-    "INSERT INTO attempts (attempt_id, run_id, experiment_id, ordinal, state,
+    /// Records an evaluator attempt's spawn intent (before spawning).
+    InsertAttempt { attempt_id, run_id, experiment_id, ordinal, argv_json, cwd, env_json, provenance_sha256, timeout_ms, now } = "INSERT INTO attempts (attempt_id, run_id, experiment_id, ordinal, state,
   argv_json, cwd, env_json, provenance_sha256, timeout_ms, started_at)
 VALUES (:attempt_id, :run_id, :experiment_id, :ordinal, 'running', :argv_json, :cwd, :env_json,
   :provenance_sha256, :timeout_ms, :now)";
 
-/// Records the spawned process group (evidence for recovery).
-pub const SET_ATTEMPT_PROCESS: &str = "UPDATE attempts SET pid = :pid, pgid = :pgid,
+    /// Records the spawned process group (evidence for recovery).
+    SetAttemptProcess { pid, pgid, process_start_time, attempt_id } = "UPDATE attempts SET pid = :pid, pgid = :pgid,
   process_start_time = :process_start_time WHERE attempt_id = :attempt_id";
 
-/// Records an attempt's exit facts.
-pub const FINISH_ATTEMPT: &str = "UPDATE attempts SET state = :state, exit_code = :exit_code,
+    /// Records an attempt's exit facts.
+    FinishAttempt { state, exit_code, signal, timed_out, quiescent, failure_code, now, attempt_id } = "UPDATE attempts SET state = :state, exit_code = :exit_code,
   signal = :signal, timed_out = :timed_out, quiescent = :quiescent, failure_code = :failure_code,
   ended_at = :now WHERE attempt_id = :attempt_id AND state = 'running'";
 
-/// Records that an attempt's process group is proven gone.
-pub const MARK_ATTEMPT_QUIESCENT: &str =
-    "UPDATE attempts SET quiescent = 1 WHERE attempt_id = :attempt_id";
+    /// Records that an attempt's process group is proven gone.
+    MarkAttemptQuiescent { attempt_id } = "UPDATE attempts SET quiescent = 1 WHERE attempt_id = :attempt_id";
 
-/// Records an evaluator output artifact.
-pub const INSERT_ARTIFACT: &str =
-    "INSERT INTO artifacts (artifact_id, run_id, experiment_id, attempt_id, kind,
+    /// Records an evaluator output artifact.
+    InsertArtifact { artifact_id, run_id, experiment_id, attempt_id, kind, location, size_bytes, sha256, truncated, now } = "INSERT INTO artifacts (artifact_id, run_id, experiment_id, attempt_id, kind,
   location, size_bytes, sha256, truncated, created_at)
 VALUES (:artifact_id, :run_id, :experiment_id, :attempt_id, :kind, :location, :size_bytes,
   :sha256, :truncated, :now)";
+}
 
 /// Loads one run (columns map one-to-one onto `StoredRun`'s fields; `lock_held` is 0/1).
 pub const LOAD_RUN: &str =
@@ -402,28 +421,8 @@ pub const LIST_RUNS: &str = "SELECT run_id, run_tag, state, branch, baseline_met
   EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
 FROM runs ORDER BY created_at DESC, run_id LIMIT :limit";
 
-/// Every statement constant, for tests and driver-side preparation.
-pub const ALL_STATEMENTS: &[&str] = &[
-    ACQUIRE_LOCK,
-    RELEASE_LOCK,
-    INSERT_RUN,
-    SET_RUN_STATE,
-    SET_PROVENANCE,
-    SET_BASELINE,
-    SET_BEST,
-    SET_FAILURES,
-    SET_TERMINAL,
-    SET_QUIESCENT,
-    INSERT_EXPERIMENT,
-    SET_EXPERIMENT_STATE,
-    SET_EXPERIMENT_PROPOSAL,
-    SET_EXPERIMENT_COMMIT,
-    FINISH_EXPERIMENT,
-    INSERT_ATTEMPT,
-    SET_ATTEMPT_PROCESS,
-    FINISH_ATTEMPT,
-    MARK_ATTEMPT_QUIESCENT,
-    INSERT_ARTIFACT,
+/// Every read statement's text (the driver runs them itself), for tests.
+pub const READS: &[&str] = &[
     LOAD_RUN,
     LOAD_EXPERIMENTS,
     LOAD_ATTEMPTS,

@@ -393,7 +393,7 @@ fn status_parsing_and_candidate_checks() {
 
 #[test]
 fn migrations_are_planned_by_version() {
-    assert_eq!(sql::migration_plan(0).unwrap().len(), sql::MIGRATIONS.len());
+    assert_eq!(sql::migration_plan(0).unwrap(), sql::migrations());
     assert!(sql::migration_plan(sql::SCHEMA_VERSION).unwrap().is_empty());
     assert_eq!(
         sql::migration_plan(sql::SCHEMA_VERSION + 1),
@@ -402,7 +402,7 @@ fn migrations_are_planned_by_version() {
         })
     );
     assert!(
-        sql::MIGRATIONS
+        sql::migrations()
             .windows(2)
             .all(|w| w[0].version < w[1].version)
     );
@@ -410,7 +410,7 @@ fn migrations_are_planned_by_version() {
 
 #[test]
 fn every_table_is_strict_and_statements_use_named_parameters() {
-    let v1 = sql::MIGRATIONS[0].sql;
+    let v1 = &sql::migrations()[0].sql;
     for table in [
         "runs",
         "experiments",
@@ -423,9 +423,13 @@ fn every_table_is_strict_and_statements_use_named_parameters() {
         let end = start + v1[start..].find(";").unwrap();
         assert!(v1[start..end].contains(") STRICT"), "{table}");
     }
-    for st in sql::ALL_STATEMENTS {
+    for st in sql::READS {
         assert!(!st.contains('?'), "positional parameter in {st}");
         assert!(!sql::parameter_names(st).is_empty(), "{st}");
+    }
+    for (st, fields) in sql::WRITES {
+        assert!(!st.contains('?'), "positional parameter in {st}");
+        assert_eq!(sql::parameter_names(st), *fields, "{st}");
     }
     assert_eq!(
         sql::parameter_names("a = :x AND b = :y_2 OR c = :x"),
@@ -435,7 +439,7 @@ fn every_table_is_strict_and_statements_use_named_parameters() {
 
 #[test]
 fn the_sql_transition_table_equals_the_rust_one() {
-    let v1 = sql::MIGRATIONS[0].sql;
+    let v1 = &sql::migrations()[0].sql;
     let values = &v1[v1.find("INSERT INTO run_transitions").unwrap()..];
     let values = &values[..values.find(";").unwrap()];
     let mut pairs = Vec::new();

@@ -111,24 +111,24 @@ impl Run {
         let to = RunState::of(status);
         if from != to {
             self.state = to;
-            sts.push(Statement::new(
-                sql::SET_TERMINAL,
-                vec![
-                    ("to", to.as_str().into()),
-                    ("reason", blocker.as_ref().map(|b| b.code.clone()).into()),
-                    (
-                        "blocker_json",
-                        blocker
-                            .as_ref()
-                            .map(|b| json!({"code": b.code, "message": b.message, "evidence": b.evidence}).to_string())
-                            .into(),
-                    ),
-                    ("quiescent", quiescent.into()),
-                    ("now", self.now.into()),
-                    ("run_id", self.run_id.clone().into()),
-                    ("from", from.as_str().into()),
-                ],
-            ));
+            sts.push(
+                sql::SetTerminal {
+                    to: to.as_str().into(),
+                    reason: blocker.as_ref().map(|b| b.code.clone()).into(),
+                    blocker_json: blocker
+                        .as_ref()
+                        .map(|b| {
+                            json!({"code": b.code, "message": b.message, "evidence": b.evidence})
+                                .to_string()
+                        })
+                        .into(),
+                    quiescent: quiescent.into(),
+                    now: self.now.into(),
+                    run_id: self.run_id.clone().into(),
+                    from: from.as_str().into(),
+                }
+                .into(),
+            );
         }
         if quiescent && self.lock_held {
             sts.push(self.release_lock());
@@ -138,13 +138,11 @@ impl Run {
     }
 
     pub(super) fn release_lock(&self) -> Statement {
-        Statement::new(
-            sql::RELEASE_LOCK,
-            vec![
-                ("now", self.now.into()),
-                ("run_id", self.run_id.clone().into()),
-            ],
-        )
+        sql::ReleaseLock {
+            now: self.now.into(),
+            run_id: self.run_id.clone().into(),
+        }
+        .into()
     }
 
     pub(super) fn after_terminal(&mut self) {

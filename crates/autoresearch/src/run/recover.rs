@@ -226,13 +226,13 @@ impl Run {
             // A terminal run whose processes are now proven gone: record it and release the lock.
             let mut sts = Vec::new();
             if !quiescent {
-                sts.push(Statement::new(
-                    sql::SET_QUIESCENT,
-                    vec![
-                        ("now", self.now.into()),
-                        ("run_id", self.run_id.clone().into()),
-                    ],
-                ));
+                sts.push(
+                    sql::SetQuiescent {
+                        now: self.now.into(),
+                        run_id: self.run_id.clone().into(),
+                    }
+                    .into(),
+                );
             }
             if let Some(f) = &mut self.finishing {
                 f.2 = true;

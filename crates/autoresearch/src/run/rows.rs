@@ -44,39 +44,32 @@ impl Run {
 
     pub(super) fn insert_experiment(&self, exp: usize) -> Statement {
         let e = &self.experiments[exp];
-        Statement::new(
-            sql::INSERT_EXPERIMENT,
-            vec![
-                ("experiment_id", e.id.clone().into()),
-                ("run_id", self.run_id.clone().into()),
-                ("ordinal", e.ordinal.into()),
-                (
-                    "kind",
-                    if e.kind == Kind::Baseline {
-                        "baseline"
-                    } else {
-                        "candidate"
-                    }
-                    .into(),
-                ),
-                ("state", e.state.as_str().into()),
-                ("parent_commit", e.parent.clone().into()),
-                ("candidate_commit", SqlValue::Null),
-                ("now", self.now.into()),
-            ],
-        )
+        sql::InsertExperiment {
+            experiment_id: e.id.clone().into(),
+            run_id: self.run_id.clone().into(),
+            ordinal: e.ordinal.into(),
+            kind: if e.kind == Kind::Baseline {
+                "baseline"
+            } else {
+                "candidate"
+            }
+            .into(),
+            state: e.state.as_str().into(),
+            parent_commit: e.parent.clone().into(),
+            candidate_commit: SqlValue::Null,
+            now: self.now.into(),
+        }
+        .into()
     }
 
     pub(super) fn set_experiment_state(&self, exp: usize) -> Statement {
         let e = &self.experiments[exp];
-        Statement::new(
-            sql::SET_EXPERIMENT_STATE,
-            vec![
-                ("state", e.state.as_str().into()),
-                ("now", self.now.into()),
-                ("experiment_id", e.id.clone().into()),
-            ],
-        )
+        sql::SetExperimentState {
+            state: e.state.as_str().into(),
+            now: self.now.into(),
+            experiment_id: e.id.clone().into(),
+        }
+        .into()
     }
 
     pub(super) fn insert_attempt(&self, attempt: usize) -> Statement {
@@ -90,87 +83,64 @@ impl Run {
             .iter()
             .map(|(k, v)| (k, format!("sha256:{}", v.sha256)))
             .collect();
-        Statement::new(
-            sql::INSERT_ATTEMPT,
-            vec![
-                ("attempt_id", a.id.clone().into()),
-                ("run_id", self.run_id.clone().into()),
-                (
-                    "experiment_id",
-                    self.experiments[a.experiment].id.clone().into(),
-                ),
-                (
-                    "ordinal",
-                    (self.attempts[..=attempt]
-                        .iter()
-                        .filter(|x| x.experiment == a.experiment)
-                        .count() as u64)
-                        .into(),
-                ),
-                ("argv_json", json!(argv).to_string().into()),
-                ("cwd", p.evaluation.cwd.clone().into()),
-                ("env_json", json!(env).to_string().into()),
-                (
-                    "provenance_sha256",
-                    self.provenance_sha256.clone().unwrap_or_default().into(),
-                ),
-                ("timeout_ms", p.timeout_ms.into()),
-                ("now", self.now.into()),
-            ],
-        )
+        sql::InsertAttempt {
+            attempt_id: a.id.clone().into(),
+            run_id: self.run_id.clone().into(),
+            experiment_id: self.experiments[a.experiment].id.clone().into(),
+            ordinal: (self.attempts[..=attempt]
+                .iter()
+                .filter(|x| x.experiment == a.experiment)
+                .count() as u64)
+                .into(),
+            argv_json: json!(argv).to_string().into(),
+            cwd: p.evaluation.cwd.clone().into(),
+            env_json: json!(env).to_string().into(),
+            provenance_sha256: self.provenance_sha256.clone().unwrap_or_default().into(),
+            timeout_ms: p.timeout_ms.into(),
+            now: self.now.into(),
+        }
+        .into()
     }
 
     pub(super) fn finish_experiment(&self, exp: usize) -> Statement {
         let e = &self.experiments[exp];
         let evidence = (!e.evidence.is_empty()).then(|| json!(e.evidence).to_string());
-        Statement::new(
-            sql::FINISH_EXPERIMENT,
-            vec![
-                ("state", e.state.as_str().into()),
-                ("metric", e.metric.into()),
-                ("decision", e.decision.map(str::to_owned).into()),
-                ("failure_code", e.failure_code.clone().into()),
-                ("failure_message", e.failure_message.clone().into()),
-                ("evidence_json", evidence.into()),
-                (
-                    "hypothesis",
-                    e.report.as_ref().map(|r| r.hypothesis.clone()).into(),
-                ),
-                (
-                    "summary",
-                    e.report.as_ref().map(|r| r.summary.clone()).into(),
-                ),
-                ("now", self.now.into()),
-                ("experiment_id", e.id.clone().into()),
-            ],
-        )
+        sql::FinishExperiment {
+            state: e.state.as_str().into(),
+            metric: e.metric.into(),
+            decision: e.decision.map(str::to_owned).into(),
+            failure_code: e.failure_code.clone().into(),
+            failure_message: e.failure_message.clone().into(),
+            evidence_json: evidence.into(),
+            hypothesis: e.report.as_ref().map(|r| r.hypothesis.clone()).into(),
+            summary: e.report.as_ref().map(|r| r.summary.clone()).into(),
+            now: self.now.into(),
+            experiment_id: e.id.clone().into(),
+        }
+        .into()
     }
 
     pub(super) fn set_failures(&self) -> Statement {
-        Statement::new(
-            sql::SET_FAILURES,
-            vec![
-                ("consecutive_failures", self.consecutive_failures.into()),
-                ("now", self.now.into()),
-                ("run_id", self.run_id.clone().into()),
-            ],
-        )
+        sql::SetFailures {
+            consecutive_failures: self.consecutive_failures.into(),
+            now: self.now.into(),
+            run_id: self.run_id.clone().into(),
+        }
+        .into()
     }
 
     /// Closes a running attempt whose process group is proven gone as `interrupted`.
     pub(super) fn interrupted_attempt(&self, attempt: usize, failure_code: &str) -> Statement {
-        Statement::new(
-            sql::FINISH_ATTEMPT,
-            vec![
-                ("state", "interrupted".into()),
-                ("exit_code", SqlValue::Null),
-                ("signal", SqlValue::Null),
-                ("timed_out", false.into()),
-                ("quiescent", true.into()),
-                ("failure_code", failure_code.into()),
-                ("now", self.now.into()),
-                ("attempt_id", self.attempts[attempt].id.clone().into()),
-            ],
-        )
+        sql::FinishAttempt {
+            state: "interrupted".into(),
+            exit_code: SqlValue::Null,
+            signal: SqlValue::Null,
+            timed_out: false.into(),
+            quiescent: true.into(),
+            failure_code: failure_code.into(),
+            now: self.now.into(),
+            attempt_id: self.attempts[attempt].id.clone().into(),
+        }
+        .into()
     }
 }

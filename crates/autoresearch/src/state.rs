@@ -94,7 +94,7 @@ impl RunState {
         })
     }
 
-    pub(super) fn of(status: Status) -> RunState {
+    pub(crate) fn of(status: Status) -> RunState {
         match status {
             Status::TargetReached => RunState::TargetReached,
             Status::BudgetLimited => RunState::BudgetLimited,

@@ -17,6 +17,7 @@
 //! The caller's checkout and branches are never written; the run branch only ever fast-forwards
 //! to an accepted candidate.
 
+pub mod failure;
 pub mod git_config;
 pub mod glob;
 pub mod jcs;

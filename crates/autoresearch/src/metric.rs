@@ -10,6 +10,7 @@
 //! Parsing always reads the raw bytes the evaluator wrote; nothing here ever sees a redacted view
 //! (the original's bug 3: redaction could corrupt the metric line).
 
+use crate::failure::Failure;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
@@ -41,10 +42,10 @@ pub enum ParseError {
 
 impl ParseError {
     /// Stable machine code of the error, as stored in `failure_code`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Failure {
         match self {
-            ParseError::TruncatedLine => "output-limit",
-            _ => "metric-protocol",
+            ParseError::TruncatedLine => Failure::OutputLimit,
+            _ => Failure::MetricProtocol,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! [`Effect::Interrupt`] and the process-evidence write during an evaluation), and durable state
 //! is written before every step that depends on it.
 
+use crate::failure::Failure;
 use crate::metric::{self, ProposalReport};
 use crate::protocol::*;
 use crate::render::{ArtifactRef, Blocker, Counts, ExperimentRow, Point, RunResult, Status};
@@ -244,7 +245,7 @@ enum Origin {
 /// An evaluation's verdict before keep/reject.
 enum Verdict {
     Metric(f64),
-    Failure { code: String, message: String },
+    Failure { code: Failure, message: String },
 }
 
 /// One run of the loop. See the module documentation for the driver loop.
@@ -662,7 +663,7 @@ impl Run {
             (Await::Lock, Input::Persisted { changes, .. }) => {
                 if changes != [1, 1] {
                     return self.refuse(
-                        "lock-unavailable",
+                        Failure::LockUnavailable,
                         "the run_tag is live in another run, or the repository already has its maximum of active runs",
                         vec![format!("run_tag={}", self.p().run_tag)],
                     );
@@ -676,7 +677,7 @@ impl Run {
                 if let Some(&i) = cas.iter().find(|&&i| changes.get(i) != Some(&1)) {
                     self.pending_best = None;
                     return self.block(
-                        "state-conflict",
+                        Failure::StateConflict,
                         "a compare-and-set write changed no row: another controller moved this run",
                         vec![format!("statement {i} of the transaction")],
                         true,
@@ -707,17 +708,17 @@ impl Run {
                 let quiescent = outcome.quiescent;
                 let parsed = if outcome.cancelled {
                     Err((
-                        "cancelled".to_owned(),
+                        Failure::Cancelled,
                         "the proposer was interrupted".to_owned(),
                     ))
                 } else if outcome.timed_out {
                     Err((
-                        "proposer-timeout".to_owned(),
+                        Failure::ProposerTimeout,
                         "the proposer timed out".to_owned(),
                     ))
                 } else if outcome.exit_code != Some(0) {
                     Err((
-                        "proposer-failed".to_owned(),
+                        Failure::ProposerFailed,
                         format!(
                             "the proposer {}: {}",
                             ended_how(&outcome),
@@ -726,7 +727,7 @@ impl Run {
                     ))
                 } else {
                     metric::parse_report(&outcome.stdout_tail, outcome.stdout_truncated)
-                        .map_err(|e| ("proposer-report".to_owned(), e.to_string()))
+                        .map_err(|e| (Failure::ProposerReport, e.to_string()))
                 };
                 self.on_proposal(exp, parsed, quiescent);
             }
@@ -741,7 +742,7 @@ impl Run {
             (Await::Commit { exp }, Input::Committed { commit, .. }) => {
                 if !is_commit(&commit) {
                     return self.block(
-                        "git-output",
+                        Failure::GitOutput,
                         "the candidate commit is not 40 lowercase hex",
                         vec![commit],
                         true,
@@ -772,22 +773,22 @@ impl Run {
         let error = metric::clip(&error, 2_000);
         match awaiting {
             Await::Discover => self.refuse(
-                "repository-unavailable",
+                Failure::RepositoryUnavailable,
                 "git discovery failed",
                 vec![error],
             ),
             Await::Open => self.refuse(
-                "tracker-unavailable",
+                Failure::TrackerUnavailable,
                 "the tracker database could not be opened",
                 vec![error],
             ),
             Await::Load => self.refuse(
-                "tracker-unavailable",
+                Failure::TrackerUnavailable,
                 "the run could not be loaded",
                 vec![error],
             ),
             Await::Lock => self.refuse(
-                "lock-unavailable",
+                Failure::LockUnavailable,
                 "the repository lock could not be taken",
                 vec![error],
             ),
@@ -802,7 +803,7 @@ impl Run {
                     self.state = self.durable;
                     self.pending_best = None;
                     self.block(
-                        "persist-failed",
+                        Failure::PersistFailed,
                         "a tracker write failed",
                         vec![error],
                         true,
@@ -813,13 +814,13 @@ impl Run {
                 .warnings
                 .push(format!("process evidence not recorded: {error}")),
             Await::Worktree => self.block(
-                "worktree-failed",
+                Failure::WorktreeFailed,
                 "the run worktree could not be created",
                 vec![error],
                 true,
             ),
             Await::Hash(_) => self.block(
-                "hash-failed",
+                Failure::HashFailed,
                 "evaluator inputs could not be hashed",
                 vec![error],
                 true,
@@ -838,10 +839,10 @@ impl Run {
                 self.record_evaluation(exp, attempt, outcome, Some(error));
             }
             Await::Propose { exp } => {
-                self.on_proposal(exp, Err(("proposer-failed".into(), error)), true)
+                self.on_proposal(exp, Err((Failure::ProposerFailed, error)), true)
             }
             Await::Changes { .. } | Await::Commit { .. } | Await::FastForward { .. } => self.block(
-                "git-failed",
+                Failure::GitFailed,
                 "a git operation on the run worktree failed",
                 vec![error],
                 true,
@@ -853,7 +854,7 @@ impl Run {
                     self.advance(Then::AfterTerminal);
                 } else {
                     self.block(
-                        "git-failed",
+                        Failure::GitFailed,
                         "restoring the run worktree failed",
                         vec![error],
                         true,
@@ -876,7 +877,7 @@ impl Run {
     fn on_discovered(&mut self, facts: RepoFacts) {
         if !is_commit(&facts.head) {
             return self.refuse(
-                "repository-unavailable",
+                Failure::RepositoryUnavailable,
                 "HEAD is not a commit",
                 vec![facts.head],
             );
@@ -973,7 +974,7 @@ impl Run {
                     ];
                     if matches!(purpose, HashFor::Retry { .. }) {
                         return self.block(
-                            "provenance-mismatch",
+                            Failure::ProvenanceMismatch,
                             "the evaluator's inputs changed since the baseline",
                             evidence,
                             true,
@@ -982,7 +983,7 @@ impl Run {
                     return self.fail_round(
                         exp,
                         ExpState::PolicyViolation,
-                        "provenance-mismatch",
+                        Failure::ProvenanceMismatch,
                         "the candidate changed the evaluator's inputs".into(),
                         evidence,
                     );
@@ -1020,12 +1021,12 @@ impl Run {
         self.note_containment(&outcome.containment);
         let verdict = if let Some(e) = spawn_error {
             Verdict::Failure {
-                code: "spawn".into(),
+                code: Failure::Spawn,
                 message: e,
             }
         } else if !outcome.worktree.anomalies.is_empty() {
             Verdict::Failure {
-                code: "worktree-tampered".into(),
+                code: Failure::WorktreeTampered,
                 message: format!(
                     "the evaluation left what git cannot see (the worktree was restored): {}",
                     anomaly_evidence(&outcome.worktree.anomalies).join("; ")
@@ -1033,27 +1034,27 @@ impl Run {
             }
         } else if outcome.cancelled {
             Verdict::Failure {
-                code: "cancelled".into(),
+                code: Failure::Cancelled,
                 message: "the evaluator was interrupted".into(),
             }
         } else if outcome.timed_out {
             Verdict::Failure {
-                code: "timeout".into(),
+                code: Failure::Timeout,
                 message: format!("the evaluator timed out after {} ms", self.p().timeout_ms),
             }
         } else if !outcome.quiescent {
             Verdict::Failure {
-                code: "not-quiescent".into(),
+                code: Failure::NotQuiescent,
                 message: "the evaluator's process group did not exit".into(),
             }
         } else if let Some(sig) = &outcome.signal {
             Verdict::Failure {
-                code: "signal".into(),
+                code: Failure::Signal,
                 message: format!("the evaluator was killed by {sig}: {stderr}"),
             }
         } else if outcome.exit_code != Some(0) {
             Verdict::Failure {
-                code: "exit".into(),
+                code: Failure::Exit,
                 message: format!("the evaluator {}: {stderr}", ended_how(&outcome)),
             }
         } else {
@@ -1064,7 +1065,7 @@ impl Run {
             ) {
                 Ok(m) => Verdict::Metric(m),
                 Err(e) => Verdict::Failure {
-                    code: e.code().into(),
+                    code: e.code(),
                     message: e.to_string(),
                 },
             }
@@ -1077,12 +1078,12 @@ impl Run {
         match &verdict {
             Verdict::Metric(m) => e.metric = Some(*m),
             Verdict::Failure { code, message } => {
-                e.failure_code = Some(code.clone());
+                e.failure_code = Some(code.as_str().to_owned());
                 e.failure_message = Some(message.clone());
             }
         }
         let failure_code = match &verdict {
-            Verdict::Failure { code, .. } => Some(code.clone()),
+            Verdict::Failure { code, .. } => Some(code.as_str()),
             Verdict::Metric(_) => None,
         };
         let mut sts = vec![
@@ -1135,7 +1136,7 @@ impl Run {
             let evidence = self.process_evidence(attempt);
             self.carry = sts;
             return self.block(
-                "not-quiescent",
+                Failure::NotQuiescent,
                 "the evaluator's process group may still be running",
                 evidence,
                 false,
@@ -1164,12 +1165,12 @@ impl Run {
     fn on_proposal(
         &mut self,
         exp: usize,
-        result: Result<ProposalReport, (String, String)>,
+        result: Result<ProposalReport, (Failure, String)>,
         quiescent: bool,
     ) {
         if !quiescent {
             return self.block(
-                "not-quiescent",
+                Failure::NotQuiescent,
                 "the proposer's process group may still be running",
                 vec![],
                 false,
@@ -1187,7 +1188,7 @@ impl Run {
                     Await::Changes { exp },
                 );
             }
-            Err((code, message)) => self.fail_round(exp, ExpState::Failed, &code, message, vec![]),
+            Err((code, message)) => self.fail_round(exp, ExpState::Failed, code, message, vec![]),
         }
     }
 
@@ -1216,9 +1217,9 @@ impl Run {
         let message = "the repository's git config defines programs git would run for the run \
                        (name each key in exceptional_allowlists.gitConfig to allow it)";
         if durable {
-            self.block("git-config-unsafe", message, found, true);
+            self.block(Failure::GitConfigUnsafe, message, found, true);
         } else {
-            self.refuse("git-config-unsafe", message, found);
+            self.refuse(Failure::GitConfigUnsafe, message, found);
         }
         true
     }
@@ -1233,7 +1234,7 @@ impl Run {
             return self.fail_round(
                 exp,
                 ExpState::PolicyViolation,
-                "policy-violation",
+                Failure::PolicyViolation,
                 metric::clip(
                     &format!(
                         "{} path(s) git status cannot show are not allowed ({}); the worktree \
@@ -1250,7 +1251,7 @@ impl Run {
             Ok(c) => c,
             Err(e) => {
                 return self.block(
-                    "git-output",
+                    Failure::GitOutput,
                     "git status output could not be parsed",
                     vec![e],
                     true,
@@ -1263,7 +1264,7 @@ impl Run {
             CandidateCheck::Empty => self.fail_round(
                 exp,
                 ExpState::Failed,
-                "candidate-empty",
+                Failure::CandidateEmpty,
                 "the proposal changed no tracked or untracked path".into(),
                 vec![],
             ),
@@ -1276,7 +1277,7 @@ impl Run {
                 self.fail_round(
                     exp,
                     ExpState::PolicyViolation,
-                    "policy-violation",
+                    Failure::PolicyViolation,
                     format!("{} changed path(s) are not allowed", v.len()),
                     evidence,
                 )
@@ -1319,14 +1320,14 @@ impl Run {
                 return self.report();
             }
             return self.block(
-                "not-quiescent",
+                Failure::NotQuiescent,
                 "an interrupted attempt's process group could not be proven gone",
                 evidence,
                 false,
             );
         }
         self.attempts[attempt].running = false;
-        let st = self.interrupted_attempt(attempt, "interrupted");
+        let st = self.interrupted_attempt(attempt, Failure::Interrupted.as_str());
         let mark = sql::MarkAttemptQuiescent {
             attempt_id: self.attempts[attempt].id.clone().into(),
         }
@@ -1528,7 +1529,7 @@ impl Run {
                     code: e
                         .failure_code
                         .clone()
-                        .unwrap_or_else(|| "baseline-failed".into()),
+                        .unwrap_or_else(|| Failure::BaselineFailed.as_str().into()),
                     message: e.failure_message.clone().unwrap_or_default(),
                     evidence: vec![format!("experiment {}", e.id)],
                 };
@@ -1608,14 +1609,14 @@ impl Run {
         &mut self,
         exp: usize,
         state: ExpState,
-        code: &str,
+        code: Failure,
         message: String,
         evidence: Vec<String>,
     ) {
         let e = &mut self.experiments[exp];
         e.state = state;
         e.decision = Some("fail");
-        e.failure_code = Some(code.to_owned());
+        e.failure_code = Some(code.as_str().to_owned());
         e.failure_message = Some(message);
         e.evidence = evidence;
         self.consecutive_failures += 1;
@@ -1643,7 +1644,7 @@ impl Run {
                 .map(|e| format!("{}: {}", e.id, e.failure_code.as_deref().unwrap_or("-")))
                 .collect();
             let blocker = Blocker {
-                code: "consecutive-failures".into(),
+                code: Failure::ConsecutiveFailures.as_str().into(),
                 message: format!("{} consecutive rounds failed", self.consecutive_failures),
                 evidence: last,
             };

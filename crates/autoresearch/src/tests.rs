@@ -132,7 +132,7 @@ fn metric_refuses_what_is_not_one_finite_number() {
         parse_metric("...tail\n{\"score\": 1}", "score", true),
         Ok(1.0)
     );
-    assert_eq!(ParseError::TruncatedLine.code(), "output-limit");
+    assert_eq!(ParseError::TruncatedLine.code().as_str(), "output-limit");
 }
 
 #[test]
@@ -570,4 +570,18 @@ line\u007f"#]]
     assert!(!escaped.chars().any(|c| c.is_control()), "{escaped:?}");
     let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
     assert_eq!(back["h"], hostile);
+}
+
+#[test]
+fn failure_codes_are_distinct_kebab_case_names() {
+    use crate::failure::Failure;
+    let names: std::collections::BTreeSet<&str> = Failure::ALL.iter().map(|f| f.as_str()).collect();
+    assert_eq!(names.len(), Failure::ALL.len());
+    for name in names {
+        assert!(
+            name.split('-')
+                .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase())),
+            "{name}"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! one `Report`.
 
 use super::*;
+use crate::failure::Failure;
 
 impl Run {
     pub(super) fn begin_cancel(&mut self) {
@@ -25,7 +26,7 @@ impl Run {
 
     pub(super) fn cancel_blocker(&self) -> Option<Blocker> {
         Some(Blocker {
-            code: "cancelled".into(),
+            code: Failure::Cancelled.as_str().into(),
             message: self.cancel.clone().unwrap_or_default(),
             evidence: vec![format!("last state {}", self.state.as_str())],
         })
@@ -45,13 +46,13 @@ impl Run {
 
     pub(super) fn block(
         &mut self,
-        code: &str,
+        code: Failure,
         message: &str,
         evidence: Vec<String>,
         quiescent: bool,
     ) {
         let blocker = Blocker {
-            code: code.into(),
+            code: code.as_str().into(),
             message: message.into(),
             evidence,
         };
@@ -59,9 +60,9 @@ impl Run {
     }
 
     /// Refuses before anything durable was written for this run.
-    pub(super) fn refuse(&mut self, code: &str, message: &str, evidence: Vec<String>) {
+    pub(super) fn refuse(&mut self, code: Failure, message: &str, evidence: Vec<String>) {
         let blocker = Blocker {
-            code: code.into(),
+            code: code.as_str().into(),
             message: message.into(),
             evidence,
         };

@@ -2,12 +2,13 @@
 //! stopped, and the step that was under way redone or decided.
 
 use super::*;
+use crate::failure::Failure;
 
 impl Run {
     pub(super) fn on_loaded(&mut self, rows: Option<Box<StoredRows>>) {
         let Some(rows) = rows else {
             return self.refuse(
-                "run-missing",
+                Failure::RunMissing,
                 "no run with this id in the repository's tracker",
                 vec![self.run_id.clone()],
             );
@@ -15,7 +16,7 @@ impl Run {
         let r = &rows.run;
         if r.repository_id != self.repository_id {
             return self.refuse(
-                "repository-mismatch",
+                Failure::RepositoryMismatch,
                 "the run belongs to another repository",
                 vec![r.repository_id.clone()],
             );
@@ -24,7 +25,7 @@ impl Run {
             Ok(v) => v,
             Err(e) => {
                 return self.refuse(
-                    "policy-corrupt",
+                    Failure::PolicyCorrupt,
                     "the stored policy is not JSON",
                     vec![e.to_string()],
                 );
@@ -36,14 +37,14 @@ impl Run {
             Ok(p) if jcs::canonical_sha256(&stored) == r.policy_sha256 => p,
             Ok(_) => {
                 return self.refuse(
-                    "policy-corrupt",
+                    Failure::PolicyCorrupt,
                     "the stored policy does not match its hash",
                     vec![],
                 );
             }
             Err(errors) => {
                 return self.refuse(
-                    "policy-corrupt",
+                    Failure::PolicyCorrupt,
                     "the stored policy no longer validates",
                     errors.iter().map(ToString::to_string).collect(),
                 );
@@ -53,14 +54,14 @@ impl Run {
             && let Err(m) = check_resume(&stored, given, &self.settings.limits)
         {
             return self.refuse(
-                "policy-mismatch",
+                Failure::PolicyMismatch,
                 "the resume spec disagrees with the stored policy; resend it unchanged or omit those keys",
                 m.fields,
             );
         }
         let Some(state) = RunState::parse(&r.state) else {
             return self.refuse(
-                "state-corrupt",
+                Failure::StateCorrupt,
                 "unknown stored run state",
                 vec![r.state.clone()],
             );
@@ -71,7 +72,7 @@ impl Run {
             let missing = policy.missing_environment();
             if !state.is_terminal() && !missing.is_empty() {
                 return self.refuse(
-                    "environment-values-needed",
+                    Failure::EnvironmentValuesNeeded,
                     "only hashes of the evaluator's environment values are stored; resume with \
                      the same values in `environment` (the headless runner: `resume --env NAME`, \
                      which reads NAME from its own environment)",
@@ -95,7 +96,7 @@ impl Run {
             }
         } else if !r.lock_held {
             return self.refuse(
-                "lock-lost",
+                Failure::LockLost,
                 "the run is not terminal but holds no repository lock",
                 vec![],
             );
@@ -261,12 +262,12 @@ impl Run {
             (RunState::Proposing | RunState::CandidatePrepared, Some(exp)) => self.fail_round(
                 exp,
                 ExpState::Failed,
-                "interrupted",
+                Failure::Interrupted,
                 "the round was interrupted before its candidate was evaluated".into(),
                 vec![],
             ),
             (state, _) => self.block(
-                "state-ambiguous",
+                Failure::StateAmbiguous,
                 "the stored state has no unresolved experiment to continue",
                 vec![format!("state {}", state.as_str())],
                 true,
@@ -280,7 +281,7 @@ impl Run {
         if used >= self.settings.max_attempts_per_experiment || self.provenance_sha256.is_none() {
             let e = &mut self.experiments[exp];
             e.state = ExpState::Evaluated;
-            e.failure_code = Some("recovery-rerun-exhausted".into());
+            e.failure_code = Some(Failure::RecoveryRerunExhausted.as_str().into());
             e.failure_message = Some(format!("{used} attempt(s) were interrupted"));
             let mut sts = vec![self.finish_experiment(exp)];
             if self.state == RunState::CandidateRunning {

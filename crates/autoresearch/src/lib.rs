@@ -46,3 +46,7 @@ pub use spec::{EnvValue, Limits, Request, RunPolicy, SpecError};
 
 #[cfg(test)]
 mod tests;
+
+// The test fixture (shared with tests/) names the crate as its integration tests do.
+#[cfg(test)]
+extern crate self as autoresearch_core;

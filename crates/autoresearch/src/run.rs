@@ -31,10 +31,13 @@ pub const STDERR_EXCERPT_CHARS: usize = 800;
 pub const ATTEMPT_MARKER_ENV: &str = "DSH_AUTORESEARCH_ATTEMPT";
 /// Longest proposer handoff, in characters.
 pub const MAX_HANDOFF_CHARS: usize = 16_384;
+/// Evaluator attempts per experiment (an interrupted attempt is rerun once); not a row key.
+pub const MAX_ATTEMPTS_PER_EXPERIMENT: u32 = 2;
 /// Experiments of history the proposer handoff carries at most.
 pub const HANDOFF_HISTORY: usize = 20;
 
-/// Deployment settings (the plugin row config).
+/// Deployment settings: the plugin row config (`crates/config`, the one source of their
+/// defaults), converted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// Spec limits and defaults.
@@ -57,23 +60,6 @@ pub struct Settings {
     pub export_tsv: bool,
     /// Remove the worktree after `target-reached`/`budget-limited` (never after other endings).
     pub cleanup_worktrees_on_success: bool,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            limits: Limits::default(),
-            state_root: "dsh-autoresearch".into(),
-            branch_prefix: "autoresearch/".into(),
-            termination_grace_ms: 5_000,
-            max_stdout_bytes: 1 << 20,
-            max_stderr_bytes: 1 << 20,
-            max_active_runs_per_repository: 1,
-            max_attempts_per_experiment: 2,
-            export_tsv: true,
-            cleanup_worktrees_on_success: false,
-        }
-    }
 }
 
 pub use crate::state::{RunState, transition_allowed};

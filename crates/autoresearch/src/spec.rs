@@ -25,7 +25,8 @@ pub const MAX_LIST_ENTRIES: usize = 256;
 /// Default for `max_consecutive_failures`.
 pub const DEFAULT_MAX_CONSECUTIVE_FAILURES: u32 = 3;
 
-/// Deployment limits and defaults (the plugin row config); the spec is validated against them.
+/// Deployment limits and defaults (the plugin row config, converted); the spec is validated
+/// against them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// `max_experiments` when the spec has none.
@@ -36,17 +37,6 @@ pub struct Limits {
     pub default_timeout_ms: u64,
     /// Largest `timeout_ms`.
     pub max_timeout_ms: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            default_max_experiments: 20,
-            max_experiments: 100,
-            default_timeout_ms: 900_000,
-            max_timeout_ms: 3_600_000,
-        }
-    }
 }
 
 /// One problem with a spec.

@@ -1,15 +1,21 @@
+// `settings` serves the integration tests.
+#[allow(dead_code)]
+#[path = "../tests/common/fixture.rs"]
+mod fixture;
+
 use crate::jcs::{canonical, number};
 use crate::metric::{ParseError, parse_metric, parse_report};
 use crate::run::{RunState, transition_allowed};
-use crate::spec::{self, Limits, Request, check_resume, suggest};
+use crate::spec::{self, Request, check_resume, suggest};
 use crate::sql;
 use crate::surface::{
     self, CandidateCheck, InputPath, MutableSurface, WorktreeChanges, parse_status_z,
 };
+use fixture::limits;
 use serde_json::json;
 
 fn fresh(v: serde_json::Value) -> crate::RunPolicy {
-    match spec::validate(&v, &Limits::default()).unwrap() {
+    match spec::validate(&v, &limits()).unwrap() {
         Request::Fresh { policy, .. } => *policy,
         other => panic!("{other:?}"),
     }
@@ -27,7 +33,7 @@ fn minimal() -> serde_json::Value {
 }
 
 fn errors(v: serde_json::Value) -> Vec<String> {
-    spec::validate(&v, &Limits::default())
+    spec::validate(&v, &limits())
         .unwrap_err()
         .iter()
         .map(ToString::to_string)
@@ -164,7 +170,7 @@ fn a_minimal_spec_takes_the_defaults() {
     );
     assert_eq!(p.evaluation.cwd, ".");
     assert_eq!(p.target, None);
-    let again = spec::policy_from_json(&p.to_json(), &Limits::default()).unwrap();
+    let again = spec::policy_from_json(&p.to_json(), &limits()).unwrap();
     assert_eq!(again, p, "the durable JSON round-trips");
     assert_eq!(again.sha256(), p.sha256());
 }
@@ -232,7 +238,7 @@ fn exactly_one_of_run_tag_and_resume_run_id() {
     assert!(errors(v.clone())[0].contains("mutually exclusive"));
     v.as_object_mut().unwrap().remove("run_tag");
     assert!(matches!(
-        spec::validate(&v, &Limits::default()),
+        spec::validate(&v, &limits()),
         Ok(Request::Resume { .. })
     ));
     v.as_object_mut().unwrap().remove("resume_run_id");
@@ -264,15 +270,13 @@ fn resume_keys_must_match_the_stored_policy() {
         .as_object()
         .cloned()
         .unwrap();
-    assert_eq!(check_resume(&stored, &given, &Limits::default()), Ok(()));
+    assert_eq!(check_resume(&stored, &given, &limits()), Ok(()));
     let given = json!({"objective": "slow down", "max_experiments": 20, "target": 3})
         .as_object()
         .cloned()
         .unwrap();
     assert_eq!(
-        check_resume(&stored, &given, &Limits::default())
-            .unwrap_err()
-            .fields,
+        check_resume(&stored, &given, &limits()).unwrap_err().fields,
         ["objective", "target"]
     );
 }
@@ -477,7 +481,7 @@ fn a_glob_covering_the_evaluators_directory_or_a_manifest_is_refused_up_front() 
         for (k, x) in extra.as_object().unwrap() {
             v[k] = x.clone();
         }
-        match spec::validate(&v, &Limits::default()) {
+        match spec::validate(&v, &limits()) {
             Ok(_) => vec![],
             Err(e) => e.iter().map(ToString::to_string).collect(),
         }

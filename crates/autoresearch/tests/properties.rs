@@ -230,8 +230,7 @@ fn check_case(
     if result.is_none() {
         // Crash: resume from the durable rows with a fresh machine.
         w.crash_after = None;
-        let mut resumed =
-            Run::resume(RUN_ID, Default::default(), None, Settings::default(), NOW).unwrap();
+        let mut resumed = Run::resume(RUN_ID, Default::default(), None, settings(), NOW).unwrap();
         obs.last_state = RunState::Initializing;
         obs.resyncing = true;
         let resumed_result = drive_checked(&mut w, &mut resumed, &mut obs, None);
@@ -320,6 +319,6 @@ proptest! {
     fn spec_validation_never_panics(objective in ".{0,20}", glob in "[a-z*/.{}\\[\\]-]{0,12}", tag in "[a-zA-Z0-9._-]{0,10}", timeout in any::<i64>()) {
         let v = json!({"objective": objective, "mutable_globs": [glob], "evaluation": {"command": "x"},
             "metric_name": "m", "metric_direction": "minimize", "run_tag": tag, "timeout_ms": timeout});
-        let _ = spec::validate(&v, &Limits::default());
+        let _ = spec::validate(&v, &limits());
     }
 }

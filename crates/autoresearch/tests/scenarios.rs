@@ -371,24 +371,16 @@ fn bug_3_recovery_in_deciding_uses_the_stored_raw_metric() {
     assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "deciding");
     // Only the value's hash is stored: a resume without it, or with another value, is refused
     // before anything is written.
-    let refused = resume(&mut w, json!({}), Settings::default());
+    let refused = resume(&mut w, json!({}), settings());
     let blocker = refused.blocker.unwrap();
     assert_eq!(
         (blocker.code.as_str(), blocker.evidence),
         ("environment-values-needed", vec!["X".to_owned()])
     );
-    let wrong = resume(
-        &mut w,
-        json!({"environment": {"X": "1"}}),
-        Settings::default(),
-    );
+    let wrong = resume(&mut w, json!({"environment": {"X": "1"}}), settings());
     assert_eq!(wrong.blocker.unwrap().code, "policy-mismatch");
     assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "deciding");
-    let r = resume(
-        &mut w,
-        json!({"environment": {"X": "0"}}),
-        Settings::default(),
-    );
+    let r = resume(&mut w, json!({"environment": {"X": "0"}}), settings());
     assert_eq!(r.status, Status::BudgetLimited);
     assert_eq!(r.best.unwrap().metric, 0.0);
     assert_eq!(
@@ -441,7 +433,7 @@ fn bug_5_a_resume_with_a_changed_policy_is_refused_without_writing() {
     let r = resume(
         &mut w,
         json!({"metric_name": "latency", "objective": "lower the score"}),
-        Settings::default(),
+        settings(),
     );
     assert_eq!(r.status, Status::Blocked);
     assert!(!r.persisted);
@@ -458,7 +450,7 @@ fn bug_5_a_resume_with_a_changed_policy_is_refused_without_writing() {
     let r = resume(
         &mut w,
         json!({"objective": "lower the score", "max_experiments": 3}),
-        Settings::default(),
+        settings(),
     );
     assert_eq!(r.status, Status::BudgetLimited);
 }
@@ -583,7 +575,7 @@ fn bug_8_a_spawn_failure_is_a_recorded_outcome_and_resume_does_not_loop() {
         "spawn"
     );
     let evaluations = w.evaluations;
-    let r = resume(&mut w, json!({}), Settings::default());
+    let r = resume(&mut w, json!({}), settings());
     assert_eq!(r.status, Status::BaselineBlocked);
     assert_eq!(
         w.evaluations, evaluations,
@@ -599,16 +591,16 @@ fn bug_9_resume_ids_are_validated_before_any_effect() {
         "0B1C2D3E-4F50-4617-8293-A4B5C6D7E8F9",
         "x/../../etc",
     ] {
-        assert!(Run::resume(bad, Default::default(), None, Settings::default(), NOW).is_err());
-        let err = spec::validate(&json!({"resume_run_id": bad}), &Limits::default()).unwrap_err();
+        assert!(Run::resume(bad, Default::default(), None, settings(), NOW).is_err());
+        let err = spec::validate(&json!({"resume_run_id": bad}), &limits()).unwrap_err();
         assert_eq!(err[0].field, "resume_run_id");
     }
-    assert!(Run::start(policy(json!({})), "../x", Settings::default(), NOW).is_err());
+    assert!(Run::start(policy(json!({})), "../x", settings(), NOW).is_err());
     // The repository is handed to the driver as given, to resolve against the caller's cwd.
     let mut run = Run::start(
         policy(json!({"repository": "sub/dir"})),
         RUN_ID,
-        Settings::default(),
+        settings(),
         NOW,
     )
     .unwrap();
@@ -625,7 +617,7 @@ fn bug_9_resume_ids_are_validated_before_any_effect() {
 fn bug_10_worktrees_are_removed_only_after_success() {
     let settings = Settings {
         cleanup_worktrees_on_success: true,
-        ..Settings::default()
+        ..settings()
     };
     let mut w = World::new(
         Box::new(|_, _| ProcessOutcome {
@@ -706,7 +698,7 @@ fn recovery_marks_a_running_attempt_interrupted_and_reruns_it_once() {
         w.scalar::<i64>("SELECT pgid FROM attempts WHERE state = 'running'"),
         4002
     );
-    let r = resume(&mut w, json!({}), Settings::default());
+    let r = resume(&mut w, json!({}), settings());
     assert_eq!(r.status, Status::BudgetLimited);
     assert!(
         w.log.iter().any(|l| l.starts_with("terminate Some(4002)")),
@@ -732,7 +724,7 @@ fn recovery_blocks_when_the_process_group_cannot_be_proven_gone_and_keeps_the_lo
     w.crash_after = Some(8);
     assert!(w.drive(&mut run).is_none());
     w.groups_gone = false;
-    let r = resume(&mut w, json!({}), Settings::default());
+    let r = resume(&mut w, json!({}), settings());
     assert_eq!(r.status, Status::Blocked);
     assert_eq!(r.blocker.as_ref().unwrap().code, "not-quiescent");
     assert!(r.blocker.unwrap().evidence[0].contains("pgid 4001"));
@@ -742,7 +734,7 @@ fn recovery_blocks_when_the_process_group_cannot_be_proven_gone_and_keeps_the_lo
     );
     // Later, once the group is gone, a resume proves it and releases the lock.
     w.groups_gone = true;
-    let r = resume(&mut w, json!({}), Settings::default());
+    let r = resume(&mut w, json!({}), settings());
     assert_eq!(r.status, Status::Blocked);
     assert_eq!(
         w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
@@ -759,7 +751,7 @@ fn a_second_resume_while_the_group_still_lives_reports_blocked_again() {
     assert!(w.drive(&mut run).is_none());
     w.groups_gone = false;
     for _ in 0..2 {
-        let r = resume(&mut w, json!({}), Settings::default());
+        let r = resume(&mut w, json!({}), settings());
         assert_eq!(r.status, Status::Blocked);
         assert_eq!(r.blocker.as_ref().unwrap().code, "not-quiescent");
         assert_eq!(
@@ -776,7 +768,7 @@ fn an_interrupted_proposal_is_a_charged_failed_round() {
     let idx = w_index("propose");
     w.crash_after = Some(idx);
     assert!(w.drive(&mut run).is_none());
-    let r = resume(&mut w, json!({}), Settings::default());
+    let r = resume(&mut w, json!({}), settings());
     assert_eq!(r.status, Status::BudgetLimited);
     assert_eq!(
         r.experiments[1].failure_code.as_deref(),
@@ -804,7 +796,7 @@ fn a_crash_after_the_fast_forward_converges() {
     w.crash_after = Some(w_index("fast-forward"));
     assert!(w.drive(&mut run).is_none());
     assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "deciding");
-    let r = resume(&mut w, json!({}), Settings::default());
+    let r = resume(&mut w, json!({}), settings());
     assert_eq!(r.status, Status::BudgetLimited);
     assert_eq!(r.counts.accepted, 2);
 }
@@ -828,7 +820,7 @@ fn every_crash_point_resumes_to_the_same_outcome() {
             assert_eq!(r.status, Status::BudgetLimited);
             continue;
         }
-        let r = resume(&mut w, json!({}), Settings::default());
+        let r = resume(&mut w, json!({}), settings());
         if r.status == Status::Blocked && r.blocker.as_ref().unwrap().code == "run-missing" {
             // Crashed before the run row existed: no lock either (one transaction).
             assert_eq!(
@@ -867,7 +859,7 @@ fn a_second_run_with_a_live_tag_is_refused_without_writes() {
     let mut other = Run::start(
         policy(json!({})),
         "11111111-2222-4333-8444-555555555555",
-        Settings::default(),
+        settings(),
         NOW,
     )
     .unwrap();
@@ -955,7 +947,7 @@ fn abandon_terminates_the_interrupted_group_cancels_and_releases_the_lock() {
         "candidate-running"
     );
     let evaluations = w.evaluations;
-    let mut run = Run::abandon(RUN_ID, "operator gave up", None, Settings::default(), NOW).unwrap();
+    let mut run = Run::abandon(RUN_ID, "operator gave up", None, settings(), NOW).unwrap();
     w.crash_after = None;
     let r = w.drive(&mut run).expect("report");
     assert_eq!(r.status, Status::Cancelled);
@@ -981,12 +973,12 @@ fn abandon_terminates_the_interrupted_group_cancels_and_releases_the_lock() {
     );
     // Abandoning (or resuming) a finished run writes nothing and reports it again.
     let before: i64 = w.scalar("SELECT max(updated_at) FROM runs");
-    let mut again = Run::abandon(RUN_ID, "again", None, Settings::default(), NOW + 5).unwrap();
+    let mut again = Run::abandon(RUN_ID, "again", None, settings(), NOW + 5).unwrap();
     let r = w.drive(&mut again).expect("report");
     assert_eq!(r.status, Status::Cancelled);
     assert_eq!(r.blocker.unwrap().message, "operator gave up");
     assert_eq!(w.scalar::<i64>("SELECT max(updated_at) FROM runs"), before);
-    assert!(Run::abandon("../x", "r", None, Settings::default(), NOW).is_err());
+    assert!(Run::abandon("../x", "r", None, settings(), NOW).is_err());
 }
 
 #[test]
@@ -999,7 +991,7 @@ fn a_snapshot_shows_a_live_run_without_writing() {
     let r = Run::snapshot(
         &rows,
         "/repo/.git/dsh-autoresearch/tracker.sqlite",
-        Settings::default(),
+        settings(),
     )
     .unwrap();
     assert_eq!(r.state.as_deref(), Some(rows.run.state.as_str()));
@@ -1012,9 +1004,9 @@ fn a_snapshot_shows_a_live_run_without_writing() {
     assert_eq!(r.best.as_ref().unwrap().metric, 8.0);
     assert_eq!(r.tracker, "/repo/.git/dsh-autoresearch/tracker.sqlite");
     // A finished run's snapshot is its result.
-    let done = resume(&mut w, json!({}), Settings::default());
+    let done = resume(&mut w, json!({}), settings());
     let rows = w.load(RUN_ID).unwrap();
-    let snap = Run::snapshot(&rows, &done.tracker, Settings::default()).unwrap();
+    let snap = Run::snapshot(&rows, &done.tracker, settings()).unwrap();
     assert_eq!(snap.state, None);
     assert_eq!(snap.status, done.status);
     assert_eq!(snap.to_tsv(), done.to_tsv());

@@ -333,7 +333,6 @@ impl RowConfig {
     /// The core's settings of a row that passed [`validate`].
     #[cfg(feature = "autoresearch")]
     fn core_settings(&self) -> Settings {
-        let defaults = Settings::default();
         Settings {
             limits: Limits {
                 default_max_experiments: self.default_max_experiments,
@@ -347,7 +346,7 @@ impl RowConfig {
             max_stdout_bytes: u64::from(self.max_stdout_bytes),
             max_stderr_bytes: u64::from(self.max_stderr_bytes),
             max_active_runs_per_repository: self.max_active_runs_per_repository,
-            max_attempts_per_experiment: defaults.max_attempts_per_experiment,
+            max_attempts_per_experiment: autoresearch::run::MAX_ATTEMPTS_PER_EXPERIMENT,
             export_tsv: self.export_tsv,
             cleanup_worktrees_on_success: self.cleanup_worktrees_on_success,
         }

@@ -2,10 +2,13 @@
 //! in-memory SQLite running the core's SQL, and scripted proposer and evaluator.
 #![allow(dead_code, missing_docs)]
 
+mod fixture;
+
 use autoresearch_core as core;
 use core::jcs::sha256_hex;
 use core::sql::{self, SqlValue};
 use core::*;
+pub use fixture::{limits, settings};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 
@@ -120,7 +123,7 @@ pub fn spec_json(extra: serde_json::Value) -> serde_json::Value {
 }
 
 pub fn policy(extra: serde_json::Value) -> RunPolicy {
-    match spec::validate(&spec_json(extra), &Limits::default()).unwrap() {
+    match spec::validate(&spec_json(extra), &limits()).unwrap() {
         Request::Fresh { policy, .. } => *policy,
         other => panic!("{other:?}"),
     }
@@ -578,5 +581,5 @@ pub fn describe(e: &Effect) -> String {
 }
 
 pub fn start(policy: RunPolicy) -> Run {
-    Run::start(policy, RUN_ID, Settings::default(), NOW).unwrap()
+    Run::start(policy, RUN_ID, settings(), NOW).unwrap()
 }

@@ -1,4 +1,10 @@
 use super::*;
+
+// The core's test fixture: it must be the row's shipped defaults.
+#[cfg(feature = "autoresearch")]
+#[allow(dead_code)]
+#[path = "../../../autoresearch/tests/common/fixture.rs"]
+mod fixture;
 use crate::describe;
 use serde_json::json;
 
@@ -40,7 +46,7 @@ fn empty_and_null_configs_are_the_documented_defaults() {
     assert!(row.retain_failed_artifacts && row.retain_worktrees && row.export_tsv);
     assert!(!row.cleanup_worktrees_on_success);
     #[cfg(feature = "autoresearch")]
-    assert_eq!(row.settings().unwrap(), autoresearch::Settings::default());
+    assert_eq!(row.settings().unwrap(), fixture::settings());
     let keys: Vec<String> = serde_json::to_value(&row)
         .unwrap()
         .as_object()
@@ -199,3 +205,4 @@ fn the_schema_carries_every_key_with_its_bounds_and_default() {
         }
     }
 }
+

@@ -38,7 +38,7 @@ pub use protocol::{
     Input, ProcessIdentity, ProcessOutcome, RepoFacts, StoredArtifact, StoredAttempt,
     StoredExperiment, StoredRows, StoredRun, WorktreeFacts,
 };
-pub use render::{RunResult, Status};
+pub use protocol::{RunResult, Status};
 pub use run::{
     Millis, Phase, Run, RunState, Settings, StartError, state_dir, tracker_path, transition_allowed,
 };

@@ -11,6 +11,7 @@
 //! (the original's bug 3: redaction could corrupt the metric line).
 
 use crate::failure::Failure;
+use crate::protocol::ProposalReport;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
@@ -93,15 +94,6 @@ pub fn parse_metric(stdout: &str, metric_name: &str, truncated: bool) -> Result<
             .ok_or_else(|| ParseError::NotANumber(metric_name.to_owned())),
         _ => Err(ParseError::NotANumber(metric_name.to_owned())),
     }
-}
-
-/// What a proposal round reports: why this change, and what it did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProposalReport {
-    /// The hypothesis the round tested.
-    pub hypothesis: String,
-    /// What the round changed.
-    pub summary: String,
 }
 
 /// Reads a headless proposer's report `{hypothesis, summary}` from its stdout's final line.

@@ -3,12 +3,9 @@
 //! **API boundary.** Every effect carries an [`EffectId`] (except [`Effect::Interrupt`] and
 //! [`Effect::Report`]); the driver performs it and answers with exactly one input naming that id,
 //! or [`Input::Failed`] when it could not perform it. The core never assumes an effect succeeded.
-//! A driver makes no decisions: it performs, reports facts, and feeds them back.
+//! A driver makes no decisions: it performs, reports facts, and feeds them back. This module is a
+//! leaf: it names no other module of the crate, and every type an effect or input carries is here.
 
-use crate::metric::ProposalReport;
-use crate::render::RunResult;
-use crate::sql::Statement;
-use crate::surface::InputPath;
 use std::collections::BTreeMap;
 
 /// Identifies one effect; results name it.
@@ -28,8 +25,8 @@ pub enum Effect {
         /// Repository as the spec gave it.
         repository: Option<String>,
     },
-    /// Open (creating owner-only if needed) the tracker at `path`, run [`crate::sql::PRAGMAS`] and
-    /// the migrations from [`crate::sql::migration_plan`]. Answer [`Input::Done`].
+    /// Open (creating owner-only if needed) the tracker at `path`, run `sql::PRAGMAS` and
+    /// the migrations from `sql::migration_plan`. Answer [`Input::Done`].
     OpenTracker {
         /// Id.
         id: EffectId,
@@ -44,7 +41,7 @@ pub enum Effect {
         /// Statements with named parameters.
         statements: Vec<Statement>,
     },
-    /// Run [`crate::sql::LOAD_RUN`], `LOAD_EXPERIMENTS`, `LOAD_ATTEMPTS` and `LOAD_ARTIFACTS` with
+    /// Run `sql::LOAD_RUN`, `LOAD_EXPERIMENTS`, `LOAD_ATTEMPTS` and `LOAD_ARTIFACTS` with
     /// `:run_id`. Answer [`Input::Loaded`] (`None` when there is no such run).
     LoadRun {
         /// Id.
@@ -491,7 +488,7 @@ pub enum Input {
     },
 }
 
-/// The rows a resume loads ([`crate::sql::LOAD_RUN`] and friends).
+/// The rows a resume loads (`sql::LOAD_RUN` and friends).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredRows {
     /// The run.
@@ -604,4 +601,236 @@ impl std::fmt::Display for DriverError {
             DriverError::Finished => write!(f, "the run has already reported its result"),
         }
     }
+}
+
+// ----- what effects and inputs carry -----
+
+/// What a proposal round reports: why this change, and what it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProposalReport {
+    /// The hypothesis the round tested.
+    pub hypothesis: String,
+    /// What the round changed.
+    pub summary: String,
+}
+
+/// A path the evaluator reads, as the driver must hash it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum InputPath {
+    /// Relative to the worktree root (normalized); protected from candidates.
+    Worktree(String),
+    /// Absolute, or relative to the worktree root but escaping it; hashed, not protected (a
+    /// candidate cannot change it through the worktree).
+    External(String),
+}
+
+/// A bound SQL value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SqlValue {
+    /// `NULL`.
+    Null,
+    /// `INTEGER`.
+    Integer(i64),
+    /// `REAL` (always finite).
+    Real(f64),
+    /// `TEXT`.
+    Text(String),
+}
+
+impl From<&str> for SqlValue {
+    fn from(s: &str) -> Self {
+        SqlValue::Text(s.to_owned())
+    }
+}
+impl From<String> for SqlValue {
+    fn from(s: String) -> Self {
+        SqlValue::Text(s)
+    }
+}
+impl From<i64> for SqlValue {
+    fn from(n: i64) -> Self {
+        SqlValue::Integer(n)
+    }
+}
+impl From<u64> for SqlValue {
+    fn from(n: u64) -> Self {
+        SqlValue::Integer(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+}
+impl From<u32> for SqlValue {
+    fn from(n: u32) -> Self {
+        SqlValue::Integer(i64::from(n))
+    }
+}
+impl From<bool> for SqlValue {
+    fn from(b: bool) -> Self {
+        SqlValue::Integer(i64::from(b))
+    }
+}
+impl From<f64> for SqlValue {
+    fn from(f: f64) -> Self {
+        if f.is_finite() {
+            SqlValue::Real(f)
+        } else {
+            SqlValue::Null
+        }
+    }
+}
+impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
+    fn from(o: Option<T>) -> Self {
+        o.map_or(SqlValue::Null, Into::into)
+    }
+}
+
+/// One statement with its named parameters (`:name` in the text, `name` here, without the colon).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    /// One of this module's constants.
+    pub sql: &'static str,
+    /// Every parameter the text names, exactly once.
+    pub params: Vec<(&'static str, SqlValue)>,
+}
+
+// ----- the run result -----
+
+/// Terminal status of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The target was met.
+    TargetReached,
+    /// The candidate budget was used up.
+    BudgetLimited,
+    /// The baseline produced no metric.
+    BaselineBlocked,
+    /// The run cannot continue safely (evidence attached), or it was refused before starting.
+    Blocked,
+    /// Too many consecutive rounds failed.
+    RoundFailed,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+/// A measured commit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// 40-hex commit.
+    pub commit: String,
+    /// Its metric.
+    pub metric: f64,
+    /// The experiment that measured it.
+    pub experiment_id: String,
+}
+
+/// Why a run stopped short, with evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocker {
+    /// Stable code (`worktree-failed`, `policy-mismatch`, `not-quiescent`, …).
+    pub code: String,
+    /// Human message.
+    pub message: String,
+    /// Evidence lines.
+    pub evidence: Vec<String>,
+}
+
+/// Counts over a run's experiments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Candidate experiments started (the budget used).
+    pub experiments_started: u32,
+    /// Candidate experiments finished.
+    pub experiments_completed: u32,
+    /// Accepted candidates.
+    pub accepted: u32,
+    /// Rejected candidates.
+    pub rejected: u32,
+    /// Failed candidate rounds (proposer, empty diff, evaluator failure).
+    pub failed: u32,
+    /// Policy violations.
+    pub policy_violations: u32,
+    /// Evaluator attempts, the baseline's included.
+    pub attempts: u32,
+}
+
+/// One experiment as rendered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExperimentRow {
+    /// Id.
+    pub experiment_id: String,
+    /// 0 for the baseline.
+    pub ordinal: u32,
+    /// `baseline` or `candidate`.
+    pub kind: &'static str,
+    /// Experiment state.
+    pub state: String,
+    /// Parent commit.
+    pub parent_commit: String,
+    /// Candidate commit.
+    pub candidate_commit: Option<String>,
+    /// Metric.
+    pub metric: Option<f64>,
+    /// `accept`, `reject` or `fail`.
+    pub decision: Option<String>,
+    /// Failure code.
+    pub failure_code: Option<String>,
+    /// Failure message.
+    pub failure_message: Option<String>,
+    /// Proposer hypothesis.
+    pub hypothesis: Option<String>,
+    /// Proposer summary.
+    pub summary: Option<String>,
+}
+
+/// An artifact reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArtifactRef {
+    /// Id.
+    pub artifact_id: String,
+    /// `stdout` or `stderr`.
+    pub kind: String,
+    /// Location (opaque).
+    pub location: String,
+    /// Size.
+    pub size_bytes: u64,
+    /// SHA-256.
+    pub sha256: String,
+}
+
+/// A finished run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// Status.
+    pub status: Status,
+    /// Run id.
+    pub run_id: String,
+    /// Run branch (empty before it was allocated).
+    pub branch: String,
+    /// Worktree path (empty before it was allocated).
+    pub worktree: String,
+    /// Tracker path (empty before discovery).
+    pub tracker: String,
+    /// Whether the terminal state is durable (false for refusals before any write).
+    pub persisted: bool,
+    /// Metric name.
+    pub metric_name: String,
+    /// Direction.
+    pub direction: &'static str,
+    /// Target.
+    pub target: Option<f64>,
+    /// Baseline.
+    pub baseline: Option<Point>,
+    /// Best so far.
+    pub best: Option<Point>,
+    /// Counts.
+    pub counts: Counts,
+    /// Every experiment, by ordinal (rendering bounds it).
+    pub experiments: Vec<ExperimentRow>,
+    /// Every artifact (rendering bounds it).
+    pub artifacts: Vec<ArtifactRef>,
+    /// Blocker evidence (for every status but the two successes; a cancel carries its reason).
+    pub blocker: Option<Blocker>,
+    /// Non-fatal problems (TSV export or worktree removal failed).
+    pub warnings: Vec<String>,
+    /// Set only for a run that has not ended (a read-only `show` of a live or interrupted run):
+    /// its stored state. `status` is then a placeholder and rendered as this state instead.
+    pub state: Option<String>,
 }

@@ -7,28 +7,12 @@
 
 use crate::jcs;
 use crate::metric::clip;
+use crate::protocol::{ExperimentRow, Point, RunResult, Status};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 
 /// Experiments (and artifacts) the JSON result shows at most.
 pub const RESULT_WINDOW: usize = 20;
-
-/// Terminal status of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// The target was met.
-    TargetReached,
-    /// The candidate budget was used up.
-    BudgetLimited,
-    /// The baseline produced no metric.
-    BaselineBlocked,
-    /// The run cannot continue safely (evidence attached), or it was refused before starting.
-    Blocked,
-    /// Too many consecutive rounds failed.
-    RoundFailed,
-    /// The run was cancelled.
-    Cancelled,
-}
 
 impl Status {
     /// Kebab-case name.
@@ -52,132 +36,6 @@ impl Status {
         }
     }
 }
-
-/// A measured commit.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Point {
-    /// 40-hex commit.
-    pub commit: String,
-    /// Its metric.
-    pub metric: f64,
-    /// The experiment that measured it.
-    pub experiment_id: String,
-}
-
-/// Why a run stopped short, with evidence.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Blocker {
-    /// Stable code (`worktree-failed`, `policy-mismatch`, `not-quiescent`, …).
-    pub code: String,
-    /// Human message.
-    pub message: String,
-    /// Evidence lines.
-    pub evidence: Vec<String>,
-}
-
-/// Counts over a run's experiments.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Candidate experiments started (the budget used).
-    pub experiments_started: u32,
-    /// Candidate experiments finished.
-    pub experiments_completed: u32,
-    /// Accepted candidates.
-    pub accepted: u32,
-    /// Rejected candidates.
-    pub rejected: u32,
-    /// Failed candidate rounds (proposer, empty diff, evaluator failure).
-    pub failed: u32,
-    /// Policy violations.
-    pub policy_violations: u32,
-    /// Evaluator attempts, the baseline's included.
-    pub attempts: u32,
-}
-
-/// One experiment as rendered.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExperimentRow {
-    /// Id.
-    pub experiment_id: String,
-    /// 0 for the baseline.
-    pub ordinal: u32,
-    /// `baseline` or `candidate`.
-    pub kind: &'static str,
-    /// Experiment state.
-    pub state: String,
-    /// Parent commit.
-    pub parent_commit: String,
-    /// Candidate commit.
-    pub candidate_commit: Option<String>,
-    /// Metric.
-    pub metric: Option<f64>,
-    /// `accept`, `reject` or `fail`.
-    pub decision: Option<String>,
-    /// Failure code.
-    pub failure_code: Option<String>,
-    /// Failure message.
-    pub failure_message: Option<String>,
-    /// Proposer hypothesis.
-    pub hypothesis: Option<String>,
-    /// Proposer summary.
-    pub summary: Option<String>,
-}
-
-/// An artifact reference.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArtifactRef {
-    /// Id.
-    pub artifact_id: String,
-    /// `stdout` or `stderr`.
-    pub kind: String,
-    /// Location (opaque).
-    pub location: String,
-    /// Size.
-    pub size_bytes: u64,
-    /// SHA-256.
-    pub sha256: String,
-}
-
-/// A finished run.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunResult {
-    /// Status.
-    pub status: Status,
-    /// Run id.
-    pub run_id: String,
-    /// Run branch (empty before it was allocated).
-    pub branch: String,
-    /// Worktree path (empty before it was allocated).
-    pub worktree: String,
-    /// Tracker path (empty before discovery).
-    pub tracker: String,
-    /// Whether the terminal state is durable (false for refusals before any write).
-    pub persisted: bool,
-    /// Metric name.
-    pub metric_name: String,
-    /// Direction.
-    pub direction: &'static str,
-    /// Target.
-    pub target: Option<f64>,
-    /// Baseline.
-    pub baseline: Option<Point>,
-    /// Best so far.
-    pub best: Option<Point>,
-    /// Counts.
-    pub counts: Counts,
-    /// Every experiment, by ordinal (rendering bounds it).
-    pub experiments: Vec<ExperimentRow>,
-    /// Every artifact (rendering bounds it).
-    pub artifacts: Vec<ArtifactRef>,
-    /// Blocker evidence (for every status but the two successes; a cancel carries its reason).
-    pub blocker: Option<Blocker>,
-    /// Non-fatal problems (TSV export or worktree removal failed).
-    pub warnings: Vec<String>,
-    /// Set only for a run that has not ended (a read-only `show` of a live or interrupted run):
-    /// its stored state. `status` is then a placeholder and rendered as this state instead.
-    pub state: Option<String>,
-}
-
 fn point(p: &Option<Point>) -> Value {
     match p {
         Some(p) => {

@@ -7,12 +7,15 @@
 //! is written before every step that depends on it.
 
 use crate::failure::Failure;
-use crate::metric::{self, ProposalReport};
+use crate::metric;
 use crate::protocol::*;
-use crate::render::{ArtifactRef, Blocker, Counts, ExperimentRow, Point, RunResult, Status};
+use crate::protocol::{
+    ArtifactRef, Blocker, Counts, ExperimentRow, InputPath, Point, ProposalReport, RunResult,
+    SqlValue, Statement, Status,
+};
 use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
-use crate::sql::{self, SqlValue, Statement};
-use crate::surface::{self, CandidateCheck, InputPath};
+use crate::sql;
+use crate::surface::{self, CandidateCheck};
 use crate::{git_config, jcs};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};

@@ -12,6 +12,7 @@
 //! The database enforces the run transition table itself (the `run_transitions` table plus a
 //! trigger), and a terminal run's state can never change again.
 
+use crate::protocol::{SqlValue, Statement};
 use crate::state::{RunState, transition_allowed};
 
 /// The schema version the latest migration produces.
@@ -193,73 +194,6 @@ BEGIN
   SELECT RAISE(ABORT, 'autoresearch: run identity is immutable');
 END;
 ";
-
-/// A bound SQL value.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SqlValue {
-    /// `NULL`.
-    Null,
-    /// `INTEGER`.
-    Integer(i64),
-    /// `REAL` (always finite).
-    Real(f64),
-    /// `TEXT`.
-    Text(String),
-}
-
-impl From<&str> for SqlValue {
-    fn from(s: &str) -> Self {
-        SqlValue::Text(s.to_owned())
-    }
-}
-impl From<String> for SqlValue {
-    fn from(s: String) -> Self {
-        SqlValue::Text(s)
-    }
-}
-impl From<i64> for SqlValue {
-    fn from(n: i64) -> Self {
-        SqlValue::Integer(n)
-    }
-}
-impl From<u64> for SqlValue {
-    fn from(n: u64) -> Self {
-        SqlValue::Integer(i64::try_from(n).unwrap_or(i64::MAX))
-    }
-}
-impl From<u32> for SqlValue {
-    fn from(n: u32) -> Self {
-        SqlValue::Integer(i64::from(n))
-    }
-}
-impl From<bool> for SqlValue {
-    fn from(b: bool) -> Self {
-        SqlValue::Integer(i64::from(b))
-    }
-}
-impl From<f64> for SqlValue {
-    fn from(f: f64) -> Self {
-        if f.is_finite() {
-            SqlValue::Real(f)
-        } else {
-            SqlValue::Null
-        }
-    }
-}
-impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
-    fn from(o: Option<T>) -> Self {
-        o.map_or(SqlValue::Null, Into::into)
-    }
-}
-
-/// One statement with its named parameters (`:name` in the text, `name` here, without the colon).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Statement {
-    /// One of this module's constants.
-    pub sql: &'static str,
-    /// Every parameter the text names, exactly once.
-    pub params: Vec<(&'static str, SqlValue)>,
-}
 
 /// The statements the core writes with: each a type whose fields are exactly the `:name`
 /// parameters of its text (in order of first use), so a call site names every parameter once.

@@ -1,7 +1,7 @@
 //! The run state table: every state as stored in `runs.state` and the legal transitions (the
 //! table the database enforces too).
 
-use crate::render::Status;
+use crate::protocol::Status;
 
 /// Run states as stored in `runs.state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -15,6 +15,7 @@
 //! ([`covered_protections`]).
 
 use crate::glob::Glob;
+use crate::protocol::InputPath;
 use std::fmt;
 
 /// Dependency manifests, lockfiles and package-manager settings, by file name at any depth;
@@ -310,16 +311,6 @@ impl MutableSurface {
     pub fn matches(&self, path: &str) -> bool {
         self.compiled.iter().any(|g| g.is_match(path))
     }
-}
-
-/// A path the evaluator reads, as the driver must hash it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum InputPath {
-    /// Relative to the worktree root (normalized); protected from candidates.
-    Worktree(String),
-    /// Absolute, or relative to the worktree root but escaping it; hashed, not protected (a
-    /// candidate cannot change it through the worktree).
-    External(String),
 }
 
 impl InputPath {

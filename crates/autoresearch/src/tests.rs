@@ -5,12 +5,11 @@ mod fixture;
 
 use crate::jcs::{canonical, number};
 use crate::metric::{ParseError, parse_metric, parse_report};
+use crate::protocol::InputPath;
 use crate::run::{RunState, transition_allowed};
 use crate::spec::{self, Request, check_resume, suggest};
 use crate::sql;
-use crate::surface::{
-    self, CandidateCheck, InputPath, MutableSurface, WorktreeChanges, parse_status_z,
-};
+use crate::surface::{self, CandidateCheck, MutableSurface, WorktreeChanges, parse_status_z};
 use fixture::limits;
 use serde_json::json;
 
@@ -588,4 +587,13 @@ fn failure_codes_are_distinct_kebab_case_names() {
             "{name}"
         );
     }
+}
+
+#[test]
+fn the_driver_contract_is_a_leaf() {
+    let source = include_str!("protocol.rs");
+    assert!(
+        !source.contains("crate::"),
+        "protocol.rs names another module"
+    );
 }

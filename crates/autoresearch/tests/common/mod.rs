@@ -6,7 +6,8 @@ mod fixture;
 
 use autoresearch_core as core;
 use core::jcs::sha256_hex;
-use core::sql::{self, SqlValue};
+use core::protocol::SqlValue;
+use core::sql;
 use core::*;
 pub use fixture::{limits, settings};
 use rusqlite::Connection;
@@ -277,7 +278,7 @@ impl World {
                     Ok((hypothesis, summary)) => {
                         vec![Input::Proposed {
                             id,
-                            report: core::metric::ProposalReport {
+                            report: core::protocol::ProposalReport {
                                 hypothesis,
                                 summary,
                             },
@@ -379,7 +380,7 @@ impl World {
         }
     }
 
-    fn persist(&mut self, statements: &[sql::Statement]) -> Result<Vec<u64>, String> {
+    fn persist(&mut self, statements: &[core::protocol::Statement]) -> Result<Vec<u64>, String> {
         let tx = self.db.unchecked_transaction().map_err(|e| e.to_string())?;
         let mut changes = Vec::new();
         for st in statements {

@@ -205,4 +205,3 @@ fn the_schema_carries_every_key_with_its_bounds_and_default() {
         }
     }
 }
-

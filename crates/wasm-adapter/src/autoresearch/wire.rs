@@ -31,9 +31,7 @@
 //! `[{origin, key}]`; omitted lists are empty.
 //! `{type: "cancel", reason}` stops the run.
 
-use autoresearch::metric::ProposalReport;
-use autoresearch::sql::SqlValue;
-use autoresearch::surface::InputPath;
+use autoresearch::protocol::{InputPath, ProposalReport, SqlValue};
 use autoresearch::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, Effect, EffectId, HashedFile, Input,
     ProcessIdentity, ProcessOutcome, RepoFacts, StoredArtifact, StoredAttempt, StoredExperiment,

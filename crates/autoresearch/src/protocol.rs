@@ -526,6 +526,14 @@ pub struct StoredRun {
     pub blocker_json: Option<String>,
     pub quiescent: bool,
     pub lock_held: bool,
+    /// The host that last drove the run (JSON: `{hostname, bootId, pid, startTime}`).
+    pub host_json: Option<String>,
+    /// When a later host found this run's host dead and reconciled it.
+    pub interrupted_at: Option<i64>,
+    /// When retention removed the terminal run's worktree.
+    pub worktree_removed_at: Option<i64>,
+    /// When retention removed the terminal run's TSV export.
+    pub tsv_removed_at: Option<i64>,
 }
 
 /// An `experiments` row.
@@ -573,6 +581,8 @@ pub struct StoredArtifact {
     pub size_bytes: i64,
     pub sha256: String,
     pub truncated: bool,
+    /// When retention removed the artifact's file.
+    pub removed_at: Option<i64>,
 }
 
 /// Driver misuse (a bug in the driver, never a world failure).

@@ -16,7 +16,7 @@ use crate::protocol::{SqlValue, Statement};
 use crate::state::{RunState, transition_allowed};
 
 /// The schema version the latest migration produces.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Connection settings, run on every open before migrating.
 pub const PRAGMAS: &str = "PRAGMA journal_mode = WAL;
@@ -35,10 +35,16 @@ pub struct Migration {
 
 /// Every migration, oldest first.
 pub fn migrations() -> Vec<Migration> {
-    vec![Migration {
-        version: 1,
-        sql: V1.replace("{run_transitions}", &transition_rows()),
-    }]
+    vec![
+        Migration {
+            version: 1,
+            sql: V1.replace("{run_transitions}", &transition_rows()),
+        },
+        Migration {
+            version: 2,
+            sql: V2.to_owned(),
+        },
+    ]
 }
 
 /// The `run_transitions` rows: [`transition_allowed`]'s table, so the database enforces the
@@ -195,6 +201,16 @@ BEGIN
 END;
 ";
 
+/// The host that drives a run (so a later host can prove it dead and reconcile the run), when a
+/// terminal run's worktree, TSV and artifacts were removed by retention (the rows stay, marked).
+const V2: &str = "
+ALTER TABLE runs ADD COLUMN host_json TEXT;
+ALTER TABLE runs ADD COLUMN interrupted_at INTEGER;
+ALTER TABLE runs ADD COLUMN worktree_removed_at INTEGER;
+ALTER TABLE runs ADD COLUMN tsv_removed_at INTEGER;
+ALTER TABLE artifacts ADD COLUMN removed_at INTEGER;
+";
+
 /// The statements the core writes with: each a type whose fields are exactly the `:name`
 /// parameters of its text (in order of first use), so a call site names every parameter once.
 macro_rules! statements {
@@ -326,7 +342,8 @@ pub const LOAD_RUN: &str =
   policy_sha256, provenance_json, provenance_sha256, state, baseline_commit, baseline_metric,
   best_commit, best_metric, best_experiment_id, consecutive_failures, terminal_reason,
   blocker_json, quiescent,
-  EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
+  EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held,
+  host_json, interrupted_at, worktree_removed_at, tsv_removed_at
 FROM runs WHERE run_id = :run_id";
 
 /// Loads a run's experiments, by ordinal (columns map onto `StoredExperiment`).
@@ -343,7 +360,7 @@ pub const LOAD_ATTEMPTS: &str =
 /// Loads a run's artifacts (columns map onto `ArtifactFact` plus ids).
 pub const LOAD_ARTIFACTS: &str =
     "SELECT artifact_id, experiment_id, attempt_id, kind, location, size_bytes, sha256,
-  truncated FROM artifacts WHERE run_id = :run_id ORDER BY created_at, artifact_id";
+  truncated, removed_at FROM artifacts WHERE run_id = :run_id ORDER BY created_at, artifact_id";
 
 /// Lists the tracker's `:limit` newest runs, newest first (read-only; for the runner's `list`).
 pub const LIST_RUNS: &str = "SELECT run_id, run_tag, state, branch, baseline_metric, best_metric,

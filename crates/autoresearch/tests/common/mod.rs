@@ -434,6 +434,10 @@ impl World {
                     blocker_json: r.get("blocker_json")?,
                     quiescent: r.get::<_, i64>("quiescent")? == 1,
                     lock_held: r.get::<_, i64>("lock_held")? == 1,
+                    host_json: r.get("host_json")?,
+                    interrupted_at: r.get("interrupted_at")?,
+                    worktree_removed_at: r.get("worktree_removed_at")?,
+                    tsv_removed_at: r.get("tsv_removed_at")?,
                 })
             })
             .ok()?;
@@ -488,6 +492,7 @@ impl World {
                     size_bytes: r.get("size_bytes")?,
                     sha256: r.get("sha256")?,
                     truncated: r.get::<_, i64>("truncated")? == 1,
+                    removed_at: r.get("removed_at")?,
                 })
             })
             .unwrap()

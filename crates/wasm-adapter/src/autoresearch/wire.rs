@@ -365,6 +365,10 @@ pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
         blocker_json: opt_text(r, "blocker_json")?,
         quiescent: opt_flag(r, "quiescent")?,
         lock_held: opt_flag(r, "lock_held")?,
+        host_json: opt_text(r, "host_json")?,
+        interrupted_at: opt_i64(r, "interrupted_at")?,
+        worktree_removed_at: opt_i64(r, "worktree_removed_at")?,
+        tsv_removed_at: opt_i64(r, "tsv_removed_at")?,
     };
     let list = |key: &str| objects(o, key, key)?.collect::<Result<Vec<_>, String>>();
     let experiments = list("experiments")?
@@ -417,6 +421,7 @@ pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
                 size_bytes: opt_i64(a, "size_bytes")?.unwrap_or(0),
                 sha256: text(a, "sha256")?,
                 truncated: opt_flag(a, "truncated")?,
+                removed_at: opt_i64(a, "removed_at")?,
             })
         })
         .collect::<Result<_, String>>()?;

@@ -190,6 +190,14 @@ pub enum Effect {
         /// Grace between SIGTERM and SIGKILL.
         grace_ms: u64,
     },
+    /// Tell whether the host that last drove a run (`host`, as stored) is still alive: the same
+    /// hostname and boot, and a process `pid` with `startTime`. Answer [`Input::HostProbed`].
+    ProbeHost {
+        /// Id.
+        id: EffectId,
+        /// The stored host JSON.
+        host: String,
+    },
     /// Abort the outstanding effect `target` (an evaluator or proposer): terminate its process
     /// group or cancel the agent. No answer of its own; `target` then completes as usual.
     Interrupt {
@@ -235,6 +243,7 @@ impl Effect {
             | Effect::CheckoutClean { id, .. }
             | Effect::FastForwardRunBranch { id, .. }
             | Effect::TerminateProcessGroup { id, .. }
+            | Effect::ProbeHost { id, .. }
             | Effect::ExportTsv { id, .. }
             | Effect::RemoveWorktree { id, .. } => Some(*id),
             Effect::Interrupt { .. } | Effect::Report(_) => None,
@@ -254,6 +263,9 @@ pub struct RepoFacts {
     /// Every entry of the repository's own git config (system and global config are never
     /// read), includes followed.
     pub git_config: Vec<ConfigEntry>,
+    /// The host driving this run, as JSON `{hostname, bootId, pid, startTime}` (stored with the
+    /// run so that a later host can ask whether it is dead); none when the driver has no /proc.
+    pub host: Option<String>,
 }
 
 /// One git config entry, as `git config --list --show-origin` names it.
@@ -471,6 +483,14 @@ pub enum Input {
         id: EffectId,
         /// The new commit, 40 lowercase hex.
         commit: String,
+    },
+    /// Answer to [`Effect::ProbeHost`]: `Some(true)` alive, `Some(false)` provably dead (another
+    /// boot, or no such process), `None` when it cannot tell (another machine, unreadable).
+    HostProbed {
+        /// Id.
+        id: EffectId,
+        /// Whether the host is alive.
+        alive: Option<bool>,
     },
     /// Answer to [`Effect::TerminateProcessGroup`].
     Terminated {

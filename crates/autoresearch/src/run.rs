@@ -196,6 +196,8 @@ enum Await {
     Terminate {
         attempt: usize,
     },
+    Probe,
+    Retake,
     Tsv,
     RemoveWorktree,
 }
@@ -220,6 +222,7 @@ enum Then {
     Retry { exp: usize },
     RecordFailure { exp: usize },
     Recover,
+    Reconciled,
     Cancel,
     AfterTerminal,
 }
@@ -229,6 +232,7 @@ enum Origin {
     Fresh,
     Resume { given: Map<String, Value> },
     Abandon { reason: String },
+    Reconcile,
 }
 
 /// An evaluation's verdict before keep/reject.
@@ -268,6 +272,8 @@ pub struct Run {
     provenance_sha256: Option<String>,
     inputs: Vec<InputPath>,
     recovering: VecDeque<usize>,
+    /// A reconcile found the run's host dead: recovery ends by marking it interrupted.
+    reconciling: bool,
     next_id: u64,
     queue: VecDeque<Effect>,
     pending: BTreeMap<EffectId, Await>,
@@ -345,6 +351,23 @@ impl Run {
         Ok(run)
     }
 
+    /// Reconciles `run_id` after a restart (see `recover.rs`): when the host that drove it is
+    /// provably dead, its leftover process groups are stopped, its lock released and it is
+    /// marked interrupted (still resumable); otherwise nothing is written.
+    pub fn reconcile(
+        run_id: &str,
+        repository: Option<String>,
+        settings: Settings,
+        now: Millis,
+    ) -> Result<Run, StartError> {
+        if !crate::spec::is_run_id(run_id) {
+            return Err(StartError::BadRunId(run_id.to_owned()));
+        }
+        let mut run = Run::blank(settings, Origin::Reconcile, run_id, repository, now);
+        run.emit_discover();
+        Ok(run)
+    }
+
     /// A read-only view of stored rows (for `show`): the result as the rows stand, without
     /// recovering or writing anything. A run that has not ended has [`RunResult::state`] set.
     pub fn snapshot(
@@ -409,6 +432,7 @@ impl Run {
             provenance_sha256: None,
             inputs: Vec::new(),
             recovering: VecDeque::new(),
+            reconciling: false,
             next_id: 0,
             queue: VecDeque::new(),
             pending: BTreeMap::new(),
@@ -577,6 +601,16 @@ impl Run {
             .unwrap_or_else(|| self.start_commit.clone())
     }
 
+    /// Records this driver's host as the one driving the run.
+    fn set_host(&self) -> Statement {
+        sql::SetHost {
+            host_json: self.facts.as_ref().and_then(|f| f.host.clone()).into(),
+            now: self.now.into(),
+            run_id: self.run_id.clone().into(),
+        }
+        .into()
+    }
+
     fn set_state(&mut self, to: RunState) -> Statement {
         let from = self.state;
         debug_assert!(transition_allowed(from, to), "{from:?} -> {to:?}");
@@ -605,7 +639,7 @@ impl Run {
                 }
                 (Await::Lock, Input::Persisted { changes, .. }) => {
                     self.lock_held = changes.first() == Some(&1);
-                    self.run_persisted = changes == &[1, 1];
+                    self.run_persisted = changes.get(..2) == Some(&[1, 1][..]);
                     return self.finish(Status::Cancelled, self.cancel_blocker(), true);
                 }
                 _ => {}
@@ -636,21 +670,22 @@ impl Run {
                         now: self.now.into(),
                     }
                     .into();
+                    let host = self.set_host();
                     self.emit(
                         |id| Effect::Persist {
                             id,
-                            statements: vec![lock, insert],
+                            statements: vec![lock, insert, host],
                         },
                         Await::Lock,
                     );
                 }
-                Origin::Resume { .. } | Origin::Abandon { .. } => {
+                Origin::Resume { .. } | Origin::Abandon { .. } | Origin::Reconcile => {
                     let run_id = self.run_id.clone();
                     self.emit(|id| Effect::LoadRun { id, run_id }, Await::Load);
                 }
             },
             (Await::Lock, Input::Persisted { changes, .. }) => {
-                if changes != [1, 1] {
+                if changes.get(..2) != Some(&[1, 1][..]) {
                     return self.refuse(
                         Failure::LockUnavailable,
                         "the run_tag is live in another run, or the repository already has its maximum of active runs",
@@ -751,6 +786,8 @@ impl Run {
             (Await::Terminate { attempt }, Input::Terminated { gone, .. }) => {
                 self.on_terminated(attempt, gone)
             }
+            (Await::Probe, Input::HostProbed { alive, .. }) => self.on_probed(alive),
+            (Await::Retake, Input::Persisted { changes, .. }) => self.on_retaken(&changes),
             (Await::Tsv, _) => self.after_tsv(),
             (Await::RemoveWorktree, _) => self.report(),
             // `answer_fits` rules out every other pairing.
@@ -776,11 +813,14 @@ impl Run {
                 "the run could not be loaded",
                 vec![error],
             ),
-            Await::Lock => self.refuse(
+            Await::Lock | Await::Retake => self.refuse(
                 Failure::LockUnavailable,
                 "the repository lock could not be taken",
                 vec![error],
             ),
+            Await::Probe => self.report_untouched(format!(
+                "the host that drove the run could not be probed ({error}); nothing was changed"
+            )),
             Await::Write { .. } => {
                 if self.finishing.is_some() {
                     self.warnings
@@ -1296,6 +1336,14 @@ impl Run {
     }
 
     fn on_terminated(&mut self, attempt: usize, gone: bool) {
+        if !gone && self.reconciling {
+            let evidence = self.process_evidence(attempt);
+            return self.report_untouched(format!(
+                "an interrupted attempt's process group could not be proven gone, so the run keeps \
+                 its lock: {}",
+                evidence.join("; ")
+            ));
+        }
         if !gone {
             let evidence = self.process_evidence(attempt);
             if self.finishing.is_some() {
@@ -1420,6 +1468,11 @@ impl Run {
                 self.write(sts, vec![2], Then::Ready);
             }
             Then::Recover => self.recover_next(),
+            Then::Reconciled => self.report_untouched(
+                "its host was dead: leftover processes were stopped, the lock released, the run \
+                 marked interrupted; resume it with resume_run_id or end it with abandon_run_id"
+                    .into(),
+            ),
             Then::Cancel => self.finish(Status::Cancelled, self.cancel_blocker(), true),
             Then::AfterTerminal => self.after_terminal(),
         }
@@ -1771,6 +1824,7 @@ fn input_id(input: &Input) -> EffectId {
         | Input::Changes { id, .. }
         | Input::Committed { id, .. }
         | Input::Terminated { id, .. }
+        | Input::HostProbed { id, .. }
         | Input::Failed { id, .. } => *id,
         Input::Cancel { .. } => EffectId(0),
     }
@@ -1786,7 +1840,8 @@ fn expected(a: &Await) -> &'static str {
         | Await::Tsv
         | Await::RemoveWorktree => "Done",
         Await::Load => "Loaded",
-        Await::Lock | Await::Write { .. } | Await::SideWrite => "Persisted",
+        Await::Lock | Await::Write { .. } | Await::SideWrite | Await::Retake => "Persisted",
+        Await::Probe => "HostProbed",
         Await::Hash(_) => "Hashed",
         Await::Evaluate { .. } => "Spawned or Exited",
         Await::Propose { .. } => "Proposed or ProposerExited",
@@ -1814,9 +1869,10 @@ fn answer_fits(a: &Await, input: &Input) -> bool {
             )
             | (Await::Load, Input::Loaded { .. })
             | (
-                Await::Lock | Await::Write { .. } | Await::SideWrite,
+                Await::Lock | Await::Write { .. } | Await::SideWrite | Await::Retake,
                 Input::Persisted { .. }
             )
+            | (Await::Probe, Input::HostProbed { .. })
             | (Await::Hash(_), Input::Hashed { .. })
             | (Await::Evaluate { .. }, Input::Exited { .. })
             | (

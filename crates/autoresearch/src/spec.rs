@@ -209,6 +209,15 @@ pub enum Request {
         /// Policy keys the resume spec carried.
         given: Map<String, Value>,
     },
+    /// End a stored run nobody will resume (see `Run::abandon`).
+    Abandon {
+        /// The run id (a validated lowercase UUID).
+        run_id: String,
+        /// Repository as given.
+        repository: Option<String>,
+        /// Why, for the run's blocker (a default names the tool).
+        reason: Option<String>,
+    },
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -230,6 +239,8 @@ const TOP_KEYS: &[&str] = &[
     "mode",
     "proposer",
     "repository",
+    "abandon_run_id",
+    "reason",
 ];
 const EVALUATION_KEYS: &[&str] = &["command", "args", "cwd"];
 const PROPOSER_KEYS: &[&str] = &["command", "args"];
@@ -242,7 +253,17 @@ const ALLOWLIST_KEYS: &[&str] = &[
     "gitConfig",
 ];
 /// Keys that never enter the durable policy.
-const NON_POLICY_KEYS: &[&str] = &["resume_run_id", "mode", "repository"];
+const NON_POLICY_KEYS: &[&str] = &[
+    "resume_run_id",
+    "mode",
+    "repository",
+    "abandon_run_id",
+    "reason",
+];
+/// An abandoned run's reason when the spec gives none.
+pub const ABANDON_REASON: &str = "abandoned with abandon_run_id";
+/// Keys that may go with `abandon_run_id`.
+const ABANDON_KEYS: &[&str] = &["abandon_run_id", "repository", "reason"];
 
 /// What the headless runner says when a fresh spec has no proposer.
 pub const PROPOSER_REQUIRED: &str = "is required by the headless runner: {command, args} of a program that edits the worktree (its cwd), reads the JSON handoff on stdin and prints {\"hypothesis\", \"summary\"} as its last stdout line";
@@ -268,6 +289,46 @@ pub fn parse_for(text: &str, limits: &Limits, headless: bool) -> Result<Request,
         }]);
     }
     Ok(request)
+}
+
+/// `abandon_run_id` (with only `repository` and `reason` beside it).
+fn abandon(
+    mut v: Check,
+    obj: &Map<String, Value>,
+    id: &Value,
+    repository: Option<String>,
+) -> Result<Request, Vec<SpecError>> {
+    for key in obj.keys() {
+        if !ABANDON_KEYS.contains(&key.as_str()) && TOP_KEYS.contains(&key.as_str()) {
+            v.err(
+                key,
+                "does not go with abandon_run_id (only repository and reason do)",
+                obj.get(key),
+            );
+        }
+    }
+    let run_id = match id {
+        Value::String(s) if is_uuid(s) => Some(s.clone()),
+        other => {
+            v.err(
+                "abandon_run_id",
+                "must be a lowercase UUID (8-4-4-4-12 hex)",
+                Some(other),
+            );
+            None
+        }
+    };
+    let reason = obj
+        .get("reason")
+        .and_then(|r| v.text("reason", r, 1000, false));
+    match (run_id, v.errors.is_empty()) {
+        (Some(run_id), true) => Ok(Request::Abandon {
+            run_id,
+            repository,
+            reason,
+        }),
+        _ => Err(v.errors),
+    }
 }
 
 impl Mode {
@@ -317,6 +378,12 @@ pub fn validate(value: &Value, limits: &Limits) -> Result<Request, Vec<SpecError
     let repository = obj
         .get("repository")
         .and_then(|r| v.text("repository", r, 4096, false));
+    if let Some(id) = obj.get("abandon_run_id") {
+        return abandon(v, obj, id, repository);
+    }
+    if let Some(reason) = obj.get("reason") {
+        v.err("reason", "goes only with abandon_run_id", Some(reason));
+    }
     match (obj.get("run_tag"), obj.get("resume_run_id")) {
         (Some(_), Some(_)) => {
             v.err(

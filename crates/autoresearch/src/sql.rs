@@ -329,6 +329,25 @@ VALUES (:attempt_id, :run_id, :experiment_id, :ordinal, 'running', :argv_json, :
     /// Records that an attempt's process group is proven gone.
     MarkAttemptQuiescent { attempt_id } = "UPDATE attempts SET quiescent = 1 WHERE attempt_id = :attempt_id";
 
+    /// Records the host now driving the run.
+    SetHost { host_json, now, run_id } =
+        "UPDATE runs SET host_json = :host_json, updated_at = :now WHERE run_id = :run_id";
+
+    /// Marks a run whose host died as interrupted (its lock is released beside it).
+    SetInterrupted { now, run_id } =
+        "UPDATE runs SET interrupted_at = :now, updated_at = :now WHERE run_id = :run_id";
+
+    /// Clears the interrupted mark of a run being resumed.
+    ClearInterrupted { now, run_id } =
+        "UPDATE runs SET interrupted_at = NULL, updated_at = :now WHERE run_id = :run_id";
+
+    /// Takes an interrupted run's released lock again. Changes 0 rows when the repository
+    /// already has `:max_active` live runs; fails with a UNIQUE constraint when its tag is live.
+    RetakeLock { now, run_id, repository_id, max_active } =
+        "UPDATE locks SET released_at = NULL, acquired_at = :now
+WHERE run_id = :run_id AND released_at IS NOT NULL
+  AND (SELECT count(*) FROM locks WHERE repository_id = :repository_id AND released_at IS NULL) < :max_active";
+
     /// Records an evaluator output artifact.
     InsertArtifact { artifact_id, run_id, experiment_id, attempt_id, kind, location, size_bytes, sha256, truncated, now } = "INSERT INTO artifacts (artifact_id, run_id, experiment_id, attempt_id, kind,
   location, size_bytes, sha256, truncated, created_at)

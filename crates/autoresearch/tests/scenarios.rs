@@ -83,7 +83,7 @@ fn transcript_of_one_accepted_round() {
     let expected = [
         "discover",
         "open-tracker",
-        "persist [INSERT INTO locks; INSERT INTO runs]",
+        "persist [INSERT INTO locks; INSERT INTO runs; UPDATE runs SET]",
         "create-worktree autoresearch/exp-1-0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
         "hash [\"eval.mjs\"]",
         "persist [UPDATE runs SET; UPDATE runs SET→baseline-running; INSERT INTO experiments→running; INSERT INTO attempts]",
@@ -979,6 +979,136 @@ fn abandon_terminates_the_interrupted_group_cancels_and_releases_the_lock() {
     assert_eq!(r.blocker.unwrap().message, "operator gave up");
     assert_eq!(w.scalar::<i64>("SELECT max(updated_at) FROM runs"), before);
     assert!(Run::abandon("../x", "r", None, settings(), NOW).is_err());
+}
+
+/// Crashes a two-candidate run while its first candidate is evaluated.
+fn crashed_mid_evaluation() -> (World, u32) {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 7.0]));
+    let mut run = start(policy(json!({"max_experiments": 2})));
+    w.crash_after = Some(w_index("evaluate") + 13);
+    assert!(w.drive(&mut run).is_none());
+    w.crash_after = None;
+    let evaluations = w.evaluations;
+    (w, evaluations)
+}
+
+fn live_locks(w: &World) -> i64 {
+    w.scalar("SELECT count(*) FROM locks WHERE released_at IS NULL")
+}
+
+#[test]
+fn reconcile_stops_a_dead_hosts_leftovers_releases_the_lock_and_a_resume_takes_it_again() {
+    let (mut w, evaluations) = crashed_mid_evaluation();
+    assert!(
+        w.scalar::<Option<String>>("SELECT host_json FROM runs")
+            .is_some(),
+        "the host is recorded"
+    );
+    let mut run = Run::reconcile(RUN_ID, None, settings(), NOW + 1).unwrap();
+    let r = w.drive(&mut run).expect("report");
+    assert_eq!(r.state.as_deref(), Some("candidate-running"), "not ended");
+    assert!(
+        r.warnings.iter().any(|n| n.contains("marked interrupted")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(w.log.iter().any(|l| l.starts_with("probe-host")));
+    assert!(w.log.iter().any(|l| l.starts_with("terminate")));
+    assert_eq!(w.evaluations, evaluations, "nothing is evaluated");
+    assert_eq!(live_locks(&w), 0, "the repository's slot is free");
+    assert!(
+        w.scalar::<Option<i64>>("SELECT interrupted_at FROM runs")
+            .is_some()
+    );
+    assert_eq!(
+        w.scalar::<i64>("SELECT count(*) FROM attempts WHERE state = 'running'"),
+        0
+    );
+
+    // A second reconcile finds nothing to do.
+    let log = w.log.len();
+    let mut again = Run::reconcile(RUN_ID, None, settings(), NOW + 2).unwrap();
+    let r = w.drive(&mut again).expect("report");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|n| n.contains("nothing to reconcile")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(!w.log[log..].iter().any(|l| l.starts_with("persist")));
+
+    // Resuming retakes the lock, clears the mark and finishes the run.
+    let r = resume(&mut w, json!({}), settings());
+    assert_eq!(r.status, Status::BudgetLimited);
+    assert_eq!(
+        w.scalar::<Option<i64>>("SELECT interrupted_at FROM runs"),
+        None
+    );
+    assert_eq!(live_locks(&w), 0);
+}
+
+#[test]
+fn reconcile_leaves_a_run_whose_host_is_alive_or_unknown_untouched() {
+    for (alive, note) in [(Some(true), "host is alive"), (None, "cannot be told")] {
+        let (mut w, _) = crashed_mid_evaluation();
+        w.host_alive = alive;
+        let before: i64 = w.scalar("SELECT max(updated_at) FROM runs");
+        let mut run = Run::reconcile(RUN_ID, None, settings(), NOW + 1).unwrap();
+        let r = w.drive(&mut run).expect("report");
+        assert!(
+            r.warnings.iter().any(|n| n.contains(note)),
+            "{:?}",
+            r.warnings
+        );
+        assert!(!w.log.iter().any(|l| l.starts_with("terminate")));
+        assert_eq!(live_locks(&w), 1, "the lock stays");
+        assert_eq!(w.scalar::<i64>("SELECT max(updated_at) FROM runs"), before);
+    }
+}
+
+#[test]
+fn reconcile_without_a_host_record_or_when_a_group_survives_keeps_the_lock() {
+    let (mut w, _) = crashed_mid_evaluation();
+    w.db.execute("UPDATE runs SET host_json = NULL", [])
+        .unwrap();
+    let mut run = Run::reconcile(RUN_ID, None, settings(), NOW + 1).unwrap();
+    let r = w.drive(&mut run).expect("report");
+    assert!(
+        r.warnings.iter().any(|n| n.contains("no host record")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(live_locks(&w), 1);
+
+    let (mut w, _) = crashed_mid_evaluation();
+    w.groups_gone = false;
+    let mut run = Run::reconcile(RUN_ID, None, settings(), NOW + 1).unwrap();
+    let r = w.drive(&mut run).expect("report");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|n| n.contains("could not be proven gone")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(live_locks(&w), 1);
+    assert_eq!(
+        w.scalar::<Option<i64>>("SELECT interrupted_at FROM runs"),
+        None
+    );
+}
+
+#[test]
+fn an_interrupted_run_can_be_abandoned() {
+    let (mut w, _) = crashed_mid_evaluation();
+    let mut run = Run::reconcile(RUN_ID, None, settings(), NOW + 1).unwrap();
+    w.drive(&mut run).expect("report");
+    let mut run = Run::abandon(RUN_ID, "nobody will resume it", None, settings(), NOW + 2).unwrap();
+    let r = w.drive(&mut run).expect("report");
+    assert_eq!(r.status, Status::Cancelled);
+    assert_eq!(w.scalar::<String>("SELECT state FROM runs"), "cancelled");
+    assert_eq!(live_locks(&w), 0);
 }
 
 #[test]

@@ -53,6 +53,11 @@ pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value
         }) => json!({"ok": {
             "kind": "resume", "runId": run_id, "mode": mode.as_str(), "repository": repository,
         }}),
+        Ok(Request::Abandon {
+            run_id, repository, ..
+        }) => json!({"ok": {
+            "kind": "abandon", "runId": run_id, "mode": "foreground", "repository": repository,
+        }}),
         Err(errors) => json!({"errors": errors.iter().map(spec_error_json).collect::<Vec<_>>()}),
     }
 }
@@ -268,6 +273,17 @@ impl Run {
                 given,
                 ..
             } => autoresearch::Run::resume(&run_id, given, repository, settings, now),
+            Request::Abandon {
+                run_id,
+                repository,
+                reason,
+            } => autoresearch::Run::abandon(
+                &run_id,
+                reason.as_deref().unwrap_or(spec::ABANDON_REASON),
+                repository,
+                settings,
+                now,
+            ),
         }
         .map_err(|e| format!("{e:?}"))?;
         Ok(Run::wrap(inner, row))

@@ -81,6 +81,9 @@ impl Run {
             }
         }
         self.fill_from(&rows, policy, state);
+        if matches!(self.origin, Origin::Reconcile) {
+            return self.begin_reconcile(r);
+        }
         if let Origin::Abandon { reason } = &self.origin
             && !state.is_terminal()
         {
@@ -94,6 +97,30 @@ impl Run {
                 // A finished run: report it again, write nothing.
                 return self.report();
             }
+        } else if !r.lock_held && r.interrupted_at.is_some() {
+            // Reconciled after its host died: take the lock again, then go on as from a crash.
+            let sts = vec![
+                sql::RetakeLock {
+                    now: self.now.into(),
+                    run_id: self.run_id.clone().into(),
+                    repository_id: self.repository_id.clone().into(),
+                    max_active: self.settings.max_active_runs_per_repository.into(),
+                }
+                .into(),
+                sql::ClearInterrupted {
+                    now: self.now.into(),
+                    run_id: self.run_id.clone().into(),
+                }
+                .into(),
+                self.set_host(),
+            ];
+            return self.emit(
+                |id| Effect::Persist {
+                    id,
+                    statements: sts,
+                },
+                Await::Retake,
+            );
         } else if !r.lock_held {
             return self.refuse(
                 Failure::LockLost,
@@ -101,11 +128,80 @@ impl Run {
                 vec![],
             );
         }
-        self.worktree_ready = state != RunState::Initializing;
+        self.resume_loaded(matches!(self.origin, Origin::Resume { .. }));
+    }
+
+    /// Goes on with a loaded run that holds its lock: records this host as the one driving it
+    /// (`record_host`), stops interrupted attempts, continues by the stored state.
+    fn resume_loaded(&mut self, record_host: bool) {
+        self.worktree_ready = self.state != RunState::Initializing;
         self.recovering = (0..self.attempts.len())
             .filter(|&i| self.attempts[i].running)
             .collect();
+        if record_host && self.finishing.is_none() {
+            let st = self.set_host();
+            return self.write(vec![st], vec![], Then::Recover);
+        }
         self.recover_next();
+    }
+
+    pub(super) fn on_retaken(&mut self, changes: &[u64]) {
+        if changes.first() != Some(&1) {
+            return self.refuse(
+                Failure::LockUnavailable,
+                "the repository already has its maximum of active runs",
+                vec![],
+            );
+        }
+        self.lock_held = true;
+        // The retake recorded this host already.
+        self.resume_loaded(false);
+    }
+
+    /// Only a run that holds its lock and whose host is provably dead is touched.
+    fn begin_reconcile(&mut self, r: &StoredRun) {
+        if self.state.is_terminal() || !r.lock_held || r.interrupted_at.is_some() {
+            return self.report_untouched(format!(
+                "the run is {} and holds no live lock: nothing to reconcile",
+                self.state.as_str()
+            ));
+        }
+        let Some(host) = r.host_json.clone() else {
+            return self.report_untouched(
+                "the run has no host record (an earlier version started it), so its host \
+                 cannot be proven dead; resume it with resume_run_id or end it with abandon_run_id"
+                    .into(),
+            );
+        };
+        self.emit(|id| Effect::ProbeHost { id, host }, Await::Probe);
+    }
+
+    pub(super) fn on_probed(&mut self, alive: Option<bool>) {
+        match alive {
+            Some(false) => {
+                self.reconciling = true;
+                self.recovering = (0..self.attempts.len())
+                    .filter(|&i| self.attempts[i].running)
+                    .collect();
+                self.recover_next();
+            }
+            Some(true) => self.report_untouched("its host is alive: nothing was changed".into()),
+            None => self.report_untouched(
+                "whether its host is alive cannot be told from here (another machine?): nothing \
+                 was changed"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Reports the run as it stands (not ended), with `note` among its warnings.
+    pub(super) fn report_untouched(&mut self, note: String) {
+        self.warnings.push(note);
+        let mut result = self.build_result(Status::Blocked, None, self.run_persisted);
+        result.state = Some(self.state.as_str().to_owned());
+        let result = Box::new(result);
+        self.queue.push_back(Effect::Report(result.clone()));
+        self.done = Some(result);
     }
 
     /// Fills the machine from stored rows (no effects, no checks).
@@ -222,6 +318,18 @@ impl Run {
                 },
                 Await::Terminate { attempt },
             );
+        }
+        if self.reconciling {
+            let sts = vec![
+                sql::SetInterrupted {
+                    now: self.now.into(),
+                    run_id: self.run_id.clone().into(),
+                }
+                .into(),
+                self.release_lock(),
+            ];
+            self.lock_held = false;
+            return self.write(sts, vec![], Then::Reconciled);
         }
         if let Some((_, _, quiescent)) = &self.finishing {
             // A terminal run whose processes are now proven gone: record it and release the lock.

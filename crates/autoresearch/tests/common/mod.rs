@@ -53,6 +53,10 @@ pub struct World {
     pub anomalies: BTreeMap<u32, Vec<Anomaly>>,
     /// When set, the git config every round reports (discovery still reports `git_config`).
     pub round_config: Option<Vec<ConfigEntry>>,
+    /// The host discovery reports (the driving host), stored with the run.
+    pub host: Option<String>,
+    /// What probing a stored host answers.
+    pub host_alive: Option<bool>,
 }
 
 pub fn metric_out(name: &str, value: f64) -> ProcessOutcome {
@@ -167,6 +171,8 @@ impl World {
             crash_after: None,
             fail: None,
             groups_gone: true,
+            host: Some(r#"{"hostname":"h","bootId":"b","pid":1,"startTime":"1"}"#.into()),
+            host_alive: Some(false),
             cancel_during_eval: None,
             reports: Vec::new(),
             interrupts: 0,
@@ -206,6 +212,7 @@ impl World {
                     git_common_dir: "/repo/.git".into(),
                     head: self.start.clone(),
                     git_config: self.git_config.clone(),
+                    host: self.host.clone(),
                 },
             }],
             Effect::OpenTracker { id, .. } => vec![Input::Done { id }],
@@ -363,6 +370,10 @@ impl World {
             Effect::TerminateProcessGroup { id, .. } => vec![Input::Terminated {
                 id,
                 gone: self.groups_gone,
+            }],
+            Effect::ProbeHost { id, .. } => vec![Input::HostProbed {
+                id,
+                alive: self.host_alive,
             }],
             Effect::Interrupt { .. } => {
                 self.interrupts += 1;
@@ -579,6 +590,7 @@ pub fn describe(e: &Effect) -> String {
         Effect::CheckoutClean { commit, .. } => format!("checkout-clean {}", &commit[..8]),
         Effect::FastForwardRunBranch { to, .. } => format!("fast-forward {}", &to[..8]),
         Effect::TerminateProcessGroup { pid, .. } => format!("terminate {pid:?}"),
+        Effect::ProbeHost { .. } => "probe-host".into(),
         Effect::Interrupt { target } => format!("interrupt {}", target.0),
         Effect::ExportTsv { .. } => "export-tsv".into(),
         Effect::RemoveWorktree { .. } => "remove-worktree".into(),

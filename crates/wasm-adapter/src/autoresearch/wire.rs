@@ -5,7 +5,7 @@
 //!
 //! | kind | fields | answer |
 //! |---|---|---|
-//! | `discover` | `repository` (string or null) | `discovered {facts: {toplevel, gitCommonDir, head, gitConfig}}` |
+//! | `discover` | `repository` (string or null) | `discovered {facts: {toplevel, gitCommonDir, head, gitConfig, host}}` |
 //! | `openTracker` | `path` | `done` |
 //! | `persist` | `statements: [{sql, params: {name: ["int", "5"] \| ["real", 1.5] \| ["text", "s"] \| null}}]` | `persisted {changes: [n…]}` |
 //! | `loadRun` | `runId` | `loaded {rows: null \| {run, experiments, attempts, artifacts}}` (rows as SQLite returns them) |
@@ -17,6 +17,7 @@
 //! | `commit` | `worktree`, `parent`, `paths`, `message` | `committed {commit}` |
 //! | `checkoutClean` | `worktree`, `commit` | `done` |
 //! | `fastForward` | `branch`, `from`, `to` | `done` |
+//! | `probeHost` | `host` (the stored JSON) | `hostProbed {alive: true \| false \| null}` |
 //! | `terminateProcessGroup` | `attemptId`, `pid`, `pgid`, `startTime`, `graceMs` | `terminated {gone}` |
 //! | `interrupt` | `target` (no id, no answer) | — |
 //! | `exportTsv` | `path`, `contents` | `done` |
@@ -131,6 +132,7 @@ pub fn effect_json(effect: &Effect) -> Value {
             "kind": "terminateProcessGroup", "attemptId": attempt_id, "pid": pid, "pgid": pgid,
             "startTime": start_time, "graceMs": grace_ms,
         }),
+        Effect::ProbeHost { host, .. } => json!({"kind": "probeHost", "host": host}),
         Effect::Interrupt { target } => json!({"kind": "interrupt", "target": target.0}),
         Effect::ExportTsv { path, contents, .. } => {
             json!({"kind": "exportTsv", "path": path, "contents": contents})
@@ -181,6 +183,7 @@ pub fn input_from_json(v: &Value) -> Result<Input, String> {
                     git_common_dir: text(f, "gitCommonDir")?,
                     head: text(f, "head")?,
                     git_config: git_config(f)?,
+                    host: opt_text(f, "host")?,
                 },
             }
         }
@@ -249,6 +252,13 @@ pub fn input_from_json(v: &Value) -> Result<Input, String> {
         "committed" => Input::Committed {
             id,
             commit: text(o, "commit")?,
+        },
+        "hostProbed" => Input::HostProbed {
+            id,
+            alive: match o.get("alive") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(flag(o, "alive")?),
+            },
         },
         "terminated" => Input::Terminated {
             id,

@@ -387,7 +387,7 @@ pub const LIST_RUNS: &str = "SELECT run_id, run_tag, state, branch, baseline_met
   json_extract(policy_json, '$.metric_direction') AS metric_direction,
   (SELECT count(*) FROM experiments e WHERE e.run_id = runs.run_id AND e.kind = 'candidate')
     AS candidates,
-  created_at, updated_at,
+  created_at, updated_at, interrupted_at,
   EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
 FROM runs ORDER BY created_at DESC, run_id LIMIT :limit";
 

@@ -19,7 +19,7 @@ const VALUE_PREVIEW_CHARS: usize = 61;
 /// Experiments the rendered tool output lists at most.
 const RENDER_WINDOW: usize = 10;
 
-const DESCRIPTION: &str = "Run a bounded, metric-driven optimization loop in an isolated git worktree of the repository. A baseline is measured first; then each round a child agent edits only files matching mutable_globs, the evaluator you name (a shell-free argv) measures one number printed as the last stdout line ({\"<metric_name>\": <number>}), and the change is kept only when it strictly improves that number. Your checkout and branches are never touched; results live on the run branch autoresearch/<run_tag>-<run_id>. Runs in the background by default (collect the result with job_output, stop it with job_kill); mode: \"foreground\" blocks until the run ends. Resume an interrupted run with resume_run_id. Use it only when the user asks for an autoresearch/optimization run.";
+const DESCRIPTION: &str = "Run a bounded, metric-driven optimization loop in an isolated git worktree of the repository. A baseline is measured first; then each round a child agent edits only files matching mutable_globs, the evaluator you name (a shell-free argv) measures one number printed as the last stdout line ({\"<metric_name>\": <number>}), and the change is kept only when it strictly improves that number. Your checkout and branches are never touched; results live on the run branch autoresearch/<run_tag>-<run_id>. Runs in the background by default (collect the result with job_output, stop it with job_kill); mode: \"foreground\" blocks until the run ends. Resume an interrupted run with resume_run_id; end one nobody will resume with abandon_run_id. Use it only when the user asks for an autoresearch/optimization run.";
 
 /// The tool's parameter schema (JSON Schema; validated in Rust, not by DSH).
 pub fn parameters() -> Value {
@@ -44,6 +44,8 @@ pub fn parameters() -> Value {
             "metric_direction": {"type": "string", "enum": ["minimize", "maximize"], "description": "Which way is better. Required for a new run."},
             "run_tag": {"type": "string", "description": "Fresh tag for a new run (lowercase letters, digits, `.`, `_`, `-`). Give exactly one of run_tag and resume_run_id."},
             "resume_run_id": {"type": "string", "description": "The run id of an interrupted run to continue (its stored policy is used)."},
+            "abandon_run_id": {"type": "string", "description": "The run id of an unfinished run to end instead: its leftover processes are stopped, it is cancelled and its lock released. Only repository and reason go with it."},
+            "reason": {"type": "string", "description": "Why the run is abandoned (with abandon_run_id)."},
             "constraints": paths("Single-line rules every proposal round must follow."),
             "exceptional_allowlists": {
                 "type": "object",
@@ -298,29 +300,50 @@ pub fn job_output(result_json: &str) -> String {
 /// The prompt note about runs a previous host left unfinished (from `listRuns` rows).
 pub fn interrupted_note(rows_json: &str) -> Option<String> {
     let rows: Vec<Map<String, Value>> = serde_json::from_str(rows_json).ok()?;
-    let live: Vec<String> = rows
-        .iter()
-        .filter(|r| {
-            r.get("state")
-                .and_then(Value::as_str)
-                .and_then(crate::RunState::parse)
-                .is_some_and(|s| !s.is_terminal())
-        })
-        .map(|r| {
-            format!(
-                "- {} (tag {}, state {})",
-                r.get("run_id").and_then(Value::as_str).unwrap_or("-"),
-                r.get("run_tag").and_then(Value::as_str).unwrap_or("-"),
-                r.get("state").and_then(Value::as_str).unwrap_or("-")
-            )
-        })
-        .collect();
-    if live.is_empty() {
+    let text = |r: &Map<String, Value>, key: &str| {
+        r.get(key).and_then(Value::as_str).unwrap_or("-").to_owned()
+    };
+    let (mut reconciled, mut held) = (Vec::new(), Vec::new());
+    for r in &rows {
+        let unfinished = r
+            .get("state")
+            .and_then(Value::as_str)
+            .and_then(crate::RunState::parse)
+            .is_some_and(|s| !s.is_terminal());
+        if !unfinished {
+            continue;
+        }
+        let line = format!(
+            "- {} (tag {}, state {})",
+            text(r, "run_id"),
+            text(r, "run_tag"),
+            text(r, "state")
+        );
+        if r.get("interrupted_at").is_some_and(|v| !v.is_null()) {
+            reconciled.push(line);
+        } else {
+            held.push(line);
+        }
+    }
+    let mut parts = Vec::new();
+    if !reconciled.is_empty() {
+        parts.push(format!(
+            "These runs were interrupted: their host died, so their leftover processes were stopped and their repository lock released. Mention them if the user asks about autoresearch; continue one only when asked, with `autoresearch` and resume_run_id, or end it with abandon_run_id:\n{}",
+            reconciled.join("\n")
+        ));
+    }
+    if !held.is_empty() {
+        parts.push(format!(
+            "These runs are unfinished and hold their repository lock (another host may still drive them, or it cannot be proven dead). Resume one only when the user asks, with resume_run_id; end one with abandon_run_id:\n{}",
+            held.join("\n")
+        ));
+    }
+    if parts.is_empty() {
         return None;
     }
     Some(format!(
-        "# autoresearch: unfinished runs\nThese autoresearch runs in this repository were interrupted (their host stopped). They hold their repository lock until resumed; mention them if the user asks about autoresearch, and continue one only when asked, with `autoresearch` and resume_run_id:\n{}",
-        live.join("\n")
+        "# autoresearch: unfinished runs\n{}",
+        parts.join("\n\n")
     ))
 }
 

@@ -123,6 +123,9 @@ pub struct RowConfig {
     /// Days TSV exports are kept (reserved: validated, not yet enforced).
     #[schemars(range(min = RETENTION_MIN_DAYS, max = RETENTION_MAX_DAYS))]
     pub tsv_retention_days: u32,
+    /// Repositories (absolute paths) whose unfinished runs are reconciled when the plugin starts,
+    /// besides the one DSH runs in.
+    pub recover_repositories: Vec<String>,
 }
 
 impl Default for RowConfig {
@@ -146,6 +149,7 @@ impl Default for RowConfig {
             cleanup_worktrees_on_success: false,
             export_tsv: true,
             tsv_retention_days: DEFAULT_RETENTION_DAYS,
+            recover_repositories: Vec::new(),
         }
     }
 }
@@ -168,7 +172,7 @@ const RETENTION: Rule = Rule::Integer {
 };
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [Field; 18] = [
+const FIELDS: [Field; 19] = [
     (
         "gitExecutable",
         Rule::Str {
@@ -223,7 +227,21 @@ const FIELDS: [Field; 18] = [
     ("cleanupWorktreesOnSuccess", Rule::Flag),
     ("exportTsv", Rule::Flag),
     ("tsvRetentionDays", RETENTION),
+    (
+        "recoverRepositories",
+        Rule::List {
+            of: "absolute repository paths",
+            check: absolute_path,
+        },
+    ),
 ];
+
+fn absolute_path(text: &str) -> Result<(), String> {
+    if !text.starts_with('/') || text.contains(['\0', '\r', '\n']) {
+        return Err("must be an absolute path without NUL, CR or LF".into());
+    }
+    Ok(())
+}
 
 fn git_executable(text: &str) -> Result<(), String> {
     let bare = !text.is_empty() && !text.contains('/') && !text.chars().any(char::is_whitespace);

@@ -324,6 +324,19 @@ impl Run {
         Ok(Run::wrap(inner, row))
     }
 
+    /// Reconciles `run_id` after a restart (see [`autoresearch::Run::reconcile`]).
+    pub fn reconcile_id(
+        run_id: &str,
+        repository: Option<String>,
+        config_json: &str,
+        now: u64,
+    ) -> Result<Run, String> {
+        let (row, settings) = config::load::<RowConfig>(config_json)?;
+        let inner = autoresearch::Run::reconcile(run_id, repository, settings, now)
+            .map_err(|_| format!("reconcile: run id must be a lowercase UUID (got {run_id:?})"))?;
+        Ok(Run::wrap(inner, row))
+    }
+
     /// The next effect as JSON.
     pub fn poll_json(&mut self) -> Option<Value> {
         let effect = self.inner.poll()?;
@@ -395,6 +408,18 @@ impl Run {
     ) -> Result<Run, JsError> {
         Run::abandon_id(run_id, reason, repository, config_json, now as u64)
             .map_err(|m| JsError::new(&m))
+    }
+
+    /// Reconciles `run_id` after a restart: a run whose host is provably dead has its leftover
+    /// processes stopped, its lock released, and is marked interrupted; others are untouched.
+    #[wasm_bindgen(js_name = reconcile)]
+    pub fn reconcile_js(
+        run_id: &str,
+        repository: Option<String>,
+        config_json: &str,
+        now: f64,
+    ) -> Result<Run, JsError> {
+        Run::reconcile_id(run_id, repository, config_json, now as u64).map_err(|m| JsError::new(&m))
     }
 
     /// The next effect as JSON text, or `undefined` when none is ready.

@@ -11,6 +11,7 @@ import {
 } from 'node:fs'
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path'
 import { createGit } from './git.js'
+import { hostAlive, hostRecord } from './process.js'
 import { ensurePrivateDir, openTracker } from './tracker.js'
 
 /** The variable marking a headless proposer's processes with its run id (so a resume can stop a
@@ -135,7 +136,7 @@ export async function drive(run, io) {
       case 'discover': {
         const facts = await git.discover(e.repository ?? undefined, callerCwd)
         world.gitCommonDir = facts.gitCommonDir
-        return { type: 'discovered', id: e.id, facts }
+        return { type: 'discovered', id: e.id, facts: { ...facts, host: hostRecord() ?? null } }
       }
       case 'openTracker':
         world.tracker?.close()
@@ -168,6 +169,8 @@ export async function drive(run, io) {
       case 'fastForward':
         await git.fastForward({ gitCommonDir: world.gitCommonDir, branch: e.branch, from: e.from, to: e.to })
         return { type: 'done', id: e.id }
+      case 'probeHost':
+        return { type: 'hostProbed', id: e.id, alive: hostAlive(e.host) ?? null }
       case 'terminateProcessGroup':
         return { type: 'terminated', id: e.id, gone: await terminateRecorded(e) }
       case 'exportTsv':

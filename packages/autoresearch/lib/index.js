@@ -57,7 +57,7 @@ export function apply(ctx, config) {
       active.delete(run.runId)
       owned.delete(entry)
     })
-    const entry = { controller, promise }
+    const entry = { controller, promise, run }
     active.set(run.runId, entry)
     owned.add(entry)
     return promise
@@ -72,7 +72,14 @@ export function apply(ctx, config) {
     const parent = exec.agent
     if (parent === undefined) throw new Error('autoresearch needs a calling agent: each proposal round is a child agent of the caller')
     const runId = spec.ok.kind === 'fresh' ? randomUUID() : spec.ok.runId
-    if (active.has(runId)) throw new Error(`run ${runId} is already active in this process; wait for it with job_output or stop it with job_kill`)
+    const running = active.get(runId)
+    if (running !== undefined && spec.ok.kind === 'abandon') {
+      // Driven by this process: cancelling it is abandoning it (its processes stop, the lock goes).
+      running.controller.abort(`cancelled: ${args.reason ?? 'abandoned with abandon_run_id'}`)
+      await running.promise.catch(() => {})
+      return { kind: 'foreground', run: JSON.parse(running.run.resultJson()) }
+    }
+    if (running !== undefined) throw new Error(`run ${runId} is already active in this process; wait for it with job_output or stop it with job_kill`)
     const callerCwd = parent.session?.header?.cwd ?? process.cwd()
     const run = AutoresearchRun.fromSpec(specJson, runId, configJson, Date.now())
     const controller = new AbortController()
@@ -166,28 +173,54 @@ export function apply(ctx, config) {
     text: () => (interrupted === undefined ? texts.guidance : `${texts.guidance}\n\n${interrupted}`),
   })
 
-  // Recovery on start: runs a previous host left unfinished in this directory's repository are
-  // named to the model (they keep their lock until resumed; resuming needs a calling agent, and
-  // its recovery stops whatever the dead host left running).
-  findInterrupted(row, configJson).then((note) => {
+  // Recovery on start: in this directory's repository and those the config names, a run whose
+  // host is provably dead has its leftover processes stopped and its lock released, and is
+  // marked interrupted; every unfinished run is then named to the model with how to resume or
+  // abandon it. Nothing is resumed by itself.
+  const recovery = reconcileAll(row, configJson).then((note) => {
     interrupted = note
-  }, () => {})
+  }, (error) => report('recovery on start failed', error))
 
   // Unload or HMR: cancel this fiber's runs and wait until their processes are settled.
   ctx.effect(() => async () => {
+    await recovery
     const entries = [...owned]
     for (const entry of entries) entry.controller.abort('the autoresearch plugin was unloaded')
     await Promise.allSettled(entries.map((entry) => entry.promise))
   }, 'autoresearch runs')
 }
 
-async function findInterrupted(row, configJson) {
-  const git = createGit({ runner: createLocalRunner(), executable: row.gitExecutable, timeoutMs: 10_000 })
-  const facts = await git.discover(undefined, process.cwd())
-  const tracker = await openTrackerReadOnly(autoresearchTrackerPath(facts.gitCommonDir, configJson))
-  if (tracker === undefined) return undefined
+/** Reconciles the unfinished runs of every repository recovery covers; the model's note on them. */
+async function reconcileAll(row, configJson) {
+  const runner = createLocalRunner()
+  const git = createGit({ runner, executable: row.gitExecutable, timeoutMs: 10_000 })
+  const notes = []
+  for (const repository of [undefined, ...row.recoverRepositories]) {
+    let facts
+    try {
+      facts = await git.discover(repository, process.cwd())
+    } catch {
+      continue // Not a repository (DSH may run outside one).
+    }
+    const path = autoresearchTrackerPath(facts.gitCommonDir, configJson)
+    const unfinished = listRuns(await openTrackerReadOnly(path))
+      .filter((r) => r.lock_held && r.interrupted_at == null && !active.has(r.run_id))
+    for (const r of unfinished) {
+      const run = AutoresearchRun.reconcile(r.run_id, facts.toplevel, configJson, Date.now())
+      await drive(run, {
+        runner, callerCwd: facts.toplevel, gitExecutable: row.gitExecutable, onProgress: () => {},
+      })
+    }
+    const note = autoresearchInterruptedNote(JSON.stringify(listRuns(await openTrackerReadOnly(path))))
+    if (note !== undefined) notes.push(repository === undefined ? note : `${note}\n(repository ${facts.toplevel})`)
+  }
+  return notes.length === 0 ? undefined : notes.join('\n\n')
+}
+
+function listRuns(tracker) {
+  if (tracker === undefined) return []
   try {
-    return autoresearchInterruptedNote(JSON.stringify(tracker.list(20)))
+    return tracker.list(20)
   } finally {
     tracker.close()
   }

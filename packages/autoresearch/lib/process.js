@@ -9,6 +9,7 @@
 // the Rust core's.
 import { spawn as nodeSpawn } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { containment, statFields } from './contain.js'
 
 const POLL_MS = 25
@@ -37,6 +38,36 @@ export function scrubbedParentEnv(env = process.env) {
 export function processStartTime(pid) {
   const fields = statFields(pid)
   return fields === undefined || fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19]
+}
+
+/** This host as a run records it: `{hostname, bootId, pid, startTime}` as JSON, or undefined
+ * without /proc (then no later host can prove it dead). */
+export function hostRecord() {
+  const startTime = processStartTime(process.pid)
+  if (startTime === undefined) return undefined
+  return JSON.stringify({ hostname: hostname(), bootId: bootId(), pid: process.pid, startTime })
+}
+
+/** Whether the host a run recorded is alive: false only when provably dead (this machine, and
+ * another boot or no process with that pid and start time), undefined when it cannot tell. */
+export function hostAlive(recorded) {
+  let host
+  try {
+    host = JSON.parse(recorded)
+  } catch {
+    return undefined
+  }
+  if (host?.hostname !== hostname() || typeof host.pid !== 'number') return undefined
+  if (host.bootId && bootId() && host.bootId !== bootId()) return false
+  return processStartTime(host.pid) === host.startTime
+}
+
+function bootId() {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  } catch {
+    return undefined
+  }
 }
 
 const hasProc = () => {

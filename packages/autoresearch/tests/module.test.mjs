@@ -34,6 +34,7 @@ test('the empty config is every documented default', () => {
     cleanupWorktreesOnSuccess: false,
     exportTsv: true,
     tsvRetentionDays: 30,
+    recoverRepositories: [],
   })
   assert.deepEqual(validate(undefined).value, value)
   assert.deepEqual(validate(null).value, value)

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import {
   RUN_ID_RE, alive, cli, cliAsync, git, makeRepo, proposer, readLines, specFile, tracker, waitFor,
 } from './support/fixture.mjs'
+import { mount, parentAgent } from './support/dsh.mjs'
 
 /** An evaluator that, the first time a candidate is evaluated (flag file absent), starts a process
  * tree that ignores SIGTERM, records every pid, and hangs; later evaluations score normally. */
@@ -154,4 +155,73 @@ test('abandon stops a dead runner\'s leftovers, cancels the run and frees its ta
   assert.match(cli(['list'], { cwd: repo }).stdout, new RegExp(`${runId}.*cancelled`))
   const again = cli(['run', '--json', '--config', config, specFile(root, { proposer: proposer(root, 'return score - 1') }, 'again.json')], { cwd: repo, env })
   assert.equal(again.status, 0, again.stderr)
+})
+
+test('plugin start reconciles a dead host\'s run: tree stopped, lock released, named to the model; nothing resumed', async (t) => {
+  const { repo, pids, env, config, spec } = hangSetup(t)
+  const runner = cliAsync(['run', '--config', config, spec], { cwd: repo, env })
+  await waitFor(() => readLines(pids).length >= 3, 30_000, 'the hung evaluator tree')
+  const runId = runner.stderr().match(RUN_ID_RE)[1]
+  runner.child.kill('SIGKILL')
+  await runner.done
+  const tree = readLines(pids).map(Number)
+  assert.ok(tree.every(alive), 'the evaluator tree outlived the host')
+
+  const { prompts, fiber } = await mount({ terminationGraceMs: 300, recoverRepositories: [repo] })
+  t.after(() => fiber.dispose())
+  await waitFor(() => prompts.text('tool:autoresearch')?.includes(runId), 30_000, 'the note on the run')
+  for (const pid of tree) assert.equal(alive(pid), false, `pid ${pid} survived the reconcile`)
+  const note = prompts.text('tool:autoresearch')
+  assert.match(note, /their host died/)
+  assert.match(note, new RegExp(`- ${runId} \\(tag [^,]+, state candidate-running\\)`))
+  assert.match(note, /resume_run_id/)
+  assert.match(note, /abandon_run_id/)
+  const db = await tracker(repo)
+  t.after(() => db.close())
+  assert.equal(db.get('SELECT count(*) AS n FROM locks WHERE released_at IS NULL').n, 0, 'the slot is free')
+  const row = db.get('SELECT state, interrupted_at FROM runs')
+  assert.equal(row.state, 'candidate-running', 'not resumed, not ended')
+  assert.ok(row.interrupted_at > 0)
+
+  // It resumes later from the headless runner, taking the lock again.
+  const r = cli(['resume', '--json', '--config', config, runId], { cwd: repo, env })
+  assert.equal(r.json.status, 'budget-limited', r.stderr)
+})
+
+test('plugin start leaves a run whose host is alive alone', async (t) => {
+  const { repo, pids, env, config, spec } = hangSetup(t)
+  const runner = cliAsync(['run', '--config', config, spec], { cwd: repo, env })
+  t.after(() => runner.child.kill('SIGKILL'))
+  await waitFor(() => readLines(pids).length >= 3, 30_000, 'the hung evaluator tree')
+  const runId = runner.stderr().match(RUN_ID_RE)[1]
+  const { prompts, fiber } = await mount({ terminationGraceMs: 300, recoverRepositories: [repo] })
+  t.after(() => fiber.dispose())
+  await waitFor(() => prompts.text('tool:autoresearch')?.includes(runId), 30_000, 'the note on the run')
+  assert.match(prompts.text('tool:autoresearch'), /hold their repository lock/)
+  for (const pid of readLines(pids).map(Number)) assert.ok(alive(pid), `pid ${pid} was stopped`)
+  const db = await tracker(repo)
+  t.after(() => db.close())
+  assert.equal(db.get('SELECT count(*) AS n FROM locks WHERE released_at IS NULL').n, 1)
+})
+
+test('abandon_run_id ends a run from inside DSH: leftovers stopped, cancelled, lock released', async (t) => {
+  const { repo, pids, env, config, spec } = hangSetup(t)
+  const runner = cliAsync(['run', '--config', config, spec], { cwd: repo, env })
+  await waitFor(() => readLines(pids).length >= 3, 30_000, 'the hung evaluator tree')
+  const runId = runner.stderr().match(RUN_ID_RE)[1]
+  runner.child.kill('SIGKILL')
+  await runner.done
+  const { tools, fiber } = await mount({ terminationGraceMs: 300 })
+  t.after(() => fiber.dispose())
+  const refused = await tools.call('autoresearch', { abandon_run_id: runId, run_tag: 'x' }, parentAgent(repo))
+  assert.match(refused.error, /run_tag: does not go with abandon_run_id/)
+  const r = await tools.call('autoresearch', { abandon_run_id: runId, repository: repo, reason: 'the user gave up' }, parentAgent(repo))
+  assert.equal(r.error, undefined)
+  assert.equal(r.value.kind, 'foreground')
+  assert.equal(r.value.run.status, 'cancelled')
+  assert.equal(r.value.run.blocker.message, 'the user gave up')
+  for (const pid of readLines(pids).map(Number)) assert.equal(alive(pid), false, `pid ${pid} survived`)
+  const db = await tracker(repo)
+  t.after(() => db.close())
+  assert.equal(db.get('SELECT count(*) AS n FROM locks WHERE released_at IS NULL').n, 0)
 })

@@ -201,6 +201,10 @@ fn the_schema_carries_every_key_with_its_bounds_and_default() {
                 assert_eq!(p["type"], "string", "{name}");
                 assert!(p["pattern"].is_string(), "{name}");
             }
+            Rule::List { .. } => {
+                assert_eq!(p["type"], "array", "{name}");
+                assert_eq!(p["items"]["type"], "string", "{name}");
+            }
             _ => panic!("{name}: unexpected rule"),
         }
     }

@@ -184,15 +184,34 @@ export function fakeSubagent() {
   }
 }
 
-/** A real Context with the four services and the plugin mounted. */
+/** `systemPrompt`: the sections a plugin adds, each rendered as DSH does (text or a function). */
+export class SystemPrompt extends Service {
+  constructor(ctx) {
+    super(ctx, 'systemPrompt')
+    this.sections = []
+  }
+
+  section(s) {
+    this.sections.push(s)
+    return () => {}
+  }
+
+  text(name) {
+    const s = this.sections.find((x) => x.name === name)
+    return typeof s?.text === 'function' ? s.text() : s?.text
+  }
+}
+
+/** A real Context with the five services and the plugin mounted. */
 export async function mount(config = {}) {
   const ctx = new Context()
   const tools = new Tools(ctx)
   const jobs = new Jobs(ctx)
   const subprocess = new Subprocess(ctx)
   const agents = new Agents(ctx)
+  const prompts = new SystemPrompt(ctx)
   const fiber = await ctx.plugin(Plugin, config)
-  return { ctx, tools, jobs, subprocess, agents, fiber }
+  return { ctx, tools, jobs, subprocess, agents, prompts, fiber }
 }
 
 /** A parent agent whose session works in `cwd`. */

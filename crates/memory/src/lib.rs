@@ -151,7 +151,7 @@
 //! 1. Open `store` for reading: `ENOENT` → [`IndexCache::load_missing`] (an empty store);
 //!    another error → answer [`Failure::read_failed`].
 //! 2. `stat` the handle. Unless [`IndexCache::is_fresh`]`(FileKey { mtimeMs, size, ino })`,
-//!    read the bytes and [`IndexCache::load`] them with the time now; a failure
+//!    read the bytes and [`IndexCache::load`] them with the time taken just before the read; a failure
 //!    (`memory.corrupt`: not UTF-8 or not a store) is the answer.
 //! 3. Answer [`IndexCache::recall`].
 //!

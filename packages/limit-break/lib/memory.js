@@ -70,10 +70,14 @@ export function createMemory(wasm, plugin, paths, env) {
       return JSON.parse(index.recall(json))
     }
     try {
-      // One handle for stat and read: the key and the bytes describe the same file.
+      // One handle for stat and read: the key and the bytes describe the same file. The
+      // confirmation time is taken before the read: the bytes are known to be current as of
+      // then, not as of when the read finished (a write during a slow read must not count as
+      // confirmed).
       const st = await handle.stat()
       if (!index.isFresh(st.mtimeMs, st.size, st.ino)) {
-        const failure = index.load(await handle.readFile(), st.mtimeMs, st.size, st.ino, Date.now())
+        const readStartedAt = Date.now()
+        const failure = index.load(await handle.readFile(), st.mtimeMs, st.size, st.ino, readStartedAt)
         if (failure !== undefined) return JSON.parse(failure)
       }
     } catch (error) {

@@ -3,7 +3,7 @@
 // every refusal as `{ ok: false, code, message }` with the store left exactly as it was.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readFile, readdir, writeFile, mkdir, utimes } from 'node:fs/promises'
+import { open, readFile, readdir, writeFile, mkdir, utimes } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { mount, scratch } from './support/harness.mjs'
 
@@ -164,6 +164,33 @@ test('the cached index follows writes by other processes, even within one mtime 
   assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 0)
   await writeFile(store, JSON.stringify({ schema_version: 1, facts: [{ id: 'c.two', statement: 'echo' }] }))
   assert.equal((await tools.call('memory_recall', { query: 'echo' })).value.facts[0].id, 'c.two')
+})
+
+test('a read is confirmed as of when it started, so a write during a slow read is caught', async (t) => {
+  const { tools, store } = await mount(t)
+  await tools.call('memory_save', fact('c.one', 'alpha bravo'))
+  const mtimeSeconds = Math.floor(Date.now() / 1000)
+  await utimes(store, mtimeSeconds, mtimeSeconds)
+  // The clock stands 0.5 s after the mtime (inside the racy window) when the read starts, and
+  // the read takes 3 s: finished, it is past the window, started, it is not.
+  let now = mtimeSeconds * 1000 + 500
+  t.mock.method(Date, 'now', () => now)
+  const probe = await open(store, 'r')
+  const handleProto = Object.getPrototypeOf(probe)
+  await probe.close()
+  const readFileOriginal = handleProto.readFile
+  const slowRead = t.mock.method(handleProto, 'readFile', async function (...args) {
+    const bytes = await readFileOriginal.apply(this, args)
+    now += 3000
+    return bytes
+  })
+  assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 1)
+  slowRead.mock.restore()
+  // Rewritten in place within the same mtime tick: same inode, same size, same mtime.
+  const text = await readFile(store, 'utf8')
+  await writeFile(store, text.replace('alpha bravo', 'delta bravo'))
+  await utimes(store, mtimeSeconds, mtimeSeconds)
+  assert.equal((await tools.call('memory_recall', { query: 'delta' })).value.total, 1, 'the read was not confirmed past the window')
 })
 
 test('a configured dshHome wins over $DSH_HOME', async (t) => {

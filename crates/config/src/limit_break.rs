@@ -2,8 +2,9 @@
 //! `limit-break-fetch`'s [`Settings`], the one source of them), its validation rules and schema,
 //! and the conversion into the fetch core's [`Settings`].
 //!
-//! The memory tools need only where the DSH home is (`dshHome`, empty: DSH's own rule, `$DSH_HOME`
-//! then `~/.dsh`); the lock's numbers are the contract between every writer of the store, so they
+//! The memory tools need where the DSH home is (`dshHome`, empty: DSH's own rule, `$DSH_HOME`
+//! then `~/.dsh`) and the session-start brief's switch and budget (`sessionBrief`,
+//! `briefMaxChars`, the default from `limit-break-memory`); the lock's numbers are the contract between every writer of the store, so they
 //! are constants of `limit-break-memory`, not config.
 
 use crate::toolkit::{Field, Issue, Rule, validate_fields};
@@ -29,6 +30,12 @@ pub struct RowConfig {
     /// The DSH home holding `memory/facts.json`, as DSH's own plugins take it (`~` expands).
     /// Empty: DSH's rule, `$DSH_HOME`, else `~/.dsh`.
     pub dsh_home: String,
+    /// Put a short brief of the memory store (topics, the current project's and the newest
+    /// facts, how to recall more) into each new session's system prompt; `false` turns it off.
+    pub session_brief: bool,
+    /// The most characters the session-start brief takes.
+    #[schemars(range(min = BRIEF_CHARS_MIN, max = BRIEF_CHARS_MAX))]
+    pub brief_max_chars: u32,
     /// Let `resilient_fetch` reach loopback, private (RFC 1918), shared (CGNAT), link-local and
     /// unique-local addresses and local names. Cloud metadata addresses stay refused.
     pub allow_private_network: bool,
@@ -53,6 +60,10 @@ pub struct RowConfig {
     pub max_text_chars: u32,
 }
 
+/// Smallest `briefMaxChars`.
+pub const BRIEF_CHARS_MIN: u32 = memory::brief::MIN_MAX_CHARS as u32;
+/// Largest `briefMaxChars`.
+pub const BRIEF_CHARS_MAX: u32 = memory::brief::MAX_MAX_CHARS as u32;
 /// Smallest `rungTimeoutMs`.
 pub const RUNG_TIMEOUT_MIN: u32 = 500;
 /// Largest `rungTimeoutMs`.
@@ -89,6 +100,8 @@ impl Default for RowConfig {
         Self {
             enabled: true,
             dsh_home: String::new(),
+            session_brief: true,
+            brief_max_chars: memory::brief::DEFAULT_MAX_CHARS as u32,
             allow_private_network: fetch.allow_private_network,
             rung_timeout_ms: u32_of(fetch.rung_timeout_ms),
             connect_timeout_ms: u32_of(fetch.connect_timeout_ms),
@@ -111,9 +124,11 @@ const fn integer(min: u32, max: u32) -> Rule {
 }
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [Field; 9] = [
+const FIELDS: [Field; 11] = [
     ("enabled", Rule::Flag),
     ("dshHome", ANY_STRING),
+    ("sessionBrief", Rule::Flag),
+    ("briefMaxChars", integer(BRIEF_CHARS_MIN, BRIEF_CHARS_MAX)),
     ("allowPrivateNetwork", Rule::Flag),
     ("rungTimeoutMs", integer(RUNG_TIMEOUT_MIN, RUNG_TIMEOUT_MAX)),
     (

@@ -174,7 +174,9 @@ fn main() {
         .unwrap_or_else(|f| panic!("{f}"));
         let save_times = || -> Vec<Duration> {
             (0..15)
-                .map(|i| time(|| apply_save(Some(&text), &save_args, 1_700_000_000_000 + i)).1)
+                .map(|i| {
+                    time(|| apply_save(Some(&text), &save_args, 1_700_000_000_000 + i, None)).1
+                })
                 .collect()
         };
         if n == 10_000 {
@@ -185,7 +187,7 @@ fn main() {
             }))
             .unwrap_or_else(|f| panic!("{f}"));
             let saves: Vec<Duration> = (0..15)
-                .map(|i| time(|| apply_save(Some(&text), &args, 1_700_000_000_000 + i)).1)
+                .map(|i| time(|| apply_save(Some(&text), &args, 1_700_000_000_000 + i, None)).1)
                 .collect();
             report(
                 "save into 10k store (text -> new text)",
@@ -216,8 +218,11 @@ fn main() {
                     limit: Some(5),
                     limit_lowered_from: None,
                     tags: Vec::new(),
+                    offset: 0,
+                    include_superseded: false,
+                    all_projects: false,
                 };
-                time(|| index.recall(&args)).1
+                time(|| index.recall(&args, None)).1
             })
             .collect();
         report(
@@ -230,8 +235,13 @@ fn main() {
             limit: None,
             limit_lowered_from: None,
             tags: Vec::new(),
+            offset: 0,
+            include_superseded: false,
+            all_projects: false,
         };
-        let listing: Vec<Duration> = (0..5).map(|_| time(|| index.recall(&list)).1).collect();
+        let listing: Vec<Duration> = (0..5)
+            .map(|_| time(|| index.recall(&list, None)).1)
+            .collect();
         report(
             "warm list-all answer (bounded to 48 kB)",
             stats(listing),

@@ -43,6 +43,30 @@ pub struct SaveArgs {
     pub tags: Vec<String>,
     /// `None` when not given: the save derives it from the id.
     pub topic: Option<String>,
+    /// Ids of the facts this one replaces: they stay in the file, marked superseded.
+    pub supersedes: Vec<String>,
+    /// Whether the fact belongs to every project or to the current one.
+    pub scope: Scope,
+}
+
+/// Where a fact applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Everywhere (the default, and every fact the original wrote).
+    #[default]
+    Global,
+    /// Only in the repository the saving agent worked in (its root is stored with the fact).
+    Project,
+}
+
+impl Scope {
+    /// The word the model and the store use: `global` or `project`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Project => "project",
+        }
+    }
 }
 
 /// The validated arguments of `memory_recall`.
@@ -56,6 +80,12 @@ pub struct RecallArgs {
     pub limit_lowered_from: Option<u64>,
     /// Only facts carrying every one of these tags (ignoring case) are considered.
     pub tags: Vec<String>,
+    /// How many results to skip (paging); 0 when not given.
+    pub offset: usize,
+    /// Also show facts a later save superseded.
+    pub include_superseded: bool,
+    /// Also show facts scoped to other projects than the current one.
+    pub all_projects: bool,
 }
 
 const SAVE_KEYS: &[&str] = &[
@@ -67,8 +97,21 @@ const SAVE_KEYS: &[&str] = &[
     "tags",
     "source",
     "topic",
+    "supersedes",
+    "scope",
 ];
-const RECALL_KEYS: &[&str] = &["query", "limit", "tags"];
+const RECALL_KEYS: &[&str] = &[
+    "query",
+    "limit",
+    "offset",
+    "tags",
+    "include_superseded",
+    "all_projects",
+];
+/// Most ids one save may supersede.
+pub const MAX_SUPERSEDES: usize = 32;
+/// Largest `offset`.
+pub const MAX_OFFSET: u64 = 10_000_000;
 
 /// Words a model plausibly uses for a key, mapped to the key it meant.
 const ALIASES: &[(&str, &str)] = &[
@@ -102,14 +145,7 @@ const ALIASES: &[(&str, &str)] = &[
 pub fn parse_save_args(args: &Value) -> Result<SaveArgs, Failure> {
     let map = object(args, "memory_save")?;
     unknown_keys(map, SAVE_KEYS)?;
-    let id = required_string(map, "id", MAX_ID_CHARS)?;
-    if let Some(c) = id.chars().find(|c| c.is_control()) {
-        return Err(invalid(format!(
-            "`id` must not contain control characters (found U+{:04X} in {})",
-            c as u32,
-            show(&Value::String(id.clone()))
-        )));
-    }
+    let id = check_id("id", &required_string(map, "id", MAX_ID_CHARS)?)?;
     let statement = required_string(map, "statement", MAX_STATEMENT_CHARS)?;
     let value = optional_scalar(map, "value", MAX_SHORT_CHARS)?;
     let unit = optional_string(map, "unit", MAX_SHORT_CHARS)?.unwrap_or_default();
@@ -117,6 +153,18 @@ pub fn parse_save_args(args: &Value) -> Result<SaveArgs, Failure> {
     let source = optional_string(map, "source", MAX_SHORT_CHARS)?.unwrap_or_default();
     let topic = optional_string(map, "topic", MAX_SHORT_CHARS)?.filter(|t| !t.is_empty());
     let tags = tags(map)?;
+    let supersedes = supersedes(map, &id)?;
+    let scope = match map.get("scope") {
+        None | Some(Value::Null) => Scope::Global,
+        Some(Value::String(s)) if s.trim() == "global" => Scope::Global,
+        Some(Value::String(s)) if s.trim() == "project" => Scope::Project,
+        Some(other) => {
+            return Err(invalid(format!(
+                "`scope` must be \"global\" or \"project\" (got {})",
+                show(other)
+            )));
+        }
+    };
     Ok(SaveArgs {
         id,
         statement,
@@ -126,6 +174,8 @@ pub fn parse_save_args(args: &Value) -> Result<SaveArgs, Failure> {
         source,
         tags,
         topic,
+        supersedes,
+        scope,
     })
 }
 
@@ -141,13 +191,7 @@ pub fn parse_recall_args(args: &Value) -> Result<RecallArgs, Failure> {
     let (limit, limit_lowered_from) = match map.get("limit") {
         None | Some(Value::Null) => (None, None),
         Some(v) => {
-            let n = v.as_u64().or_else(|| {
-                // Accept 5.0 (and "5"), which models and JSON encoders produce.
-                v.as_f64()
-                    .or_else(|| v.as_str().and_then(|s| s.trim().parse::<f64>().ok()))
-                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
-                    .map(|f| f as u64)
-            });
+            let n = whole_number(v);
             match n {
                 Some(0) | None => {
                     return Err(invalid(format!(
@@ -161,12 +205,118 @@ pub fn parse_recall_args(args: &Value) -> Result<RecallArgs, Failure> {
         }
     };
     let tags = tags(map)?;
+    let offset = match map.get("offset") {
+        None | Some(Value::Null) => 0,
+        Some(v) => match whole_number(v) {
+            Some(n) if n <= MAX_OFFSET => n as usize,
+            _ => {
+                return Err(invalid(format!(
+                    "`offset` must be a whole number from 0 to {MAX_OFFSET} (got {})",
+                    show(v)
+                )));
+            }
+        },
+    };
     Ok(RecallArgs {
         query,
         limit,
         limit_lowered_from,
         tags,
+        offset,
+        include_superseded: flag(map, "include_superseded")?,
+        all_projects: flag(map, "all_projects")?,
     })
+}
+
+/// A whole number as models send one: `5`, `5.0` or `"5"`.
+fn whole_number(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse::<f64>().ok()))
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+            .map(|f| f as u64)
+    })
+}
+
+/// An optional boolean argument (absent or `null`: false).
+fn flag(map: &Map<String, Value>, field: &str) -> Result<bool, Failure> {
+    match map.get(field) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(invalid(format!(
+            "`{field}` must be true or false when given (got {})",
+            show(other)
+        ))),
+    }
+}
+
+/// `supersedes`: ids of other facts (an array of strings, or one string), each following the
+/// id rules, never the saved id itself.
+fn supersedes(map: &Map<String, Value>, own_id: &str) -> Result<Vec<String>, Failure> {
+    let raw: Vec<&Value> = match map.get("supersedes") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(one @ Value::String(_)) => vec![one],
+        Some(Value::Array(items)) => {
+            if items.len() > MAX_SUPERSEDES {
+                return Err(Failure::new(
+                    Code::TooLarge,
+                    format!(
+                        "`supersedes` must hold at most {MAX_SUPERSEDES} ids (got {})",
+                        items.len()
+                    ),
+                ));
+            }
+            items.iter().collect()
+        }
+        Some(other) => {
+            return Err(invalid(format!(
+                "`supersedes` must be an array of fact ids (got {})",
+                show(other)
+            )));
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, item) in raw.into_iter().enumerate() {
+        let field = format!("supersedes[{i}]");
+        let Value::String(s) = item else {
+            return Err(invalid(format!(
+                "`{field}` must be a fact id (got {})",
+                show(item)
+            )));
+        };
+        let id = check_id(&field, s)?;
+        if id == own_id {
+            return Err(invalid(format!(
+                "`{field}` is the saved fact's own id {}; a save with the same id already \
+                 replaces that fact",
+                show(item)
+            )));
+        }
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
+/// The id rules (non-blank, at most [`MAX_ID_CHARS`], no control characters), for `field`.
+pub fn check_id(field: &str, raw: &str) -> Result<String, Failure> {
+    let id = raw.trim();
+    if id.is_empty() {
+        return Err(invalid(format!(
+            "`{field}` must not be blank (got {})",
+            show(&Value::from(raw))
+        )));
+    }
+    check_len(field, id, MAX_ID_CHARS)?;
+    if let Some(c) = id.chars().find(|c| c.is_control()) {
+        return Err(invalid(format!(
+            "`{field}` must not contain control characters (found U+{:04X} in {})",
+            c as u32,
+            show(&Value::from(id))
+        )));
+    }
+    Ok(id.to_owned())
 }
 
 /// The known key closest to `key`: an alias (`text` → `statement`, …), else the family's shared
@@ -306,25 +456,29 @@ fn tags(map: &Map<String, Value>) -> Result<Vec<String>, Failure> {
             )));
         }
     };
+    // Linear in the input: a set of lowered spellings, and a refusal as soon as the distinct
+    // tags pass the cap (the count in the message is then a lower bound).
     let mut tags: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (i, tag) in raw.iter().enumerate() {
         let tag = tag.trim();
         if tag.is_empty() {
             continue;
         }
         check_len(&format!("tags[{i}]"), tag, MAX_TAG_CHARS)?;
-        if !tags.iter().any(|t| t.to_lowercase() == tag.to_lowercase()) {
+        if seen.insert(tag.to_lowercase()) {
+            if tags.len() == MAX_TAGS {
+                return Err(Failure::new(
+                    Code::TooLarge,
+                    format!(
+                        "`tags` must hold at most {MAX_TAGS} distinct tags (got more: tags[{i}] \
+                         is number {})",
+                        MAX_TAGS + 1
+                    ),
+                ));
+            }
             tags.push(tag.to_owned());
         }
-    }
-    if tags.len() > MAX_TAGS {
-        return Err(Failure::new(
-            Code::TooLarge,
-            format!(
-                "`tags` must hold at most {MAX_TAGS} tags (got {})",
-                tags.len()
-            ),
-        ));
     }
     Ok(tags)
 }

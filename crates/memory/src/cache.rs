@@ -134,16 +134,25 @@ impl IndexCache {
     }
 
     /// `memory_recall`'s answer for the tool arguments `args` from the loaded index (an empty
-    /// store when nothing is loaded), or the arguments' failure.
-    pub fn recall(&self, args: &Value) -> Value {
+    /// store when nothing is loaded), for an agent working in `project` (a repository root), or
+    /// the arguments' failure.
+    pub fn recall(&self, args: &Value, project: Option<&str>) -> Value {
         let args = match parse_recall_args(args) {
             Ok(args) => args,
             Err(f) => return f.to_json(),
         };
         match &self.cache {
-            Some(cached) => cached.index.recall(&args),
-            None => Index::build(Store::empty()).recall(&args),
+            Some(cached) => cached.index.recall(&args, project),
+            None => Index::build(Store::empty()).recall(&args, project),
         }
+    }
+
+    /// The session-start brief of the loaded store for `project`, at most `max_chars`
+    /// characters; `""` when there is nothing to show (see [`crate::brief`]).
+    pub fn brief(&self, project: Option<&str>, max_chars: usize) -> String {
+        self.cache.as_ref().map_or_else(String::new, |c| {
+            crate::brief::brief(c.index.store(), project, max_chars)
+        })
     }
 
     /// Facts in the loaded index (tests, diagnostics).

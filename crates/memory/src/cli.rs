@@ -29,14 +29,30 @@ pub fn list(text: Option<&str>) -> Result<String, Failure> {
         } else {
             f.timestamp.as_str()
         };
+        let mut marks = String::new();
+        if let Some(by) = f.superseded_by() {
+            marks.push_str(&format!("  [superseded by {by}]"));
+        }
+        if let Some(project) = f.project() {
+            marks.push_str(&format!("  [project {project}]"));
+        }
         out.push_str(&format!(
-            "{:<width$}  {:<24}  {}\n",
+            "{:<width$}  {:<24}  {}{marks}\n",
             f.id,
             ts,
             clip_chars(&f.statement.replace('\n', " "), 80)
         ));
     }
-    out.push_str(&format!("{} facts\n", store.facts.len()));
+    let superseded = store
+        .facts
+        .iter()
+        .filter(|f| f.superseded_by().is_some())
+        .count();
+    out.push_str(&format!("{} facts", store.facts.len()));
+    if superseded > 0 {
+        out.push_str(&format!(" ({superseded} superseded)"));
+    }
+    out.push('\n');
     Ok(out)
 }
 

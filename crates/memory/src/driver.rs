@@ -28,15 +28,37 @@ fn current_text(current: Option<&[u8]>) -> Result<Option<&str>, Failure> {
 }
 
 /// `memory_save` under the lock: the tool arguments, the current store's bytes (`None`: no
-/// file) and the time → the new text and the answer, or the refusal (invalid arguments, corrupt
-/// store, another schema version).
-pub fn save(args: &Value, current: Option<&[u8]>, now: UnixMillis) -> Result<Reply, Failure> {
+/// file), the time and the repository root of the agent's working directory (`None`: none)
+/// → the new text and the answer, or the refusal (invalid arguments, corrupt store, another
+/// schema version).
+pub fn save(
+    args: &Value,
+    current: Option<&[u8]>,
+    now: UnixMillis,
+    project: Option<&str>,
+) -> Result<Reply, Failure> {
     let args = parse_save_args(args)?;
-    let saved = apply_save(current_text(current)?, &args, now)?;
+    let saved = apply_save(current_text(current)?, &args, now, project)?;
     let answer = saved.answer();
     Ok(Reply {
         text: saved.text,
         answer,
+    })
+}
+
+/// Whether a write may replace the store file whose permission bits are `mode` (`stat`'s
+/// `mode & 0o777`): a file nobody may write (`0444`, `chmod a-w`) was made read-only on purpose,
+/// so a save refuses it instead of renaming a new file over it. `None`: writable.
+pub fn refuse_read_only(mode: u32) -> Option<Failure> {
+    (mode & 0o222 == 0).then(|| {
+        Failure::new(
+            Code::ReadOnly,
+            format!(
+                "the memory store is read-only (mode {:04o}), so nothing was saved. Someone made \
+                 it read-only on purpose; give it write permission again (chmod u+w) to save.",
+                mode & 0o7777
+            ),
+        )
     })
 }
 

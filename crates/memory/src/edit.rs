@@ -2,9 +2,9 @@
 //! (`None` when the file does not exist) and returns the text to write, or a [`Failure`]; a corrupt
 //! store or one of another schema version is refused, never overwritten.
 
-use crate::args::SaveArgs;
+use crate::args::{SaveArgs, Scope, parse_save_args};
 use crate::failure::{Code, Failure};
-use crate::store::{Fact, Store};
+use crate::store::{Fact, PROJECT, SCOPE, SUPERSEDED_AT, SUPERSEDED_BY, Store};
 use crate::time::{UnixMillis, iso8601};
 use serde_json::{Value, json};
 
@@ -21,20 +21,27 @@ pub struct Saved {
     pub count: usize,
     /// The timestamp stamped on the fact.
     pub timestamp: String,
+    /// The ids this save marked superseded.
+    pub superseded: Vec<String>,
 }
 
 impl Saved {
-    /// The tool answer: `{ ok: true, id, created, updated, facts, timestamp }` (`created` and
-    /// `updated` are both present, exactly one of them `true`).
+    /// The tool answer: `{ ok: true, id, created, updated, facts, timestamp, superseded? }`
+    /// (`created` and `updated` are both present, exactly one of them `true`; `superseded` only
+    /// when the save superseded facts).
     pub fn answer(&self) -> Value {
-        json!({
+        let mut v = json!({
             "ok": true,
             "id": self.id,
             "created": self.created,
             "updated": !self.created,
             "facts": self.count,
             "timestamp": self.timestamp,
-        })
+        });
+        if !self.superseded.is_empty() {
+            v["superseded"] = json!(self.superseded);
+        }
+        v
     }
 }
 
@@ -48,52 +55,110 @@ pub fn derive_topic(id: &str) -> String {
 }
 
 impl Store {
-    /// Writes or overwrites the fact `args.id`, stamped `timestamp`; returns `true` if it was new.
+    /// Writes or overwrites the fact `args.id`, stamped `timestamp`, scoped to `project` when
+    /// `args.scope` is `project`; returns `true` if it was new.
     ///
-    /// Overwriting replaces the whole fact (fields not given become `""` / `[]`), keeps its
-    /// position in the file and keeps keys this crate does not know. A new id is appended.
-    pub fn upsert(&mut self, args: &SaveArgs, timestamp: &str) -> bool {
+    /// Overwriting replaces the whole fact (fields not given become `""` / `[]`, a scope not
+    /// given is global again, a superseded mark is cleared), keeps its position in the file and
+    /// keeps keys this crate does not know. A hand-edited store can hold an id more than once:
+    /// every copy is overwritten, each keeping its own unknown keys. A new id is appended.
+    pub fn upsert(&mut self, args: &SaveArgs, timestamp: &str, project: Option<&str>) -> bool {
         let topic = args.topic.clone().unwrap_or_else(|| derive_topic(&args.id));
-        let (i, created) = match self.position(&args.id) {
-            Some(i) => (i, false),
-            None => {
-                self.facts.push(Fact::default());
-                (self.facts.len() - 1, true)
+        let mut slots: Vec<usize> = self
+            .facts
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.id == args.id)
+            .map(|(i, _)| i)
+            .collect();
+        let created = slots.is_empty();
+        if created {
+            self.facts.push(Fact::default());
+            slots.push(self.facts.len() - 1);
+        }
+        for i in slots {
+            let slot = &mut self.facts[i];
+            let mut extra = std::mem::take(&mut slot.extra);
+            for key in [SUPERSEDED_BY, SUPERSEDED_AT, SCOPE, PROJECT] {
+                extra.shift_remove(key);
             }
-        };
-        let slot = &mut self.facts[i];
-        let extra = std::mem::take(&mut slot.extra);
-        *slot = Fact {
-            id: args.id.clone(),
-            topic,
-            statement: args.statement.clone(),
-            value: args.value.clone(),
-            unit: args.unit.clone(),
-            details: args.details.clone(),
-            source: args.source.clone(),
-            timestamp: timestamp.to_owned(),
-            tags: args.tags.clone(),
-            extra,
-        };
+            if let (Scope::Project, Some(root)) = (args.scope, project) {
+                extra.insert(SCOPE.into(), Value::from(Scope::Project.as_str()));
+                extra.insert(PROJECT.into(), Value::from(root));
+            }
+            *slot = Fact {
+                id: args.id.clone(),
+                topic: topic.clone(),
+                statement: args.statement.clone(),
+                value: args.value.clone(),
+                unit: args.unit.clone(),
+                details: args.details.clone(),
+                source: args.source.clone(),
+                timestamp: timestamp.to_owned(),
+                tags: args.tags.clone(),
+                extra,
+            };
+        }
         created
+    }
+
+    /// Marks every fact with one of `ids` superseded by `by` at `timestamp`; the ids that name
+    /// no fact are the error.
+    fn supersede(&mut self, ids: &[String], by: &str, timestamp: &str) -> Result<(), Failure> {
+        let missing: Vec<&String> = ids
+            .iter()
+            .filter(|id| !self.facts.iter().any(|f| &f.id == *id))
+            .collect();
+        if !missing.is_empty() {
+            return Err(Failure::new(
+                Code::NotFound,
+                format!(
+                    "`supersedes` names no stored fact for {}; nothing was saved. Recall the \
+                     facts first to get their exact ids.",
+                    missing
+                        .iter()
+                        .map(|id| Value::from(id.as_str()).to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        for fact in self.facts.iter_mut().filter(|f| ids.contains(&f.id)) {
+            fact.extra.insert(SUPERSEDED_BY.into(), Value::from(by));
+            fact.extra
+                .insert(SUPERSEDED_AT.into(), Value::from(timestamp));
+        }
+        Ok(())
     }
 }
 
-/// `memory_save`: applies `args` to the current store text (`None`: no file yet) at `now`.
+/// `memory_save`: applies `args` to the current store text (`None`: no file yet) at `now`, for
+/// an agent whose working directory is in the repository `project` (`None`: in none).
 pub fn apply_save(
     current: Option<&str>,
     args: &SaveArgs,
     now: UnixMillis,
+    project: Option<&str>,
 ) -> Result<Saved, Failure> {
+    if args.scope == Scope::Project && project.is_none() {
+        return Err(Failure::new(
+            Code::Invalid,
+            "`scope` \"project\" ties a fact to the repository the agent works in, but its \
+             working directory is in no repository (no .git in it or above it); save it \
+             without `scope` to keep it for every project",
+        ));
+    }
     let mut store = Store::parse_for_write(current)?;
     let timestamp = iso8601(now);
-    let created = store.upsert(args, &timestamp);
+    store.supersede(&args.supersedes, &args.id, &timestamp)?;
+    let created = store.upsert(args, &timestamp, project);
     Ok(Saved {
         text: store.to_text(),
         id: args.id.clone(),
         created,
         count: store.facts.len(),
         timestamp,
+        superseded: args.supersedes.clone(),
     })
 }
 
@@ -206,10 +271,14 @@ pub struct Imported {
     pub updated: Vec<String>,
     /// Incoming facts left out, with why (a blank id is reported as `""`).
     pub skipped: Vec<(String, SkipReason)>,
+    /// Incoming facts `memory_save` would refuse, with its message: an import applies the
+    /// same rules as a save.
+    pub rejected: Vec<(String, String)>,
 }
 
 impl Imported {
-    /// A report: `{ ok: true, created: [...], updated: [...], skipped: [{ id, reason }] }`.
+    /// A report: `{ ok: true, created: [...], updated: [...], skipped: [{ id, reason }],
+    /// rejected: [{ id, message }] }`.
     pub fn answer(&self) -> Value {
         json!({
             "ok": true,
@@ -217,6 +286,9 @@ impl Imported {
             "updated": self.updated,
             "skipped": self.skipped.iter()
                 .map(|(id, r)| json!({ "id": id, "reason": r.as_str() }))
+                .collect::<Vec<_>>(),
+            "rejected": self.rejected.iter()
+                .map(|(id, message)| json!({ "id": id, "message": message }))
                 .collect::<Vec<_>>(),
         })
     }
@@ -243,12 +315,17 @@ pub fn import(
         created: Vec::new(),
         updated: Vec::new(),
         skipped: Vec::new(),
+        rejected: Vec::new(),
     };
     let mut seen = std::collections::HashSet::new();
     for mut fact in incoming.facts {
         fact.id = fact.id.trim().to_owned();
         if fact.id.is_empty() {
             out.skipped.push((String::new(), SkipReason::NoId));
+            continue;
+        }
+        if let Err(refusal) = parse_save_args(&save_args_of(&fact)) {
+            out.rejected.push((fact.id, refusal.message));
             continue;
         }
         if !seen.insert(fact.id.clone()) {
@@ -284,4 +361,19 @@ pub fn import(
     }
     out.text = store.to_text();
     Ok(out)
+}
+
+/// The `memory_save` arguments that would have saved `fact`, for checking an import by the
+/// save's rules.
+fn save_args_of(fact: &Fact) -> Value {
+    json!({
+        "id": fact.id,
+        "statement": fact.statement,
+        "value": fact.value,
+        "unit": fact.unit,
+        "details": fact.details,
+        "source": fact.source,
+        "tags": fact.tags,
+        "topic": fact.topic,
+    })
 }

@@ -22,6 +22,8 @@ pub enum Code {
     ReadFailed,
     /// The driver could not write the store.
     WriteFailed,
+    /// The store file is read-only (no write permission bit): a save is refused, never forced.
+    ReadOnly,
 }
 
 impl Code {
@@ -36,6 +38,7 @@ impl Code {
             Code::NotFound => "memory.not_found",
             Code::ReadFailed => "memory.read_failed",
             Code::WriteFailed => "memory.write_failed",
+            Code::ReadOnly => "memory.read_only",
         }
     }
 }

@@ -27,8 +27,9 @@
 //!   in one field of the fact, it gains [`PHRASE_FACTOR`] × the sum of their idf;
 //! - **id bonus**: a query that is exactly a fact's id (ignoring case and surrounding space)
 //!   gains the sum of its terms' idf;
-//! - **order**: score (rounded to three decimals, the precision shown) descending, then id
-//!   ascending byte-wise, then file position: deterministic, and the same on every platform.
+//! - **order**: the current project's facts first (when recall names a project), then score
+//!   (rounded to three decimals, the precision shown) descending, then id ascending byte-wise,
+//!   then file position: deterministic, and the same on every platform.
 
 use crate::store::{Fact, Store};
 use crate::text::{Analyzer, FastMap, Kind, Memo, Token};
@@ -221,17 +222,31 @@ impl Index {
 
     /// Ranks facts for `query`, keeping those that carry every tag in `tags`, best `limit` first.
     pub fn search(&self, query: &str, tags: &[String], limit: usize) -> Ranking {
+        let allowed = (!tags.is_empty()).then(|| self.mask(&self.filter(tags)));
+        self.search_within(query, allowed.as_deref(), None, limit)
+    }
+
+    /// `true` at each of `facts` (positions), `false` elsewhere.
+    pub fn mask(&self, facts: &[usize]) -> Vec<bool> {
+        let mut v = vec![false; self.store.facts.len()];
+        for &i in facts {
+            v[i] = true;
+        }
+        v
+    }
+
+    /// Ranks the facts `allowed` marks (all for `None`) for `query`, best `limit` first; facts
+    /// `first` marks rank before every other fact, whatever their scores.
+    pub fn search_within(
+        &self,
+        query: &str,
+        allowed: Option<&[bool]>,
+        first: Option<&[bool]>,
+        limit: usize,
+    ) -> Ranking {
         let n = self.store.facts.len();
-        let allowed: Option<Vec<bool>> = if tags.is_empty() {
-            None
-        } else {
-            let mut v = vec![false; n];
-            for i in self.filter(tags) {
-                v[i] = true;
-            }
-            Some(v)
-        };
-        let ok = |d: usize| allowed.as_ref().is_none_or(|a| a[d]);
+        let ok = |d: usize| allowed.is_none_or(|a| a[d]);
+        let tier = |d: u32| first.is_some_and(|f| f[d as usize]);
         let mut tokens = Vec::new();
         self.analyzer.analyze(query, &mut tokens);
         // Distinct query terms, in order of first appearance.
@@ -331,7 +346,9 @@ impl Index {
         let total = hits.len();
         let facts = &self.store.facts;
         let order = |a: &(i64, u32), b: &(i64, u32)| {
-            b.0.cmp(&a.0)
+            tier(b.1)
+                .cmp(&tier(a.1))
+                .then(b.0.cmp(&a.0))
                 .then_with(|| facts[a.1 as usize].id.cmp(&facts[b.1 as usize].id))
                 .then(a.1.cmp(&b.1))
         };

@@ -44,6 +44,7 @@
 //! - [`index`]: BM25F ranking with prefix fallback, phrase and id bonuses.
 //! - [`recall`]: recall answers bounded to [`recall::MAX_ANSWER_BYTES`].
 //! - [`cache`]: the recall index cache. [`driver`]: the entry points over file bytes.
+//! - [`brief`]: the session-start brief (topics, the current project's and the newest facts).
 //! - [`tools`]: the tool definitions (names, descriptions, schemas, timeouts). [`home`]: where
 //!   the store lives (DSH's home rule).
 //! - [`lock`]: the lock protocol's decisions. [`stats`]: `memory_stats`. [`time`]: ISO-8601.
@@ -151,7 +152,7 @@
 //! 1. Open `store` for reading: `ENOENT` → [`IndexCache::load_missing`] (an empty store);
 //!    another error → answer [`Failure::read_failed`].
 //! 2. `stat` the handle. Unless [`IndexCache::is_fresh`]`(FileKey { mtimeMs, size, ino })`,
-//!    read the bytes and [`IndexCache::load`] them with the time now; a failure
+//!    read the bytes and [`IndexCache::load`] them with the time taken just before the read; a failure
 //!    (`memory.corrupt`: not UTF-8 or not a store) is the answer.
 //! 3. Answer [`IndexCache::recall`].
 //!
@@ -164,6 +165,7 @@
 //! file.
 
 pub mod args;
+pub mod brief;
 pub mod cache;
 pub mod cli;
 mod concepts;
@@ -181,7 +183,7 @@ mod text;
 pub mod time;
 pub mod tools;
 
-pub use args::{RecallArgs, SaveArgs, parse_recall_args, parse_save_args};
+pub use args::{RecallArgs, SaveArgs, Scope, parse_recall_args, parse_save_args};
 pub use cache::{FileKey, IndexCache, content_key};
 pub use edit::{Forgotten, ImportPolicy, Imported, Saved, SkipReason, apply_save, derive_topic};
 pub use failure::{Code, Failure};

@@ -12,15 +12,21 @@ use serde_json::{Map, Value, json};
 pub const MAX_ANSWER_BYTES: usize = 48_000;
 
 impl Index {
-    /// Answers `memory_recall`: ranked search when `args.query` is set, otherwise a listing in
-    /// file order (all facts, or the first `limit` if a limit was given).
+    /// Answers `memory_recall` for an agent working in `project` (the repository root of its
+    /// working directory, `None` outside one): ranked search when `args.query` is set, otherwise
+    /// a listing, newest first (by timestamp, then later in the file first).
+    ///
+    /// Facts a later save superseded are hidden unless `include_superseded`, and facts scoped
+    /// to another project unless `all_projects`; the answer counts what it hid. When searching,
+    /// the current project's facts rank first.
     ///
     /// Success is `{ ok: true, mode: "search" | "list", query?, facts: [fact + score], count,
-    /// total, in_store, truncated, note? }`: each fact has all its stored fields (unknown keys
-    /// too) and, when searching, its `score`; `total` is how many facts matched before the cut
-    /// to `limit` and to [`MAX_ANSWER_BYTES`]; `truncated` says whether anything was cut and
-    /// `note` says why and what to do. Facts that score zero are left out.
-    pub fn recall(&self, args: &RecallArgs) -> Value {
+    /// total, offset, next_offset?, in_store, truncated, hidden?, note? }`: each fact has all
+    /// its stored fields (unknown keys too) and, when searching, its `score`; `total` is how
+    /// many facts matched before paging and the cut to `limit` and to [`MAX_ANSWER_BYTES`];
+    /// `next_offset` is where the next page starts when facts are left; `note` says how to get
+    /// them. Facts that score zero are left out.
+    pub fn recall(&self, args: &RecallArgs, project: Option<&str>) -> Value {
         let store = self.store();
         let mut notes: Vec<String> = Vec::new();
         if let Some(asked) = args.limit_lowered_from {
@@ -29,23 +35,56 @@ impl Index {
                 args.limit.unwrap_or(0)
             ));
         }
+        let candidates = self.filter(&args.tags);
+        let mut hidden_superseded = 0;
+        let mut hidden_projects = 0;
+        let shown: Vec<usize> = candidates
+            .into_iter()
+            .filter(|&i| {
+                let fact = &store.facts[i];
+                if !args.include_superseded && fact.superseded_by().is_some() {
+                    hidden_superseded += 1;
+                    return false;
+                }
+                if !args.all_projects && fact.project().is_some_and(|p| Some(p) != project) {
+                    hidden_projects += 1;
+                    return false;
+                }
+                true
+            })
+            .collect();
+        let offset = args.offset;
         let (mode, picked, total): (&str, Vec<(usize, Option<f64>)>, usize) = match &args.query {
             Some(q) => {
-                let ranking = self.search(q, &args.tags, args.limit.unwrap_or(DEFAULT_LIMIT));
+                let allowed = self.mask(&shown);
+                let first: Option<Vec<bool>> =
+                    project.map(|p| store.facts.iter().map(|f| f.project() == Some(p)).collect());
+                let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+                let ranking = self.search_within(
+                    q,
+                    Some(&allowed),
+                    first.as_deref(),
+                    offset.saturating_add(limit),
+                );
                 let picked = ranking
                     .hits
                     .iter()
+                    .skip(offset)
                     .map(|h| (h.fact, Some(h.score)))
                     .collect();
                 ("search", picked, ranking.total)
             }
             None => {
-                let all = self.filter(&args.tags);
-                let total = all.len();
+                let total = shown.len();
                 let cut = args.limit.unwrap_or(usize::MAX);
                 (
                     "list",
-                    all.into_iter().take(cut).map(|i| (i, None)).collect(),
+                    newest_first(store, shown)
+                        .into_iter()
+                        .skip(offset)
+                        .take(cut)
+                        .map(|i| (i, None))
+                        .collect(),
                     total,
                 )
             }
@@ -59,11 +98,55 @@ impl Index {
         if !args.tags.is_empty() {
             head.insert("tags".into(), json!(args.tags));
         }
+        let mut hidden = Vec::new();
+        if hidden_superseded > 0 {
+            hidden.push(format!(
+                "{hidden_superseded} superseded (include_superseded: true shows them)"
+            ));
+        }
+        if hidden_projects > 0 {
+            hidden.push(format!(
+                "{hidden_projects} of other projects (all_projects: true shows them)"
+            ));
+        }
+        if !hidden.is_empty() {
+            head.insert(
+                "hidden".into(),
+                json!({ "superseded": hidden_superseded, "other_projects": hidden_projects }),
+            );
+        }
         let facts = picked
             .iter()
             .map(|&(i, score)| fact_json(&store.facts[i], score));
-        bounded(head, facts, total, store.facts.len(), notes)
+        let page = Page {
+            total,
+            offset,
+            in_store: store.facts.len(),
+            hidden,
+        };
+        bounded(head, facts, &page, notes)
     }
+}
+
+/// Positions of `facts`, newest first: by timestamp descending (ISO-8601 UTC strings sort in
+/// time order), then later in the file first (a save appends).
+pub fn newest_first(store: &Store, mut facts: Vec<usize>) -> Vec<usize> {
+    facts.sort_by(|&a, &b| {
+        store.facts[b]
+            .timestamp
+            .cmp(&store.facts[a].timestamp)
+            .then(b.cmp(&a))
+    });
+    facts
+}
+
+/// Where a page of answers sits among all that matched.
+struct Page {
+    total: usize,
+    offset: usize,
+    in_store: usize,
+    /// What was hidden and how to show it, for the note.
+    hidden: Vec<String>,
 }
 
 /// Answers `memory_recall` in one step from the store text (`None`: no store file yet).
@@ -73,7 +156,7 @@ pub fn recall_text(text: Option<&str>, args: &RecallArgs) -> Result<Value, Failu
         None => Store::empty(),
         Some(t) => Store::parse(t)?,
     };
-    Ok(Index::build(store).recall(args))
+    Ok(Index::build(store).recall(args, None))
 }
 
 fn fact_json(fact: &Fact, score: Option<f64>) -> Map<String, Value> {
@@ -89,37 +172,50 @@ fn pretty_len(v: &Value) -> usize {
 }
 
 /// Puts `facts` under `head`, dropping facts from the end (and clipping a lone oversized fact)
-/// until the pretty JSON fits [`MAX_ANSWER_BYTES`].
+/// until the pretty JSON fits [`MAX_ANSWER_BYTES`]; says where the next page starts.
 fn bounded(
     head: Map<String, Value>,
     candidates: impl Iterator<Item = Map<String, Value>>,
-    total: usize,
-    in_store: usize,
+    page: &Page,
     mut notes: Vec<String>,
 ) -> Value {
     let build = |facts: &[Map<String, Value>], notes: &[String]| {
         let mut v = head.clone();
         let shown = facts.len();
+        let next = page.offset.saturating_add(shown);
         v.insert(
             "facts".into(),
             Value::Array(facts.iter().cloned().map(Value::Object).collect()),
         );
         v.insert("count".into(), json!(shown));
-        v.insert("total".into(), json!(total));
-        v.insert("in_store".into(), json!(in_store));
-        v.insert(
-            "truncated".into(),
-            json!(shown < total || !notes.is_empty()),
-        );
-        if shown < total {
-            let mut all = notes.to_vec();
+        v.insert("total".into(), json!(page.total));
+        v.insert("offset".into(), json!(page.offset));
+        let more = next < page.total;
+        if more {
+            v.insert("next_offset".into(), json!(next));
+        }
+        v.insert("in_store".into(), json!(page.in_store));
+        v.insert("truncated".into(), json!(more || !notes.is_empty()));
+        let mut all = notes.to_vec();
+        if more {
             all.push(format!(
-                "showing {shown} of {total} matching facts; ask with a narrower query, tags or \
-                 a limit to see others"
+                "showing {} to {} of {} matching facts; call memory_recall again with the same \
+                 arguments and offset {next} for the next page",
+                (page.offset + 1).min(next),
+                next,
+                page.total
             ));
+        } else if page.offset > 0 && shown == 0 {
+            all.push(format!(
+                "offset {} is past the {} matching facts",
+                page.offset, page.total
+            ));
+        }
+        if !page.hidden.is_empty() {
+            all.push(format!("hidden: {}", page.hidden.join(", ")));
+        }
+        if !all.is_empty() {
             v.insert("note".into(), json!(all.join("; ")));
-        } else if !notes.is_empty() {
-            v.insert("note".into(), json!(notes.join("; ")));
         }
         Value::Object(v)
     };

@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 
 /// Most tags (and topics) listed; the rest are counted in `more_tags` / `more_topics`.
 pub const MAX_LISTED: usize = 100;
+/// A store larger than this gets a `warning` (about 25 000 facts: its first recall takes
+/// about a second on a slow machine and each save rewrites it whole).
+pub const LARGE_STORE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What the driver knows about the store file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,7 +126,12 @@ pub fn stats(input: &StatsInput<'_>) -> Value {
     let (tag_list, more_tags) = ranked(tags, "tag");
     let (topic_list, more_topics) = ranked(topics, "topic");
     let newest = store.facts.iter().map(|f| f.timestamp.as_str()).max();
-    json!({
+    let superseded = store
+        .facts
+        .iter()
+        .filter(|f| f.superseded_by().is_some())
+        .count();
+    let mut answer = json!({
         "ok": true,
         "path": path,
         "exists": true,
@@ -137,8 +145,20 @@ pub fn stats(input: &StatsInput<'_>) -> Value {
         "more_tags": more_tags,
         "topics": topic_list,
         "more_topics": more_topics,
+        "superseded": superseded,
         "lock": lock,
-    })
+    });
+    if input.bytes > LARGE_STORE_BYTES {
+        answer["warning"] = json!(format!(
+            "the store is {:.1} MiB, over {} MiB: every save rewrites the whole file and a \
+             session's first recall reads and indexes all of it, so both get slow. Export it \
+             (limit-break export), forget facts that no longer matter, or split it by DSH \
+             home.",
+            input.bytes as f64 / (1024.0 * 1024.0),
+            LARGE_STORE_BYTES / (1024 * 1024)
+        ));
+    }
+    answer
 }
 
 fn corrupt(f: &Failure, path: &str, bytes: u64) -> Value {

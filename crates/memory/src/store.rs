@@ -11,8 +11,10 @@
 //! - a missing known field reads as `""` (or `[]` for `tags`); a number or boolean in a string
 //!   field, or in `tags`, reads as its JSON text, and `null` as `""`: those are normalised on the
 //!   next write;
-//! - a missing `facts` reads as no facts; an empty (or whitespace-only) file reads as an empty
-//!   store, since there is nothing in it to lose; a leading UTF-8 byte-order mark is skipped;
+//! - a missing `facts` reads as no facts; a leading UTF-8 byte-order mark is skipped;
+//! - an empty (or whitespace-only) file is corrupt, not absent: this crate never writes one (a
+//!   write is a rename of a complete file), so an empty store means something else truncated
+//!   it, and a save over it would hide that;
 //! - anything else (not JSON, a top level that is not an object, a fact that is not an object, an
 //!   array or object where a string belongs) makes the store *corrupt*: readers report it, writers
 //!   refuse with `memory.corrupt` and the file is never overwritten;
@@ -103,7 +105,12 @@ impl Store {
     pub fn parse(text: &str) -> Result<Store, Failure> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim().is_empty() {
-            return Ok(Store::empty());
+            return Err(Failure::new(
+                Code::Corrupt,
+                "the memory store file is empty (no JSON at all). A store this plugin wrote is \
+                 never empty, so something else truncated it; it was left as it is: restore it \
+                 from a backup, or delete it and saves will start a new store.",
+            ));
         }
         serde_json::from_str::<Store>(text).map_err(|e| {
             Failure::new(
@@ -161,7 +168,38 @@ impl Store {
     }
 }
 
+/// The key naming the id of the fact that superseded this one (kept among the unknown keys, so
+/// the nine-field format stays the original's).
+pub const SUPERSEDED_BY: &str = "superseded_by";
+/// The key holding when this fact was superseded (ISO-8601 UTC).
+pub const SUPERSEDED_AT: &str = "superseded_at";
+/// The key holding a fact's scope: absent (or `global`) or `project`.
+pub const SCOPE: &str = "scope";
+/// The key holding the repository root a `project`-scoped fact belongs to.
+pub const PROJECT: &str = "project";
+
 impl Fact {
+    /// The id of the fact that superseded this one, if a save did.
+    pub fn superseded_by(&self) -> Option<&str> {
+        self.extra
+            .get(SUPERSEDED_BY)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The repository root this fact is scoped to; `None` for a global fact.
+    pub fn project(&self) -> Option<&str> {
+        (self.extra.get(SCOPE).and_then(Value::as_str) == Some("project"))
+            .then(|| self.extra.get(PROJECT).and_then(Value::as_str))
+            .flatten()
+    }
+
+    /// Whether recall shows this fact by default in `project` (the current repository root,
+    /// `None` outside one): not superseded, and global or of that project.
+    pub fn shown_in(&self, project: Option<&str>) -> bool {
+        self.superseded_by().is_none() && self.project().is_none_or(|p| Some(p) == project)
+    }
+
     /// The fact as a JSON object: the nine fields in order, then its unknown keys.
     pub fn to_json(&self) -> Map<String, Value> {
         let mut map = Map::with_capacity(FACT_FIELDS.len() + self.extra.len());

@@ -15,13 +15,13 @@ const T0: u64 = 1_700_000_000_123;
 
 fn save(current: Option<&str>, args: Value) -> crate::Saved {
     let args = parse_save_args(&args).unwrap_or_else(|f| panic!("{f}"));
-    apply_save(current, &args, T0).unwrap_or_else(|f| panic!("{f}"))
+    apply_save(current, &args, T0, None).unwrap_or_else(|f| panic!("{f}"))
 }
 
 fn save_err(current: Option<&str>, args: Value) -> crate::Failure {
     match parse_save_args(&args) {
         Err(f) => f,
-        Ok(a) => apply_save(current, &a, T0)
+        Ok(a) => apply_save(current, &a, T0, None)
             .err()
             .unwrap_or_else(|| panic!("saved")),
     }
@@ -99,7 +99,11 @@ fn lenient_reading_of_hand_edited_facts() {
         ("7", "42.5", "")
     );
     assert_eq!(f.tags, ["x", "3", "true"]);
-    assert_eq!(Store::parse("  \n").map(|s| s.facts.len()), Ok(0));
+    assert_eq!(
+        Store::parse("  \n").map_err(|f| f.code),
+        Err(Code::Corrupt),
+        "an empty file is corrupt, not absent"
+    );
     assert_eq!(Store::parse("{}").map(|s| s.facts.len()), Ok(0));
 }
 
@@ -236,11 +240,11 @@ fn save_argument_messages_name_field_rule_and_value() {
     }
     expect_test::expect![[r#"
         {"statment":"x","id":"a"}
-          unknown argument `statment`; did you mean `statement`? The arguments are: `id`, `statement`, `value`, `unit`, `details`, `tags`, `source`, `topic`.
+          unknown argument `statment`; did you mean `statement`? The arguments are: `id`, `statement`, `value`, `unit`, `details`, `tags`, `source`, `topic`, `supersedes`, `scope`.
         {"text":"x","id":"a"}
-          unknown argument `text`; did you mean `statement`? The arguments are: `id`, `statement`, `value`, `unit`, `details`, `tags`, `source`, `topic`.
+          unknown argument `text`; did you mean `statement`? The arguments are: `id`, `statement`, `value`, `unit`, `details`, `tags`, `source`, `topic`, `supersedes`, `scope`.
         {"id":"a","statement":"x","tag":["t"]}
-          unknown argument `tag`; did you mean `tags`? The arguments are: `id`, `statement`, `value`, `unit`, `details`, `tags`, `source`, `topic`.
+          unknown argument `tag`; did you mean `tags`? The arguments are: `id`, `statement`, `value`, `unit`, `details`, `tags`, `source`, `topic`, `supersedes`, `scope`.
         {"statement":"x"}
           `id` is required (a non-empty string)
         {"id":"  ","statement":"x"}
@@ -291,15 +295,15 @@ fn recall_arguments() {
         {"limit":2.5}
           `limit` must be a whole number from 1 to 50 (got 2.5)
         {"q":"x"}
-          unknown argument `q`; did you mean `query`? The arguments are: `query`, `limit`, `tags`.
+          unknown argument `q`; did you mean `query`? The arguments are: `query`, `limit`, `offset`, `tags`, `include_superseded`, `all_projects`.
         {"quary":"x"}
-          unknown argument `quary`; did you mean `query`? The arguments are: `query`, `limit`, `tags`.
+          unknown argument `quary`; did you mean `query`? The arguments are: `query`, `limit`, `offset`, `tags`, `include_superseded`, `all_projects`.
     "#]].assert_eq(&messages);
     let m = parse_recall_args(&json!({ "zzzzzz": "x" }))
         .err()
         .map(|f| f.message)
         .unwrap_or_default();
-    expect_test::expect!["unknown argument `zzzzzz`. The arguments are: `query`, `limit`, `tags`."]
+    expect_test::expect!["unknown argument `zzzzzz`. The arguments are: `query`, `limit`, `offset`, `tags`, `include_superseded`, `all_projects`."]
         .assert_eq(&m);
 }
 
@@ -368,17 +372,21 @@ fn tags_filter_search_and_listing() {
     }
     let index = Index::build(Store::parse(text.as_deref().unwrap_or_default()).unwrap_or_default());
     let args = parse_recall_args(&json!({ "tags": ["NET"] })).unwrap_or_else(|f| panic!("{f}"));
-    let v = index.recall(&args);
+    let v = index.recall(&args, None);
     assert_eq!(v["mode"], "list");
     let ids: Vec<&str> = v["facts"]
         .as_array()
         .map(|a| a.iter().filter_map(|f| f["id"].as_str()).collect())
         .unwrap_or_default();
-    assert_eq!(ids, ["a", "c"]);
+    assert_eq!(
+        ids,
+        ["c", "a"],
+        "newest first: same timestamps, later in the file first"
+    );
     assert!(v["facts"][0].get("score").is_none());
     let args = parse_recall_args(&json!({ "query": "port", "tags": ["db"], "limit": 1 }))
         .unwrap_or_else(|f| panic!("{f}"));
-    let v = index.recall(&args);
+    let v = index.recall(&args, None);
     assert_eq!(
         (
             v["count"].clone(),
@@ -389,10 +397,26 @@ fn tags_filter_search_and_listing() {
     );
     assert_eq!(v["facts"][0]["id"], "b");
     assert!(v["facts"][0]["score"].as_f64().is_some_and(|s| s > 0.0));
-    expect_test::expect![
-        "showing 1 of 2 matching facts; ask with a narrower query, tags or a limit to see others"
-    ]
+    assert_eq!(v["next_offset"], 1);
+    expect_test::expect!["showing 1 to 1 of 2 matching facts; call memory_recall again with the same arguments and offset 1 for the next page"]
     .assert_eq(v["note"].as_str().unwrap());
+    let args =
+        parse_recall_args(&json!({ "query": "port", "tags": ["db"], "limit": 1, "offset": 1 }))
+            .unwrap_or_else(|f| panic!("{f}"));
+    let second = index.recall(&args, None);
+    assert_eq!(
+        (
+            second["count"].clone(),
+            second["offset"].clone(),
+            second.get("next_offset"),
+            second["truncated"].clone()
+        ),
+        (json!(1), json!(1), None, json!(false))
+    );
+    assert_ne!(
+        second["facts"][0]["id"], v["facts"][0]["id"],
+        "the second page holds the other fact"
+    );
 }
 
 #[test]
@@ -403,13 +427,16 @@ fn recall_answers_stay_under_the_spill_threshold() {
             "id": format!("bulk.{i}"), "statement": "数据".repeat(500), "details": "x".repeat(3000),
         }))
         .unwrap_or_else(|f| panic!("{f}"));
-        store.upsert(&args, "t");
+        store.upsert(&args, "t", None);
     }
-    // One hand-edited fact far over the budget on its own.
-    store.facts[0].details = "长".repeat(40_000);
+    // One hand-edited fact far over the budget on its own, the newest (listed first).
+    store.facts[399].details = "长".repeat(40_000);
     let index = Index::build(store);
     for args in [json!({}), json!({ "query": "数据", "limit": 50 })] {
-        let v = index.recall(&parse_recall_args(&args).unwrap_or_else(|f| panic!("{f}")));
+        let v = index.recall(
+            &parse_recall_args(&args).unwrap_or_else(|f| panic!("{f}")),
+            None,
+        );
         let size = serde_json::to_string_pretty(&v)
             .map(|s| s.len())
             .unwrap_or(usize::MAX);
@@ -417,7 +444,10 @@ fn recall_answers_stay_under_the_spill_threshold() {
         assert_eq!(v["truncated"], true);
         assert!(v["count"].as_u64().is_some_and(|c| c >= 1));
     }
-    let v = index.recall(&parse_recall_args(&json!({})).unwrap_or_else(|f| panic!("{f}")));
+    let v = index.recall(
+        &parse_recall_args(&json!({})).unwrap_or_else(|f| panic!("{f}")),
+        None,
+    );
     assert_eq!(v["facts"][0]["clipped"], true);
 }
 

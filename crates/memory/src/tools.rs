@@ -9,7 +9,7 @@
 //! boolean `additionalProperties`, `items`, scalar `enum`/`const`, `oneOf`, annotations): no
 //! bounds, so the bounds live in this crate.
 
-use crate::args::{DEFAULT_LIMIT, MAX_LIMIT, MAX_TAGS};
+use crate::args::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SUPERSEDES, MAX_TAGS};
 use crate::lock::WAIT_MS;
 use serde_json::{Value, json};
 
@@ -56,7 +56,7 @@ fn output(success: Value) -> Value {
 pub fn memory_save() -> Value {
     json!({
         "name": MEMORY_SAVE,
-        "description": "Save one fact to the durable memory store that outlives this session ($DSH_HOME/memory/facts.json); later sessions find it with memory_recall. A save with an existing id overwrites that fact whole (fields you leave out become empty). Use a dotted id such as `network.wikipedia.sni`; its first segment becomes the topic unless you give one. Save what was verified and will matter again (measurements, decisions, user preferences, environment quirks), one fact per call, not transient progress.",
+        "description": "Save one fact to the durable memory store that outlives this session ($DSH_HOME/memory/facts.json); later sessions see it in their memory brief and find it with memory_recall. A save with an existing id overwrites that fact whole (fields you leave out become empty); to retire facts a new one replaces, name them in `supersedes`. Use a dotted id such as `network.wikipedia.sni`; its first segment becomes the topic unless you give one. Save what was verified and will matter again (measurements, decisions, user preferences, environment quirks), one fact per call, not transient progress.",
         "parameters": {
             "type": "object",
             "properties": {
@@ -72,6 +72,16 @@ pub fn memory_save() -> Value {
                 },
                 "source": string("Where it came from: a URL, a command, a file, `user`."),
                 "topic": string("Grouping word; default: the id's first dotted segment."),
+                "supersedes": {
+                    "type": "array",
+                    "items": { "type": "string" },
+                    "description": format!("Ids of facts this one replaces (at most {MAX_SUPERSEDES}): they stay in the store, marked superseded by this id, and recall stops showing them. Use it when a fact turns out wrong or out of date."),
+                },
+                "scope": {
+                    "type": "string",
+                    "enum": ["global", "project"],
+                    "description": "`project` ties the fact to the repository you are working in (its root): recall shows it only there, ranked first. Default `global`: every project.",
+                },
             },
             "required": ["id", "statement"],
             "additionalProperties": false,
@@ -85,6 +95,7 @@ pub fn memory_save() -> Value {
                 "updated": { "type": "boolean", "description": "An existing fact was overwritten." },
                 "facts": { "type": "integer", "description": "Facts in the store after the save." },
                 "timestamp": { "type": "string" },
+                "superseded": { "type": "array", "items": { "type": "string" }, "description": "The ids this save marked superseded." },
             },
             "required": ["ok", "id", "created", "updated", "facts", "timestamp"],
         })),
@@ -97,19 +108,31 @@ pub fn memory_save() -> Value {
 pub fn memory_recall() -> Value {
     json!({
         "name": MEMORY_RECALL,
-        "description": "Search the durable memory store that memory_save fills, across sessions. Ranked keyword search over each fact's id (dotted segments too), topic, tags, statement, details, value and unit: stemmed English words, word prefixes (`ray` finds `raytracer`), Chinese, and a small table of related terms; no embeddings, so use the words the fact would use. Omit `query` to list facts in file order. Check it when starting a task that an earlier session may have learned about.",
+        "description": "Search the durable memory store that memory_save fills, across sessions. Ranked keyword search over each fact's id (dotted segments too), topic, tags, statement, details, value and unit: stemmed English words, word prefixes (`ray` finds `raytracer`), Chinese, and a small table of related terms; no embeddings, so use the words the fact would use. Omit `query` to list facts newest first; an answer that does not hold everything gives `next_offset`, the `offset` of the next page. Facts superseded by a later save and facts of other projects are hidden unless asked for. Check it when starting a task that an earlier session may have learned about.",
         "parameters": {
             "type": "object",
             "properties": {
                 "query": string("Words to look for; omit (or leave empty) to list facts."),
                 "limit": {
                     "type": "integer",
-                    "description": format!("How many facts at most (default {DEFAULT_LIMIT} when searching, all when listing; at most {MAX_LIMIT})."),
+                    "description": format!("How many facts at most (default {DEFAULT_LIMIT} when searching, as many as fit when listing; at most {MAX_LIMIT})."),
+                },
+                "offset": {
+                    "type": "integer",
+                    "description": "Skip this many results: pass the previous answer's `next_offset` for the next page (default 0).",
                 },
                 "tags": {
                     "type": "array",
                     "items": { "type": "string" },
                     "description": "Only facts carrying every one of these tags.",
+                },
+                "include_superseded": {
+                    "type": "boolean",
+                    "description": "Also show facts a later save superseded (default false).",
+                },
+                "all_projects": {
+                    "type": "boolean",
+                    "description": "Also show facts scoped to other projects (default false).",
                 },
             },
             "additionalProperties": false,
@@ -124,11 +147,13 @@ pub fn memory_recall() -> Value {
                     "items": { "type": "object", "description": "A stored fact; `score` when searching." },
                 },
                 "count": { "type": "integer" },
-                "total": { "type": "integer", "description": "Facts that matched before the cut to `limit` and to the answer's size bound." },
+                "total": { "type": "integer", "description": "Facts that matched before paging and the cut to `limit` and to the answer's size bound." },
+                "offset": { "type": "integer" },
+                "next_offset": { "type": "integer", "description": "Where the next page starts; absent on the last page." },
                 "in_store": { "type": "integer" },
                 "truncated": { "type": "boolean" },
             },
-            "required": ["ok", "mode", "facts", "count", "total", "in_store", "truncated"],
+            "required": ["ok", "mode", "facts", "count", "total", "offset", "in_store", "truncated"],
         })),
         "timeoutMs": READ_TIMEOUT_MS,
         "concurrencySafe": true,

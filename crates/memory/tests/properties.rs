@@ -104,7 +104,7 @@ proptest! {
         let before = Store::parse(&t).map_err(|f| TestCaseError::fail(f.to_string()))?;
         let args = parse_save_args(&json!({ "id": id, "statement": statement }));
         let Ok(args) = args else { return Ok(()) }; // blank after trimming
-        let saved = apply_save(Some(&t), &args, 0).map_err(|f| TestCaseError::fail(f.to_string()))?;
+        let saved = apply_save(Some(&t), &args, 0, None).map_err(|f| TestCaseError::fail(f.to_string()))?;
         let after = Store::parse(&saved.text).map_err(|f| TestCaseError::fail(f.to_string()))?;
         let had = before.position(&args.id).is_some();
         prop_assert_eq!(saved.created, !had);
@@ -125,7 +125,7 @@ proptest! {
         prop_assume!(Store::parse(&t).is_err());
         let args = parse_save_args(&json!({ "id": "a", "statement": "b" }))
             .map_err(|f| TestCaseError::fail(f.to_string()))?;
-        let r = apply_save(Some(&t), &args, 0);
+        let r = apply_save(Some(&t), &args, 0, None);
         prop_assert_eq!(r.err().map(|f| f.code), Some(Code::Corrupt));
     }
 
@@ -147,7 +147,7 @@ proptest! {
         prop_assert_eq!(&a, &index.search(&q, &[], limit));
         let args = parse_recall_args(&json!({ "query": q, "limit": limit }))
             .map_err(|f| TestCaseError::fail(f.to_string()))?;
-        let v = index.recall(&args);
+        let v = index.recall(&args, None);
         let size = serde_json::to_string_pretty(&v).map(|s| s.len()).unwrap_or(usize::MAX);
         prop_assert!(size <= MAX_ANSWER_BYTES);
     }

@@ -43,6 +43,18 @@ impl Plugin {
         self.row.enabled
     }
 
+    /// Whether new sessions get the memory brief in their system prompt (`sessionBrief`).
+    #[wasm_bindgen(getter, js_name = sessionBrief)]
+    pub fn session_brief(&self) -> bool {
+        self.row.session_brief
+    }
+
+    /// The most characters the brief takes (`briefMaxChars`).
+    #[wasm_bindgen(getter, js_name = briefMaxChars)]
+    pub fn brief_max_chars(&self) -> u32 {
+        self.row.brief_max_chars
+    }
+
     /// The tool definitions, as JSON text: a list of `{ name, description, parameters,
     /// outputSchema, timeoutMs, concurrencySafe }`.
     #[wasm_bindgen(js_name = toolsJson)]

@@ -10,11 +10,14 @@ import { homedir } from 'node:os'
 import { resolve, sep } from 'node:path'
 import { core, encodeConfig } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter } from './common/dsh.js'
-import { createMemory, storePaths } from './memory.js'
+import { createReporter, isAgent } from './common/dsh.js'
+import { createMemory, projectRoot, storePaths } from './memory.js'
 
 export const name = 'limit-break'
 export const inject = ['tools']
+
+/** The system-prompt section the session-start brief is added as. */
+export const BRIEF_SECTION = 'limit-break:memory-brief'
 
 /** Standard Schema v1: DSH runs `validate` before `apply` and prints the issues. */
 export const Config = standardSchema(name, (json) => core().validateLimitBreakConfig(json))
@@ -44,9 +47,47 @@ export function apply(ctx, config) {
     fetch ??= import('./fetch.js').then(({ createFetch }) => createFetch(wasm, plugin))
     return (await fetch)(args, signal)
   }
+  // The repository root of each agent's working directory, found once per agent.
+  const projects = new WeakMap()
+  const projectOf = (agent) => {
+    if (!isAgent(agent)) return Promise.resolve(undefined)
+    let found = projects.get(agent)
+    if (found === undefined) {
+      found = projectRoot(agent.session?.header?.cwd).catch(() => undefined)
+      projects.set(agent, found)
+    }
+    return found
+  }
+
+  if (plugin.sessionBrief) {
+    // The brief is read once per agent, at its first prompt assembly (before its first model
+    // request), and the same text is added to every later assembly: the system prompt stays
+    // byte-identical through the session, so the host's prompt cache keeps working.
+    const briefs = new WeakMap()
+    ctx.on('system-prompt/assemble', async (assembly, context, next) => {
+      const result = await next()
+      const agent = context?.agent
+      if (!isAgent(agent) || !Array.isArray(result?.sections)) return result
+      try {
+        let pending = briefs.get(agent)
+        if (pending === undefined) {
+          pending = projectOf(agent).then((project) => memory.brief(project, plugin.briefMaxChars))
+          briefs.set(agent, pending)
+        }
+        const brief = await pending
+        if (brief.failure !== undefined) report('the memory brief was left out', brief.failure.message)
+        if (!brief.text) return result
+        return { ...result, sections: [...result.sections, { name: BRIEF_SECTION, text: brief.text }] }
+      } catch (error) {
+        report('the memory brief failed', error)
+        return result
+      }
+    })
+  }
+
   const run = {
-    memory_save: (args) => memory.save(args),
-    memory_recall: (args) => memory.recall(args),
+    memory_save: async (args, exec) => memory.save(args, await projectOf(exec?.agent)),
+    memory_recall: async (args, exec) => memory.recall(args, await projectOf(exec?.agent)),
     memory_stats: () => memory.stats(),
     resilient_fetch: (args, exec) => fetchOnce(args, exec?.signal),
   }

@@ -4,9 +4,9 @@
 // whether to wait for, take over or give up on the lock, whether the cached index is still the
 // file's, every answer and message — is a call into the Rust core. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
-import { link, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises'
+import { link, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 
 const WINDOWS = process.platform === 'win32'
 /** Errors a rename over a file held open by a scanner or indexer gives on Windows. */
@@ -38,6 +38,24 @@ export function argsJson(args) {
   }
 }
 
+/**
+ * The repository root of `cwd`: the nearest folder, `cwd` itself or one above it, holding a
+ * `.git` (a folder, or a file for a worktree or submodule). `undefined` outside a repository or
+ * without a `cwd`.
+ */
+export async function projectRoot(cwd) {
+  if (typeof cwd !== 'string' || cwd === '') return undefined
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    try {
+      await stat(join(dir, '.git'))
+      return dir
+    } catch {
+      // No marker here: look one level up.
+    }
+    if (dirname(dir) === dir) return undefined
+  }
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -48,40 +66,57 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 export function createMemory(wasm, plugin, paths, env) {
   const index = new wasm.LimitBreakMemory()
 
-  async function save(args) {
+  async function save(args, project) {
     const json = argsJson(args)
     const invalid = wasm.checkSaveArgs(json)
     if (invalid !== undefined) return JSON.parse(invalid)
-    const answer = await withStoreLock(wasm, paths, (current) => wasm.applySave(json, current, Date.now()))
+    const answer = await withStoreLock(wasm, paths, (current) => wasm.applySave(json, current, Date.now(), project))
     index.invalidate()
     return JSON.parse(answer)
   }
 
-  async function recall(args) {
-    const json = argsJson(args)
-    const invalid = wasm.checkRecallArgs(json)
-    if (invalid !== undefined) return JSON.parse(invalid)
+  /** Brings the cached index up to date with the file: `undefined`, or the failure's JSON text. */
+  async function load() {
     let handle
     try {
       handle = await open(paths.store, 'r')
     } catch (error) {
-      if (error.code !== 'ENOENT') return JSON.parse(wasm.memoryReadFailed(describe(error)))
+      if (error.code !== 'ENOENT') return wasm.memoryReadFailed(describe(error))
       index.loadMissing()
-      return JSON.parse(index.recall(json))
+      return undefined
     }
     try {
-      // One handle for stat and read: the key and the bytes describe the same file.
+      // One handle for stat and read: the key and the bytes describe the same file. The
+      // confirmation time is taken before the read: the bytes are known to be current as of
+      // then, not as of when the read finished (a write during a slow read must not count as
+      // confirmed).
       const st = await handle.stat()
       if (!index.isFresh(st.mtimeMs, st.size, st.ino)) {
-        const failure = index.load(await handle.readFile(), st.mtimeMs, st.size, st.ino, Date.now())
-        if (failure !== undefined) return JSON.parse(failure)
+        const readStartedAt = Date.now()
+        return index.load(await handle.readFile(), st.mtimeMs, st.size, st.ino, readStartedAt)
       }
+      return undefined
     } catch (error) {
-      return JSON.parse(wasm.memoryReadFailed(describe(error)))
+      return wasm.memoryReadFailed(describe(error))
     } finally {
       await handle.close().catch(() => {})
     }
-    return JSON.parse(index.recall(json))
+  }
+
+  async function recall(args, project) {
+    const json = argsJson(args)
+    const invalid = wasm.checkRecallArgs(json)
+    if (invalid !== undefined) return JSON.parse(invalid)
+    const failure = await load()
+    if (failure !== undefined) return JSON.parse(failure)
+    return JSON.parse(index.recall(json, project))
+  }
+
+  /** The session-start brief for `project` (`''`: nothing to show), or the failure as an object. */
+  async function brief(project, maxChars) {
+    const failure = await load()
+    if (failure !== undefined) return { failure: JSON.parse(failure) }
+    return { text: index.brief(project, maxChars) }
   }
 
   async function stats() {
@@ -109,7 +144,7 @@ export function createMemory(wasm, plugin, paths, env) {
     ))
   }
 
-  return { save, recall, stats, index }
+  return { save, recall, brief, stats, index }
 }
 
 /**
@@ -414,19 +449,30 @@ function release(lock, paths) {
 }
 
 /**
- * Steps 4–6: temp file (exclusive, the store's mode or 0600), write, fsync; the commit check;
- * rename over the store; fsync the directory. Resolves to `undefined` when committed, else the
+ * Steps 4–6: temp file (exclusive, the store's mode or 0600; a store nobody may write is
+ * refused), write, fsync; the commit check; rename over the store (over a symlink's target);
+ * fsync that directory. Resolves to `undefined` when committed, else the
  * failure's JSON text.
  */
 async function commit(wasm, lock, paths, text, existed) {
-  const temp = join(paths.dir, lock.tempName)
+  // A symlinked store is written through to its target: the rename replaces the target, in the
+  // target's folder, and the link keeps pointing at it.
+  let target = paths.store
+  try {
+    target = await realpath(paths.store)
+  } catch {
+    // No file (or a dangling link): the store is created at its own path.
+  }
+  const temp = join(dirname(target), lock.tempName)
   let mode = 0o600
   if (existed) {
     try {
-      mode = (await stat(paths.store)).mode & 0o777
+      mode = (await stat(target)).mode & 0o777
     } catch {
       // Gone since it was read: a fresh store gets 0600.
     }
+    const readOnly = wasm.refuseReadOnly(mode)
+    if (readOnly !== undefined) return readOnly
   }
   let handle
   try {
@@ -445,12 +491,12 @@ async function commit(wasm, lock, paths, text, existed) {
     return lock.lockLost()
   }
   try {
-    await renameRetrying(temp, paths.store)
+    await renameRetrying(temp, target)
   } catch (error) {
     await unlink(temp).catch(() => {})
     return wasm.memoryWriteFailed(describe(error))
   }
-  await syncDir(paths.dir)
+  await syncDir(dirname(target))
   return undefined
 }
 

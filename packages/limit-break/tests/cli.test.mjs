@@ -61,7 +61,7 @@ test('import merges another store file by policy', async (t) => {
   }))
   const merged = cli(home, 'import', incoming)
   assert.equal(merged.status, 0, merged.stderr)
-  assert.deepEqual(JSON.parse(merged.stdout), { ok: true, created: ['new.one'], updated: [], skipped: [{ id: 'net.proxy', reason: 'not_newer' }] })
+  assert.deepEqual(JSON.parse(merged.stdout), { ok: true, created: ['new.one'], updated: [], skipped: [{ id: 'net.proxy', reason: 'not_newer' }], rejected: [] })
   const forced = cli(home, 'import', incoming, '--policy', 'overwrite')
   assert.deepEqual(JSON.parse(forced.stdout).updated, ['net.proxy'])
   const facts = JSON.parse(await readFile(store, 'utf8')).facts

@@ -3,9 +3,9 @@
 // every refusal as `{ ok: false, code, message }` with the store left exactly as it was.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readFile, readdir, writeFile, mkdir, utimes } from 'node:fs/promises'
+import { chmod, open, readFile, readdir, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { mount, scratch } from './support/harness.mjs'
+import { agentIn, assemble, mount, scratch } from './support/harness.mjs'
 
 const fact = (id, statement, extra = {}) => ({ id, statement, ...extra })
 
@@ -47,7 +47,7 @@ test('a save with an existing id overwrites the whole fact in place', async (t) 
   assert.equal(file.facts[0].details, '', 'fields left out are reset')
 })
 
-test('recall without a query lists facts in file order; an empty store is not an error', async (t) => {
+test('recall without a query lists facts newest first, in pages; an empty store is not an error', async (t) => {
   const { tools } = await mount(t)
   const empty = await tools.call('memory_recall', {})
   assert.equal(empty.value.ok, true)
@@ -56,12 +56,16 @@ test('recall without a query lists facts in file order; an empty store is not an
   for (const id of ['x.1', 'x.2', 'x.3']) await tools.call('memory_save', fact(id, `fact ${id}`, { tags: [id === 'x.2' ? 'odd' : 'even'] }))
   const all = await tools.call('memory_recall', { query: '   ' })
   assert.equal(all.value.mode, 'list')
-  assert.deepEqual(all.value.facts.map((f) => f.id), ['x.1', 'x.2', 'x.3'])
+  assert.deepEqual(all.value.facts.map((f) => f.id), ['x.3', 'x.2', 'x.1'])
   const tagged = await tools.call('memory_recall', { tags: ['even'] })
-  assert.deepEqual(tagged.value.facts.map((f) => f.id), ['x.1', 'x.3'])
+  assert.deepEqual(tagged.value.facts.map((f) => f.id), ['x.3', 'x.1'])
   const limited = await tools.call('memory_recall', { limit: 2 })
   assert.equal(limited.value.count, 2)
   assert.equal(limited.value.truncated, true)
+  assert.equal(limited.value.next_offset, 2)
+  const rest = await tools.call('memory_recall', { limit: 2, offset: limited.value.next_offset })
+  assert.deepEqual(rest.value.facts.map((f) => f.id), ['x.1'])
+  assert.equal(rest.value.next_offset, undefined)
 })
 
 test('the rendered result is the answer as indented JSON', async (t) => {
@@ -166,6 +170,33 @@ test('the cached index follows writes by other processes, even within one mtime 
   assert.equal((await tools.call('memory_recall', { query: 'echo' })).value.facts[0].id, 'c.two')
 })
 
+test('a read is confirmed as of when it started, so a write during a slow read is caught', async (t) => {
+  const { tools, store } = await mount(t)
+  await tools.call('memory_save', fact('c.one', 'alpha bravo'))
+  const mtimeSeconds = Math.floor(Date.now() / 1000)
+  await utimes(store, mtimeSeconds, mtimeSeconds)
+  // The clock stands 0.5 s after the mtime (inside the racy window) when the read starts, and
+  // the read takes 3 s: finished, it is past the window, started, it is not.
+  let now = mtimeSeconds * 1000 + 500
+  t.mock.method(Date, 'now', () => now)
+  const probe = await open(store, 'r')
+  const handleProto = Object.getPrototypeOf(probe)
+  await probe.close()
+  const readFileOriginal = handleProto.readFile
+  const slowRead = t.mock.method(handleProto, 'readFile', async function (...args) {
+    const bytes = await readFileOriginal.apply(this, args)
+    now += 3000
+    return bytes
+  })
+  assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 1)
+  slowRead.mock.restore()
+  // Rewritten in place within the same mtime tick: same inode, same size, same mtime.
+  const text = await readFile(store, 'utf8')
+  await writeFile(store, text.replace('alpha bravo', 'delta bravo'))
+  await utimes(store, mtimeSeconds, mtimeSeconds)
+  assert.equal((await tools.call('memory_recall', { query: 'delta' })).value.total, 1, 'the read was not confirmed past the window')
+})
+
 test('a configured dshHome wins over $DSH_HOME', async (t) => {
   const other = await scratch(t)
   const { tools, home } = await mount(t, { dshHome: other })
@@ -173,4 +204,70 @@ test('a configured dshHome wins over $DSH_HOME', async (t) => {
   assert.ok(JSON.parse(await readFile(join(other, 'memory', 'facts.json'), 'utf8')).facts.length === 1)
   await assert.rejects(readFile(join(home, 'memory', 'facts.json')), { code: 'ENOENT' })
   assert.equal((await tools.call('memory_stats', {})).value.path.startsWith('$DSH_HOME'), false, 'the label names where the home came from')
+})
+
+test('a symlinked store is written through to its target; a read-only one is refused', async (t) => {
+  const { tools, home, store } = await mount(t)
+  const elsewhere = await scratch(t)
+  const target = join(elsewhere, 'shared-facts.json')
+  await writeFile(target, JSON.stringify({ schema_version: 1, facts: [{ id: 'l.one', statement: 'first' }] }))
+  await mkdir(join(home, 'memory'), { recursive: true })
+  await symlink(target, store)
+  assert.equal((await tools.call('memory_save', fact('l.two', 'second'))).value.ok, true)
+  assert.deepEqual(JSON.parse(await readFile(target, 'utf8')).facts.map((f) => f.id), ['l.one', 'l.two'], 'the target got the fact')
+  const { lstatSync } = await import('node:fs')
+  assert.equal(lstatSync(store).isSymbolicLink(), true, 'the link is still a link')
+
+  await chmod(target, 0o444)
+  const before = await readFile(target, 'utf8')
+  const refused = await tools.call('memory_save', fact('l.three', 'third'))
+  assert.equal(refused.value.code, 'memory.read_only')
+  assert.match(refused.value.message, /mode 0444/)
+  assert.equal(await readFile(target, 'utf8'), before, 'the store is left as it was')
+})
+
+test('project-scoped facts follow the agent’s repository', async (t) => {
+  const { tools, store } = await mount(t)
+  const repo = await scratch(t)
+  await mkdir(join(repo, '.git'))
+  await mkdir(join(repo, 'src', 'deep'), { recursive: true })
+  const here = agentIn(join(repo, 'src', 'deep'))
+  const saved = await tools.call('memory_save', fact('db.port', 'this repository uses port 5433', { scope: 'project' }), { agent: here })
+  assert.equal(saved.value.ok, true)
+  const written = JSON.parse(await readFile(store, 'utf8')).facts[0]
+  assert.deepEqual([written.scope, written.project], ['project', repo])
+  assert.equal((await tools.call('memory_recall', { query: 'port' }, { agent: agentIn(repo) })).value.total, 1)
+  const other = await tools.call('memory_recall', { query: 'port' }, { agent: agentIn(await scratch(t)) })
+  assert.equal(other.value.total, 0)
+  assert.equal(other.value.hidden.other_projects, 1)
+  const outside = await tools.call('memory_save', fact('x.y', 'z', { scope: 'project' }), { agent: agentIn(await scratch(t)) })
+  assert.equal(outside.value.code, 'memory.invalid')
+})
+
+test('the session-start brief is one system-prompt section, stable for the session', async (t) => {
+  const { ctx, tools } = await mount(t)
+  const empty = await assemble(ctx, agentIn('/'))
+  assert.deepEqual(empty.sections.map((s) => s.name), ['harness:identity'], 'nothing for an empty store')
+  await tools.call('memory_save', fact('net.proxy', 'the proxy at 10.0.0.8 drops TLS 1.3'))
+  const agent = agentIn('/')
+  const first = await assemble(ctx, agent)
+  assert.deepEqual(first.sections.map((s) => s.name), ['harness:identity', 'limit-break:memory-brief'])
+  const brief = first.sections[1].text
+  assert.match(brief, /^- net\.proxy: the proxy at 10\.0\.0\.8 drops TLS 1\.3$/m)
+  assert.ok(brief.length <= 1500)
+  await tools.call('memory_save', fact('net.dns', 'DNS answers slowly'))
+  assert.equal((await assemble(ctx, agent)).sections[1].text, brief, 'the same text on every request of a session')
+  assert.match((await assemble(ctx, agentIn('/'))).sections[1].text, /net\.dns/, 'a new session sees the new fact')
+  assert.equal((await assemble(ctx, undefined)).sections.length, 1, 'an assembly for no agent is left alone')
+})
+
+test('sessionBrief: false adds no brief; briefMaxChars bounds it', async (t) => {
+  const off = await mount(t, { sessionBrief: false })
+  await off.tools.call('memory_save', fact('a.b', 'c'))
+  assert.equal((await assemble(off.ctx, agentIn('/'))).sections.length, 1)
+  const small = await mount(t, { briefMaxChars: 800 })
+  for (let i = 0; i < 40; i++) await small.tools.call('memory_save', fact(`bulk.f${i}`, 'words '.repeat(20)))
+  const text = (await assemble(small.ctx, agentIn('/'))).sections[1].text
+  assert.ok(text.length <= 800, `${text.length}`)
+  assert.match(text, /more not listed here: call memory_recall/)
 })

@@ -21,7 +21,7 @@ fn code(failure: Failure) -> Value {
 fn the_cache_is_keyed_by_stat_and_checked_by_content_when_racy() {
     let args = parse_save_args(&json!({"id": "db.port", "statement": "Postgres listens on 5433"}))
         .unwrap();
-    let text = apply_save(None, &args, NOW as u64).unwrap().text;
+    let text = apply_save(None, &args, NOW as u64, None).unwrap().text;
     let mut memory = IndexCache::new();
     assert!(!memory.is_fresh(key(NOW, 100.0, 7.0)));
     assert_eq!(
@@ -52,9 +52,9 @@ fn the_cache_is_keyed_by_stat_and_checked_by_content_when_racy() {
     );
     assert!(memory.is_fresh(key(NOW - 500.0, 100.0, 7.0)));
 
-    let answer = memory.recall(&json!({"query": "postgres port"}));
+    let answer = memory.recall(&json!({"query": "postgres port"}), None);
     assert_eq!(answer["facts"][0]["id"], "db.port");
-    let failure = memory.recall(&json!({"qeury": "x"}));
+    let failure = memory.recall(&json!({"qeury": "x"}), None);
     assert_eq!(failure["code"], "memory.invalid");
 
     // A corrupt file drops the cache and answers the failure.
@@ -69,9 +69,9 @@ fn the_cache_is_keyed_by_stat_and_checked_by_content_when_racy() {
     assert_eq!(code(not_utf8), "memory.corrupt");
 
     memory.load_missing();
-    assert_eq!(memory.recall(&Value::Null)["in_store"], 0);
+    assert_eq!(memory.recall(&Value::Null, None)["in_store"], 0);
     memory.invalidate();
-    assert_eq!(memory.recall(&json!({}))["total"], 0);
+    assert_eq!(memory.recall(&json!({}), None)["total"], 0);
 }
 
 #[test]

@@ -7,7 +7,7 @@ fn value(text: &str) -> Value {
 }
 
 fn saved(args: Value, current: Option<&str>) -> Result<Reply, Failure> {
-    save(&args, current.map(str::as_bytes), NOW)
+    save(&args, current.map(str::as_bytes), NOW, None)
 }
 
 fn code(result: Result<Reply, Failure>) -> Value {
@@ -53,6 +53,7 @@ fn refusals_carry_codes() {
         &json!({"id": "x", "statement": "y"}),
         Some(&[b'{', 0xff, b'}']),
         NOW,
+        None,
     )
     .unwrap_err();
     expect_test::expect![[r#"{"ok":false,"code":"memory.corrupt","message":"the memory store is not UTF-8 text (invalid byte at offset 1). The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again."}"#]].assert_eq(&not_utf8.to_json().to_string());

@@ -94,16 +94,29 @@ impl Edit {
     }
 }
 
-/// `memory_save` under the lock: the current store's bytes (`undefined`: no file) and the time
-/// → the new text and the answer, or the refusal (invalid arguments, corrupt store, another
-/// schema version).
+/// `memory_save` under the lock: the current store's bytes (`undefined`: no file), the time
+/// and the repository root of the agent's working directory (`undefined`: none) → the new text
+/// and the answer, or the refusal (invalid arguments, corrupt store, another schema version).
 #[wasm_bindgen(js_name = applySave)]
-pub fn save(args_json: &str, current: Option<Vec<u8>>, now_ms: f64) -> Edit {
+pub fn save(
+    args_json: &str,
+    current: Option<Vec<u8>>,
+    now_ms: f64,
+    project: Option<String>,
+) -> Edit {
     Edit::of(driver::save(
         &args_value(args_json),
         current.as_deref(),
         millis(now_ms),
+        project.as_deref(),
     ))
+}
+
+/// Before a save replaces the store: the refusal's JSON (`memory.read_only`) when its
+/// permission bits `mode` let nobody write it, else `undefined`.
+#[wasm_bindgen(js_name = refuseReadOnly)]
+pub fn refuse_read_only(mode: u32) -> Option<String> {
+    driver::refuse_read_only(mode).map(|f| f.to_json().to_string())
 }
 
 /// People CLI `forget <id>` under the lock.
@@ -221,9 +234,18 @@ impl Memory {
         self.cache.invalidate();
     }
 
-    /// Answers `memory_recall` from the loaded index, as JSON text.
-    pub fn recall(&self, args_json: &str) -> String {
-        self.cache.recall(&args_value(args_json)).to_string()
+    /// Answers `memory_recall` from the loaded index for an agent working in the repository
+    /// `project` (`undefined`: none), as JSON text.
+    pub fn recall(&self, args_json: &str, project: Option<String>) -> String {
+        self.cache
+            .recall(&args_value(args_json), project.as_deref())
+            .to_string()
+    }
+
+    /// The session-start brief of the loaded store for `project`, at most `max_chars`
+    /// characters; `""` when there is nothing to show.
+    pub fn brief(&self, project: Option<String>, max_chars: u32) -> String {
+        self.cache.brief(project.as_deref(), max_chars as usize)
     }
 
     /// Facts in the loaded index (tests, diagnostics).

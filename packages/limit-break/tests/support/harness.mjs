@@ -104,12 +104,12 @@ export class Tools extends Service {
   }
 
   /** Runs a call the way DSH does; returns `{ isError, value?, content, error? }`. */
-  async call(name, args = {}, { signal = new AbortController().signal } = {}) {
+  async call(name, args = {}, { signal = new AbortController().signal, agent } = {}) {
     const tool = this.defs.get(name)
     assert.ok(tool, `no tool ${name} (registered: ${[...this.defs.keys()].join(', ')})`)
     let value
     try {
-      value = await tool.execute(args, { signal, callId: 'call_1', name, arguments: args })
+      value = await tool.execute(args, { signal, callId: 'call_1', name, arguments: args, ...(agent ? { agent } : {}) })
     } catch (error) {
       return { isError: true, error: { message: error.message }, content: [{ type: 'text', text: `Error: ${error.message}` }] }
     }
@@ -135,6 +135,18 @@ export async function mount(t, config = {}) {
   const tools = new Tools(ctx)
   const fiber = await ctx.plugin(Plugin, config)
   return { ctx, tools, fiber, home, store: join(home, 'memory', 'facts.json'), lock: join(home, 'memory', '.facts.lock') }
+}
+
+/** An agent as the shim reads one: its session header's working directory. */
+export function agentIn(cwd) {
+  return { id: `agent-${cwd}`, session: { header: { cwd } } }
+}
+
+/** Runs DSH's `system-prompt/assemble` waterfall for `agent` over an assembly of one section,
+ * as the agent loop does before each model request; resolves to the assembly. */
+export function assemble(ctx, agent) {
+  const assembly = { sections: [{ name: 'harness:identity', text: 'You are an AI agent.' }], contexts: [], tools: [], variables: {} }
+  return ctx.waterfall('system-prompt/assemble', assembly, { agent }, () => Promise.resolve(assembly))
 }
 
 /** A fresh folder removed after the test. */

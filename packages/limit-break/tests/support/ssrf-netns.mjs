@@ -111,7 +111,7 @@ const hostile = [
 const Plugin = await import(new URL('../../lib/index.js', import.meta.url).href)
 const mount = (config) => {
   const tools = {}
-  Plugin.apply({ tools: { register: (d) => { tools[d.name] = d } } }, config)
+  Plugin.apply({ tools: { register: (d) => { tools[d.name] = d } }, on: () => () => {} }, config)
   return tools
 }
 const closed = mount({})

@@ -24,6 +24,7 @@ fn saved(args: Value, current: Option<&str>) -> Edit {
         &args.to_string(),
         current.map(|t| t.as_bytes().to_vec()),
         NOW,
+        None,
     )
 }
 
@@ -41,7 +42,7 @@ fn edits_cross_as_text_and_answer() {
     assert!(!invalid.ok());
     assert_eq!(invalid.text(), None);
     assert_eq!(invalid.answer_value()["code"], "memory.invalid");
-    let not_json = save("not json", None, NOW);
+    let not_json = save("not json", None, NOW, None);
     assert_eq!(not_json.answer_value()["code"], "memory.invalid");
 
     assert_eq!(
@@ -87,19 +88,19 @@ fn the_cache_crosses_stat_numbers_and_json() {
     );
     assert_eq!(memory.facts(), 1);
     assert!(memory.is_fresh(NOW - 10_000.0, 100.0, 7.0));
-    let answer = value(&memory.recall(r#"{"query": "postgres port"}"#));
+    let answer = value(&memory.recall(r#"{"query": "postgres port"}"#, None));
     assert_eq!(answer["facts"][0]["id"], "db.port");
     assert_eq!(
-        value(&memory.recall(r#"{"qeury": "x"}"#))["code"],
+        value(&memory.recall(r#"{"qeury": "x"}"#, None))["code"],
         "memory.invalid"
     );
     let corrupt = memory.load(b"[1,", NOW, 3.0, 7.0, NOW + 9_000.0).unwrap();
     assert_eq!(value(&corrupt)["code"], "memory.corrupt");
     assert_eq!(memory.facts(), 0);
     memory.load_missing();
-    assert_eq!(value(&memory.recall("{}"))["in_store"], 0);
+    assert_eq!(value(&memory.recall("{}", None))["in_store"], 0);
     memory.invalidate();
-    assert_eq!(value(&memory.recall("not json"))["total"], 0);
+    assert_eq!(value(&memory.recall("not json", None))["total"], 0);
 }
 
 #[test]

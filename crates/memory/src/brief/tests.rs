@@ -1,0 +1,106 @@
+use super::*;
+use crate::args::parse_save_args;
+use crate::edit::apply_save;
+use serde_json::json;
+
+const T0: u64 = 1_700_000_000_000;
+
+/// A store built by saves, one second apart, in the order given.
+fn store_of(saves: &[(serde_json::Value, Option<&str>)]) -> Store {
+    let mut text: Option<String> = None;
+    for (i, (args, project)) in saves.iter().enumerate() {
+        let args = parse_save_args(args).unwrap_or_else(|f| panic!("{f}"));
+        text = Some(
+            apply_save(text.as_deref(), &args, T0 + 1000 * i as u64, *project)
+                .unwrap_or_else(|f| panic!("{f}"))
+                .text,
+        );
+    }
+    Store::parse(text.as_deref().unwrap_or("{}")).unwrap_or_else(|f| panic!("{f}"))
+}
+
+#[test]
+fn an_empty_store_or_one_with_nothing_to_show_gives_no_brief() {
+    assert_eq!(brief(&Store::empty(), None, DEFAULT_MAX_CHARS), "");
+    let only_elsewhere = store_of(&[(
+        json!({"id": "repo.a", "statement": "x", "scope": "project"}),
+        Some("/src/other"),
+    )]);
+    assert_eq!(
+        brief(&only_elsewhere, Some("/src/here"), DEFAULT_MAX_CHARS),
+        ""
+    );
+}
+
+#[test]
+fn the_current_projects_facts_come_first_then_the_newest() {
+    let store = store_of(&[
+        (
+            json!({"id": "net.old", "statement": "the oldest global fact"}),
+            None,
+        ),
+        (
+            json!({"id": "db.port", "statement": "Postgres listens on 5433", "scope": "project"}),
+            Some("/src/here"),
+        ),
+        (
+            json!({"id": "elsewhere.x", "statement": "another repository's fact", "scope": "project"}),
+            Some("/src/other"),
+        ),
+        (
+            json!({"id": "net.new", "statement": "the newest global fact"}),
+            None,
+        ),
+        (
+            json!({"id": "net.fixed", "statement": "a correction", "supersedes": ["net.old"]}),
+            None,
+        ),
+    ]);
+    expect_test::expect![[r#"
+        # Memory
+        The durable memory store (memory_save, memory_recall) holds 3 facts saved by earlier sessions (1 of them for this project). Topics: net 2, db 1.
+        Facts, this project's first, newest first:
+        - db.port: Postgres listens on 5433
+        - net.fixed: a correction
+        - net.new: the newest global fact
+        Call memory_recall with a query for a fact's details."#]]
+    .assert_eq(&brief(&store, Some("/src/here"), DEFAULT_MAX_CHARS));
+}
+
+#[test]
+fn the_budget_holds_and_says_how_many_are_left() {
+    let saves: Vec<_> = (0..60)
+        .map(|i| (json!({"id": format!("bulk.f{i:02}"), "statement": format!("fact number {i} with some words to take room on its line")}), None))
+        .collect();
+    let store = store_of(&saves);
+    for budget in [MIN_MAX_CHARS, DEFAULT_MAX_CHARS, 3_000] {
+        let text = brief(&store, None, budget);
+        assert!(
+            text.chars().count() <= budget,
+            "{budget}: {}",
+            text.chars().count()
+        );
+        let listed = text.lines().filter(|l| l.starts_with("- ")).count();
+        assert!(listed >= 1);
+        assert!(text.ends_with(&format!("{} more not listed here: call memory_recall with a query to search, or without one to list facts newest first (offset pages on).", 60 - listed)), "{text}");
+        assert!(text.contains("- bulk.f59:"), "the newest is listed");
+    }
+    // Asking for less than the floor still gives a usable brief, at the floor.
+    assert!(brief(&store, None, 10).chars().count() <= MIN_MAX_CHARS);
+}
+
+#[test]
+fn fact_text_cannot_open_a_template_or_break_lines() {
+    let store = store_of(&[(
+        json!({"id": "t.{{model}}", "statement": "line one\nline two {{cwd}} }} and {{{x}}}"}),
+        None,
+    )]);
+    let text = brief(&store, None, DEFAULT_MAX_CHARS);
+    assert!(!text.contains("{{") && !text.contains("}}"), "{text}");
+    expect_test::expect!["- t.{ {model} }: line one line two { {cwd} } } } and { { {x} } }"]
+        .assert_eq(
+            text.lines()
+                .find(|l| l.starts_with("- "))
+                .unwrap_or_default(),
+        );
+}

@@ -61,6 +61,20 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
 }
 
 impl RunResult {
+    /// `show`'s rendering: `table` (the last [`RESULT_WINDOW`] experiments), `tsv`, or `json`
+    /// (bounded to `max_chars`, terminal controls escaped), each ending in a newline.
+    pub fn render(&self, format: &str, max_chars: usize) -> Result<String, String> {
+        Ok(match format {
+            "table" => self.to_table(RESULT_WINDOW),
+            "tsv" => self.to_tsv(),
+            "json" => format!(
+                "{}\n",
+                escape_controls(&self.to_json(max_chars).to_string())
+            ),
+            other => return Err(format!("unknown format {other:?} (use table, tsv or json)")),
+        })
+    }
+
     /// The status name, or the stored state of a run that has not ended.
     pub fn status_text(&self) -> &str {
         self.state.as_deref().unwrap_or(self.status.as_str())

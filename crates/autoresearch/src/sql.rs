@@ -68,6 +68,16 @@ pub struct SchemaTooNew {
     pub found: i64,
 }
 
+impl std::fmt::Display for SchemaTooNew {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the tracker's schema version {} is newer than this dsh-autoresearch understands ({SCHEMA_VERSION}); upgrade the package",
+            self.found
+        )
+    }
+}
+
 /// The migrations to apply to a database at `user_version == current`.
 pub fn migration_plan(current: i64) -> Result<Vec<Migration>, SchemaTooNew> {
     if !(0..=SCHEMA_VERSION).contains(&current) {

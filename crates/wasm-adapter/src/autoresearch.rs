@@ -23,8 +23,6 @@ use wasm_bindgen::prelude::*;
 
 /// The plugin name DSH shows.
 pub const PLUGIN_NAME: &str = "autoresearch";
-/// Experiments a progress line about history shows at most.
-const TABLE_WINDOW: usize = 20;
 
 validate_config_binding!(validateAutoresearchConfig, RowConfig);
 
@@ -110,13 +108,7 @@ pub fn migrations(current: f64) -> Result<String, JsError> {
 
 /// [`migrations`] in plain Rust.
 pub fn migrations_json(current: i64) -> Result<String, String> {
-    let plan = sql::migration_plan(current).map_err(|e| {
-        format!(
-            "the tracker's schema version {} is newer than this dsh-autoresearch understands ({}); upgrade the package",
-            e.found,
-            sql::SCHEMA_VERSION
-        )
-    })?;
+    let plan = sql::migration_plan(current).map_err(|e| e.to_string())?;
     Ok(json!(
         plan.iter()
             .map(|m| json!({"version": m.version, "sql": m.sql}))
@@ -125,19 +117,11 @@ pub fn migrations_json(current: i64) -> Result<String, String> {
     .to_string())
 }
 
-/// Output formats of `list` and `show`.
-fn format_of(format: &str) -> Result<&str, String> {
-    match format {
-        "table" | "tsv" | "json" => Ok(format),
-        other => Err(format!("unknown format {other:?} (use table, tsv or json)")),
-    }
-}
-
 /// [`autoresearch::list::render`] over rows given as JSON text (from `listRuns`, newest first).
 pub fn render_list(rows_json: &str, format: &str) -> Result<String, String> {
     let rows: Vec<Map<String, Value>> =
         serde_json::from_str(rows_json).map_err(|e| format!("rows must be a JSON array ({e})"))?;
-    autoresearch::list::render(&rows, format_of(format)?)
+    autoresearch::list::render(&rows, format)
 }
 
 /// `show`: one stored run (rows as `loaded` carries them) as a table, TSV or bounded JSON, without
@@ -148,24 +132,12 @@ pub fn render_stored(
     config_json: &str,
     format: &str,
 ) -> Result<String, String> {
-    let format = format_of(format)?;
     let (row, settings) = config::load::<RowConfig>(config_json)?;
     let value: Value =
         serde_json::from_str(rows_json).map_err(|e| format!("rows must be JSON ({e})"))?;
     let rows = wire::rows_from_json(&value)?;
     let result = autoresearch::Run::snapshot(&rows, tracker, settings)?;
-    Ok(render(&result, format, &row))
-}
-
-fn render(result: &RunResult, format: &str, row: &RowConfig) -> String {
-    match format {
-        "tsv" => result.to_tsv(),
-        "json" => format!(
-            "{}\n",
-            escape_controls(&result.to_json(row.max_result_chars as usize).to_string())
-        ),
-        _ => result.to_table(TABLE_WINDOW),
-    }
+    result.render(format, row.max_result_chars as usize)
 }
 
 /// [`render_list`] for JS.

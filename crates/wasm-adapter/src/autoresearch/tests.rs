@@ -141,8 +141,11 @@ fn bad_ids_are_refused_before_any_effect() {
 fn migrations_and_sql_for_the_driver() {
     let plan: Value = serde_json::from_str(&migrations_json(0).unwrap()).unwrap();
     assert_eq!(plan[0]["version"], 1);
-    assert_eq!(migrations_json(1).unwrap(), "[]");
-    expect_test::expect!["the tracker's schema version 9 is newer than this dsh-autoresearch understands (1); upgrade the package"].assert_eq(&migrations_json(9).unwrap_err());
+    assert_eq!(plan[1]["version"], 2);
+    let after_v1: Value = serde_json::from_str(&migrations_json(1).unwrap()).unwrap();
+    assert_eq!(after_v1[0]["version"], 2);
+    assert_eq!(migrations_json(2).unwrap(), "[]");
+    expect_test::expect!["the tracker's schema version 9 is newer than this dsh-autoresearch understands (2); upgrade the package"].assert_eq(&migrations_json(9).unwrap_err());
     let sql: Value = serde_json::from_str(&sql_texts()).unwrap();
     expect_test::expect![[r#"
         SELECT run_id, run_tag, state, branch, baseline_metric, best_metric,
@@ -150,7 +153,7 @@ fn migrations_and_sql_for_the_driver() {
           json_extract(policy_json, '$.metric_direction') AS metric_direction,
           (SELECT count(*) FROM experiments e WHERE e.run_id = runs.run_id AND e.kind = 'candidate')
             AS candidates,
-          created_at, updated_at,
+          created_at, updated_at, interrupted_at,
           EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
         FROM runs ORDER BY created_at DESC, run_id LIMIT :limit"#]].assert_eq(sql["listRuns"].as_str().unwrap());
 }
@@ -237,7 +240,7 @@ fn the_texts_hold_the_schemas_and_the_round_prompt_carries_the_handoff() {
     let note = tool::interrupted_note(&json!([{"run_id": "r1", "run_tag": "t", "state": "candidate-running"}, {"run_id": "r2", "state": "budget-limited"}]).to_string()).unwrap();
     expect_test::expect![[r#"
         # autoresearch: unfinished runs
-        These autoresearch runs in this repository were interrupted (their host stopped). They hold their repository lock until resumed; mention them if the user asks about autoresearch, and continue one only when asked, with `autoresearch` and resume_run_id:
+        These runs are unfinished and hold their repository lock (another host may still drive them, or it cannot be proven dead). Resume one only when the user asks, with resume_run_id; end one with abandon_run_id:
         - r1 (tag t, state candidate-running)"#]].assert_eq(&note);
     assert_eq!(tool::interrupted_note("[]"), None);
 }

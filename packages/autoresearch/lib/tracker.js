@@ -150,17 +150,23 @@ export async function openTracker(path) {
   return new Tracker(db, path)
 }
 
-/** Opens an existing tracker read-only (for `list` and `show`); undefined when there is none. */
+/** Opens an existing tracker read-only (for `list` and `show`); undefined when there is none.
+ * An older schema is migrated first (the queries read the current one). */
 export async function openTrackerReadOnly(path) {
   if (!existsSync(path)) return undefined
   const { DatabaseSync } = await loadSqlite()
-  const db = new DatabaseSync(path, { readOnly: true })
+  let db = new DatabaseSync(path, { readOnly: true })
   db.exec('PRAGMA busy_timeout = 5000')
   const version = Number(db.prepare('PRAGMA user_version').get().user_version)
   if (version === 0) {
     db.close()
     return undefined
   }
-  autoresearchMigrations(version) // throws for a schema newer than this package
+  if (JSON.parse(autoresearchMigrations(version)).length > 0) { // throws for a newer schema
+    db.close()
+    ;(await openTracker(path)).close()
+    db = new DatabaseSync(path, { readOnly: true })
+    db.exec('PRAGMA busy_timeout = 5000')
+  }
   return new Tracker(db, path)
 }

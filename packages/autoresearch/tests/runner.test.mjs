@@ -3,9 +3,10 @@
 // tracker, and the caller's checkout and branches are never touched.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, git, makeRepo, proposer, readLines, specFile, tracker } from './support/fixture.mjs'
+import { autoresearchMigrations } from '../lib/core.js'
 
 test('run improves a real metric in a scratch repository; the caller is untouched', async (t) => {
   const { root, repo, head } = makeRepo(t)
@@ -152,4 +153,25 @@ test('list and show read the tracker: table, TSV and JSON', (t) => {
   // A second run with the same tag may start once the first released its lock.
   assert.equal(cli(['run', '--json', spec], { cwd: repo }).status, 0)
   assert.equal(cli(['list', '--tsv'], { cwd: repo }).stdout.trim().split('\n').length, 3)
+})
+
+test('list migrates a tracker of the previous schema (v1) and shows its runs', async (t) => {
+  const { repo } = makeRepo(t)
+  const dir = join(repo, '.git', 'dsh-autoresearch')
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const { DatabaseSync } = await import('node:sqlite')
+  const db = new DatabaseSync(join(dir, 'tracker.sqlite'))
+  const [v1] = JSON.parse(autoresearchMigrations(0))
+  db.exec(v1.sql)
+  db.exec(`PRAGMA user_version = ${v1.version}`)
+  db.exec(`INSERT INTO runs (run_id, repository_id, run_tag, branch, worktree, start_commit, policy_json,
+    policy_sha256, state, created_at, updated_at) VALUES ('0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9', 'r', 'old',
+    'autoresearch/old', '/w', '${'a'.repeat(40)}', '{}', '${'b'.repeat(64)}', 'budget-limited', 1, 1)`)
+  db.close()
+  const r = cli(['list'], { cwd: repo })
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9.*budget-limited/)
+  const after = new DatabaseSync(join(dir, 'tracker.sqlite'), { readOnly: true })
+  t.after(() => after.close())
+  assert.equal(Number(after.prepare('PRAGMA user_version').get().user_version), 2)
 })

@@ -73,6 +73,7 @@ pub const ALL: &[Package] = &[
             "lib/dsh-runner.js",
             "lib/git.js",
             "lib/process.js",
+            "lib/original.js",
             "lib/round.js",
             "lib/tracker.js",
         ],

@@ -16,8 +16,10 @@ pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, Strin
             Some(v) => v.to_string(),
         }
     };
-    let live = |r: &Map<String, Value>| {
-        RunState::parse(&cell(r, "state")).is_some_and(|s| !s.is_terminal())
+    let original = |r: &Map<String, Value>| cell(r, "origin") == "original";
+    let live = |r: &Map<String, Value>| match original(r) {
+        true => cell(r, "lock_held") == "1",
+        false => RunState::parse(&cell(r, "state")).is_some_and(|s| !s.is_terminal()),
     };
     let mut out = String::new();
     match format {
@@ -45,6 +47,7 @@ pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, Strin
                 "branch",
                 "created_at",
                 "updated_at",
+                "origin",
             ];
             out.push_str(&cols.join("\t"));
             out.push('\n');
@@ -66,12 +69,14 @@ pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, Strin
                 "run id", "tag", "state", "baseline", "best", "cands", "metric"
             ));
             for r in rows {
-                let metric = format!(
-                    "{} ({}){}",
-                    cell(r, "metric_name"),
-                    cell(r, "metric_direction"),
-                    if live(r) { ", not finished" } else { "" }
-                );
+                let metric = match original(r) {
+                    true => "the original dsh-autoresearch's run".to_owned(),
+                    false => format!(
+                        "{} ({})",
+                        cell(r, "metric_name"),
+                        cell(r, "metric_direction")
+                    ),
+                } + if live(r) { ", not finished" } else { "" };
                 out.push_str(&format!(
                     "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
                     cell(r, "run_id"),

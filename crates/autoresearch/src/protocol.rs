@@ -266,6 +266,9 @@ pub struct RepoFacts {
     /// The host driving this run, as JSON `{hostname, bootId, pid, startTime}` (stored with the
     /// run so that a later host can ask whether it is dead); none when the driver has no /proc.
     pub host: Option<String>,
+    /// Live runs of the original dsh-autoresearch in this repository (its lock database): they
+    /// count toward `max_active_runs_per_repository`.
+    pub other_live_runs: u32,
 }
 
 /// One git config entry, as `git config --list --show-origin` names it.

@@ -601,6 +601,26 @@ impl Run {
             .unwrap_or_else(|| self.start_commit.clone())
     }
 
+    /// Runs this repository may still hold at once: the limit less the original's live runs.
+    fn slots(&self) -> u32 {
+        let other = self.facts.as_ref().map_or(0, |f| f.other_live_runs);
+        self.settings
+            .max_active_runs_per_repository
+            .saturating_sub(other)
+    }
+
+    fn refuse_no_slot(&mut self) {
+        let other = self.facts.as_ref().map_or(0, |f| f.other_live_runs);
+        self.refuse(
+            Failure::LockUnavailable,
+            "the original dsh-autoresearch's live runs fill the repository's active-run limit",
+            vec![format!(
+                "{other} live run(s) in the original's lock database; maxActiveRunsPerRepository {}",
+                self.settings.max_active_runs_per_repository
+            )],
+        );
+    }
+
     /// Records this driver's host as the one driving the run.
     fn set_host(&self) -> Statement {
         sql::SetHost {
@@ -649,13 +669,16 @@ impl Run {
             (Await::Discover, Input::Discovered { facts, .. }) => self.on_discovered(facts),
             (Await::Open, _) => match self.origin {
                 Origin::Fresh => {
+                    if self.slots() == 0 {
+                        return self.refuse_no_slot();
+                    }
                     let p = self.p();
                     let lock = sql::AcquireLock {
                         run_id: self.run_id.clone().into(),
                         repository_id: self.repository_id.clone().into(),
                         run_tag: p.run_tag.clone().into(),
                         now: self.now.into(),
-                        max_active: self.settings.max_active_runs_per_repository.into(),
+                        max_active: self.slots().into(),
                     }
                     .into();
                     let insert = sql::InsertRun {

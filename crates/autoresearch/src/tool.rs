@@ -303,8 +303,18 @@ pub fn interrupted_note(rows_json: &str) -> Option<String> {
     let text = |r: &Map<String, Value>, key: &str| {
         r.get(key).and_then(Value::as_str).unwrap_or("-").to_owned()
     };
-    let (mut reconciled, mut held) = (Vec::new(), Vec::new());
+    let (mut reconciled, mut held, mut original) = (Vec::new(), Vec::new(), Vec::new());
     for r in &rows {
+        if r.get("origin").and_then(Value::as_str) == Some("original") {
+            if r.get("lock_held").is_some_and(|v| v == 1 || v == true) {
+                original.push(format!(
+                    "- {} (tag {})",
+                    text(r, "run_id"),
+                    text(r, "run_tag")
+                ));
+            }
+            continue;
+        }
         let unfinished = r
             .get("state")
             .and_then(Value::as_str)
@@ -336,6 +346,12 @@ pub fn interrupted_note(rows_json: &str) -> Option<String> {
         parts.push(format!(
             "These runs are unfinished and hold their repository lock (another host may still drive them, or it cannot be proven dead). Resume one only when the user asks, with resume_run_id; end one with abandon_run_id:\n{}",
             held.join("\n")
+        ));
+    }
+    if !original.is_empty() {
+        parts.push(format!(
+            "These runs of the original dsh-autoresearch hold a lock in this repository; they count toward maxActiveRunsPerRepository and only the original can resume them:\n{}",
+            original.join("\n")
         ));
     }
     if parts.is_empty() {

@@ -1236,3 +1236,24 @@ fn the_renderings_of_a_finished_run() {
     expect_test::expect_file!["snapshots/finished-run.table"].assert_eq(&r.to_table(20));
     expect_test::expect_file!["snapshots/finished-run.tsv"].assert_eq(&r.to_tsv());
 }
+
+#[test]
+fn the_originals_live_runs_count_toward_the_active_run_limit() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0]));
+    w.other_live_runs = 1;
+    let r = run_to_end(&mut w, policy(json!({})));
+    assert_eq!(r.status, Status::Blocked);
+    let blocker = r.blocker.unwrap();
+    assert_eq!(blocker.code, "lock-unavailable");
+    assert!(blocker.message.contains("original"), "{}", blocker.message);
+    assert!(!r.persisted, "nothing was written");
+    let mut s = settings();
+    s.max_active_runs_per_repository = 2;
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0]));
+    w.other_live_runs = 1;
+    let mut run = Run::start(policy(json!({})), RUN_ID, s, NOW).unwrap();
+    assert_eq!(
+        w.drive(&mut run).expect("report").status,
+        Status::BudgetLimited
+    );
+}

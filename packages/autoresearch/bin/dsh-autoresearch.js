@@ -12,6 +12,7 @@ import {
 } from '../lib/core.js'
 import { drive, reapProposers } from '../lib/driver.js'
 import { createGit } from '../lib/git.js'
+import { originalRuns } from '../lib/original.js'
 import { createLocalRunner } from '../lib/process.js'
 import { LIST_LIMIT, openTrackerReadOnly } from '../lib/tracker.js'
 
@@ -164,7 +165,7 @@ async function trackerOf(opts, config, runner) {
   const git = createGit({ runner, executable: config.row.gitExecutable })
   const facts = await git.discover(opts.repo, process.cwd())
   const path = autoresearchTrackerPath(facts.gitCommonDir, config.json)
-  return { path, tracker: await openTrackerReadOnly(path) }
+  return { path, gitCommonDir: facts.gitCommonDir, tracker: await openTrackerReadOnly(path) }
 }
 
 async function main() {
@@ -199,9 +200,10 @@ async function main() {
       return driveToEnd(run, config, opts, runner)
     }
     case 'list': {
-      const { tracker } = await trackerOf(opts, config, runner)
+      const { tracker, gitCommonDir } = await trackerOf(opts, config, runner)
       const rows = tracker === undefined ? [] : tracker.list(Number(opts.limit ?? LIST_LIMIT))
       tracker?.close()
+      rows.push(...await originalRuns(gitCommonDir, config.row.stateRoot))
       process.stdout.write(renderAutoresearchList(JSON.stringify(rows), opts.format))
       return undefined
     }

@@ -11,6 +11,7 @@ import {
 } from 'node:fs'
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path'
 import { createGit } from './git.js'
+import { originalLiveRuns } from './original.js'
 import { hostAlive, hostRecord } from './process.js'
 import { ensurePrivateDir, openTracker } from './tracker.js'
 
@@ -136,7 +137,8 @@ export async function drive(run, io) {
       case 'discover': {
         const facts = await git.discover(e.repository ?? undefined, callerCwd)
         world.gitCommonDir = facts.gitCommonDir
-        return { type: 'discovered', id: e.id, facts: { ...facts, host: hostRecord() ?? null } }
+        const otherLiveRuns = await originalLiveRuns(facts.gitCommonDir)
+        return { type: 'discovered', id: e.id, facts: { ...facts, host: hostRecord() ?? null, otherLiveRuns } }
       }
       case 'openTracker':
         world.tracker?.close()

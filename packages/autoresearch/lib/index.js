@@ -15,6 +15,7 @@ import { drive } from './driver.js'
 import { createDshRunner } from './dsh-runner.js'
 import { createGit } from './git.js'
 import { createLocalRunner } from './process.js'
+import { originalRuns } from './original.js'
 import { createRound } from './round.js'
 import { openTrackerReadOnly } from './tracker.js'
 
@@ -211,7 +212,8 @@ async function reconcileAll(row, configJson) {
         runner, callerCwd: facts.toplevel, gitExecutable: row.gitExecutable, onProgress: () => {},
       })
     }
-    const note = autoresearchInterruptedNote(JSON.stringify(listRuns(await openTrackerReadOnly(path))))
+    const rows = [...listRuns(await openTrackerReadOnly(path)), ...await originalRuns(facts.gitCommonDir, row.stateRoot)]
+    const note = autoresearchInterruptedNote(JSON.stringify(rows))
     if (note !== undefined) notes.push(repository === undefined ? note : `${note}\n(repository ${facts.toplevel})`)
   }
   return notes.length === 0 ? undefined : notes.join('\n\n')

@@ -175,3 +175,31 @@ test('list migrates a tracker of the previous schema (v1) and shows its runs', a
   t.after(() => after.close())
   assert.equal(Number(after.prepare('PRAGMA user_version').get().user_version), 2)
 })
+
+test("the original's runs are listed and its live locks count toward the active-run limit", async (t) => {
+  const { root, repo } = makeRepo(t)
+  const gitDir = join(repo, '.git')
+  const runId = '11111111-2222-4333-8444-555555555555'
+  const { DatabaseSync } = await import('node:sqlite')
+  mkdirSync(join(gitDir, 'dsh-autoresearch', 'runs', runId), { recursive: true })
+  const tracker = new DatabaseSync(join(gitDir, 'dsh-autoresearch', 'runs', runId, 'tracker.sqlite'))
+  tracker.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, run_tag TEXT, state TEXT, branch TEXT,
+    best_metric REAL, created_at TEXT, updated_at TEXT) STRICT`)
+  tracker.exec(`INSERT INTO runs VALUES ('${runId}', 'legacy', 'candidate-running', 'autoresearch/legacy', 9, '2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z')`)
+  tracker.close()
+  const locks = new DatabaseSync(join(gitDir, 'dsh-autoresearch-locks.sqlite'))
+  locks.exec('CREATE TABLE active_locks (repository_id TEXT, run_tag TEXT, run_id TEXT UNIQUE, PRIMARY KEY (repository_id, run_tag))')
+  locks.exec(`INSERT INTO active_locks VALUES ('r', 'legacy', '${runId}')`)
+  locks.close()
+
+  const listed = cli(['list'], { cwd: repo })
+  assert.equal(listed.status, 0, listed.stderr)
+  assert.match(listed.stdout, new RegExp(`${runId}\\s+legacy\\s+candidate-running.*the original dsh-autoresearch's run, not finished`))
+  const refused = cli(['run', '--json', specFile(root, { proposer: proposer(root, 'return score - 1') })], { cwd: repo })
+  assert.equal(refused.json.blocker.code, 'lock-unavailable')
+  assert.match(refused.json.blocker.message, /original/)
+  // Its files are only read.
+  const again = new DatabaseSync(join(gitDir, 'dsh-autoresearch-locks.sqlite'), { readOnly: true })
+  t.after(() => again.close())
+  assert.equal(again.prepare('SELECT count(*) AS n FROM active_locks').get().n, 1)
+})

@@ -99,12 +99,15 @@ impl Run {
             }
         } else if !r.lock_held && r.interrupted_at.is_some() {
             // Reconciled after its host died: take the lock again, then go on as from a crash.
+            if self.slots() == 0 {
+                return self.refuse_no_slot();
+            }
             let sts = vec![
                 sql::RetakeLock {
                     now: self.now.into(),
                     run_id: self.run_id.clone().into(),
                     repository_id: self.repository_id.clone().into(),
-                    max_active: self.settings.max_active_runs_per_repository.into(),
+                    max_active: self.slots().into(),
                 }
                 .into(),
                 sql::ClearInterrupted {

@@ -57,6 +57,8 @@ pub struct World {
     pub host: Option<String>,
     /// What probing a stored host answers.
     pub host_alive: Option<bool>,
+    /// The original's live runs discovery reports.
+    pub other_live_runs: u32,
 }
 
 pub fn metric_out(name: &str, value: f64) -> ProcessOutcome {
@@ -173,6 +175,7 @@ impl World {
             groups_gone: true,
             host: Some(r#"{"hostname":"h","bootId":"b","pid":1,"startTime":"1"}"#.into()),
             host_alive: Some(false),
+            other_live_runs: 0,
             cancel_during_eval: None,
             reports: Vec::new(),
             interrupts: 0,
@@ -213,6 +216,7 @@ impl World {
                     head: self.start.clone(),
                     git_config: self.git_config.clone(),
                     host: self.host.clone(),
+                    other_live_runs: self.other_live_runs,
                 },
             }],
             Effect::OpenTracker { id, .. } => vec![Input::Done { id }],

@@ -5,7 +5,7 @@
 //!
 //! | kind | fields | answer |
 //! |---|---|---|
-//! | `discover` | `repository` (string or null) | `discovered {facts: {toplevel, gitCommonDir, head, gitConfig, host}}` |
+//! | `discover` | `repository` (string or null) | `discovered {facts: {toplevel, gitCommonDir, head, gitConfig, host, otherLiveRuns}}` |
 //! | `openTracker` | `path` | `done` |
 //! | `persist` | `statements: [{sql, params: {name: ["int", "5"] \| ["real", 1.5] \| ["text", "s"] \| null}}]` | `persisted {changes: [n…]}` |
 //! | `loadRun` | `runId` | `loaded {rows: null \| {run, experiments, attempts, artifacts}}` (rows as SQLite returns them) |
@@ -184,6 +184,9 @@ pub fn input_from_json(v: &Value) -> Result<Input, String> {
                     head: text(f, "head")?,
                     git_config: git_config(f)?,
                     host: opt_text(f, "host")?,
+                    other_live_runs: opt_i64(f, "otherLiveRuns")?
+                        .map_or(Ok(0), u32::try_from)
+                        .map_err(|_| "otherLiveRuns must be a small non-negative integer")?,
                 },
             }
         }

@@ -4,9 +4,9 @@
 
 use crate::toolkit::{Field, Issue, PathSegment, Rule, validate_fields};
 use gate::{
-    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, DEFAULT_REPEAT_THRESHOLD,
-    LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem, Settings, SettingsError,
-    SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
+    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
+    DEFAULT_REPEAT_THRESHOLD, LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem,
+    Settings, SettingsError, SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

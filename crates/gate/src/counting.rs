@@ -123,7 +123,11 @@ impl Counts {
             repeats: self.repeats_under(counting),
         };
         Counted {
-            failures: if counting == Counting::SameProblem && !failed { 0 } else { failures },
+            failures: if counting == Counting::SameProblem && !failed {
+                0
+            } else {
+                failures
+            },
             ..self.now
         }
     }
@@ -149,7 +153,6 @@ impl Counts {
     }
 
     fn fail(&mut self, target: u64) -> u32 {
-
         self.clock = self.clock.wrapping_add(1);
         let clock = self.clock;
         let slot = match self
@@ -218,7 +221,11 @@ mod tests {
         assert_eq!(c.count(SAME, key(3), 10, &fail, fp(2)).failures, 1);
         assert_eq!(c.count(SAME, key(2), 20, &fail, fp(2)).failures, 1);
         assert_eq!(c.count(SAME, key(3), 10, &fail, fp(2)).failures, 2);
-        assert_eq!(c.count(SAME, key(4), 10, &Outcome::success(), None).failures, 0);
+        assert_eq!(
+            c.count(SAME, key(4), 10, &Outcome::success(), None)
+                .failures,
+            0
+        );
         assert_eq!(c.now.failures, 1, "target 20 is still unresolved");
         assert_eq!(c.count(SAME, key(3), 10, &fail, fp(2)).failures, 1);
     }
@@ -242,8 +249,16 @@ mod tests {
         let ok = Outcome::success();
         let fail = Outcome::exited(1);
         assert_eq!(c.count(SAME, key(1), 1, &ok, None).repeats, 0);
-        assert_eq!(c.count(SAME, key(1), 1, &fail, fp(5)).repeats, 0, "other outcome");
-        assert_eq!(c.count(SAME, key(1), 1, &fail, fp(6)).repeats, 0, "other failure");
+        assert_eq!(
+            c.count(SAME, key(1), 1, &fail, fp(5)).repeats,
+            0,
+            "other outcome"
+        );
+        assert_eq!(
+            c.count(SAME, key(1), 1, &fail, fp(6)).repeats,
+            0,
+            "other failure"
+        );
         assert_eq!(c.count(SAME, key(1), 1, &fail, fp(6)).repeats, 1);
         assert_eq!(c.count(SAME, key(1), 1, &fail, fp(6)).repeats, 2);
         let mut c = Counts::default();

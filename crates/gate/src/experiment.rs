@@ -53,8 +53,8 @@ impl Shot {
                 waits,
             };
         }
-        let waits = names::normalize(name) == "job_output"
-            && args.get("wait") != Some(&Value::Bool(false));
+        let waits =
+            names::normalize(name) == "job_output" && args.get("wait") != Some(&Value::Bool(false));
         let target = match PATH_KEYS.iter().find_map(|key| field(key)) {
             Some(path) => target_hash(b'/', &[name.to_owned(), path.to_owned()]),
             None => call.0,
@@ -84,7 +84,6 @@ impl Shot {
             }
         }
     }
-
 }
 
 fn target_hash(tag: u8, words: &[String]) -> u64 {
@@ -204,10 +203,10 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
     let mut bodies: Vec<(usize, String)> = Vec::new();
     let mut chars = command.chars().peekable();
     let end_word = |word: &mut String,
-                        in_word: &mut bool,
-                        words: &mut Vec<String>,
-                        skip_next_word: &mut bool,
-                        skipping_stage: bool| {
+                    in_word: &mut bool,
+                    words: &mut Vec<String>,
+                    skip_next_word: &mut bool,
+                    skipping_stage: bool| {
         if *in_word {
             if *skip_next_word {
                 *skip_next_word = false;
@@ -249,7 +248,13 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
             }
             '<' if chars.peek() == Some(&'<') => {
                 chars.next();
-                end_word(&mut word, &mut in_word, &mut words, &mut skip_next_word, skipping_stage);
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
                 if chars.peek() == Some(&'<') {
                     // `<<<` a here-string: its word is input, not an operand.
                     chars.next();
@@ -285,7 +290,13 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
                     word.clear();
                     in_word = false;
                 }
-                end_word(&mut word, &mut in_word, &mut words, &mut skip_next_word, skipping_stage);
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
                 while chars.peek().is_some_and(|c| *c == '>' || *c == '&') {
                     chars.next();
                 }
@@ -298,7 +309,13 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
                 }
             }
             '|' | '&' | ';' | '\n' => {
-                end_word(&mut word, &mut in_word, &mut words, &mut skip_next_word, skipping_stage);
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
                 let pipe = c == '|' && chars.peek() != Some(&'|');
                 if matches!(chars.peek(), Some('|' | '&')) && c != ';' && c != '\n' {
                     chars.next();
@@ -313,7 +330,13 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
                 }
             }
             c if c.is_whitespace() => {
-                end_word(&mut word, &mut in_word, &mut words, &mut skip_next_word, skipping_stage);
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
             }
             '(' | ')' | '{' | '}' if !in_word => {}
             _ => {
@@ -322,7 +345,13 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
             }
         }
     }
-    end_word(&mut word, &mut in_word, &mut words, &mut skip_next_word, skipping_stage);
+    end_word(
+        &mut word,
+        &mut in_word,
+        &mut words,
+        &mut skip_next_word,
+        skipping_stage,
+    );
     if !skipping_stage && !words.is_empty() {
         commands.push(words);
     }
@@ -462,10 +491,7 @@ mod tests {
             shell("pytest tests/a.py").call,
             shell("pytest tests/a.py -x").call
         );
-        assert_ne!(
-            shell("grep foo a.py").target,
-            shell("grep bar b.py").target
-        );
+        assert_ne!(shell("grep foo a.py").target, shell("grep bar b.py").target);
         assert_ne!(shell("python a.py").target, shell("python b.py").target);
         // Non-shell tools: the file they work on, else the exact call.
         let edit = |path: &str, old: &str| Shot::new("edit", &json!({"path": path, "old": old}));
@@ -490,7 +516,9 @@ mod tests {
 
     #[test]
     fn the_reading_never_panics_on_odd_text() {
-        for text in ["", "'", "\"", "\\", "<<", "<<<", ">", "|", "&&&", "a <<EOF", "((", "2>&1"] {
+        for text in [
+            "", "'", "\"", "\\", "<<", "<<<", ">", "|", "&&&", "a <<EOF", "((", "2>&1",
+        ] {
             let _ = main(text);
             let _ = Shot::from_json("bash", text);
         }

@@ -103,9 +103,10 @@ pub use fingerprint::Fingerprint;
 pub use outcome::Outcome;
 pub use questions::{QUESTIONS_EN, QUESTIONS_ZH};
 pub use settings::{
-    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, DEFAULT_REPEAT_THRESHOLD,
-    DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem,
-    Settings, SettingsError, SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
+    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
+    DEFAULT_REPEAT_THRESHOLD, DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX,
+    MAX_DENIALS_MIN, PatternProblem, Settings, SettingsError, SettingsInput, THRESHOLD_MAX,
+    THRESHOLD_MIN, ToolPattern,
 };
 pub use text::{FORMAT_EN, FORMAT_ZH, NAME_LIMIT, PLUGIN_TAG, SHOWN_TOOLS_LIMIT};
 

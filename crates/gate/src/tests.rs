@@ -82,13 +82,23 @@ fn failed_retries_arm_at_the_threshold_inclusive_on_one_target() {
     );
     assert_eq!(gate.failures(), 0);
     assert_eq!(
-        fail(&mut gate, &s, "bash", &bash("timeout 60 pytest -q tests/a.py")),
+        fail(
+            &mut gate,
+            &s,
+            "bash",
+            &bash("timeout 60 pytest -q tests/a.py")
+        ),
         Observation::Counted
     );
     assert_eq!(gate.status(), Status::Idle);
     assert_eq!(gate.failures(), 1);
     assert_eq!(
-        fail(&mut gate, &s, "bash", &bash("cd /r && pytest tests/a.py -x")),
+        fail(
+            &mut gate,
+            &s,
+            "bash",
+            &bash("cd /r && pytest tests/a.py -x")
+        ),
         Observation::Armed(Trigger {
             failures: Some(2),
             repeats: None
@@ -101,7 +111,12 @@ fn failed_retries_arm_at_the_threshold_inclusive_on_one_target() {
 fn unrelated_failures_do_not_arm() {
     let s = defaults();
     let mut gate = AgentGate::new();
-    for command in ["grep foo a.py", "python reproduce.py", "pytest tests/b.py", "ls nope"] {
+    for command in [
+        "grep foo a.py",
+        "python reproduce.py",
+        "pytest tests/b.py",
+        "ls nope",
+    ] {
         assert_eq!(
             fail(&mut gate, &s, "bash", &bash(command)),
             Observation::Counted
@@ -181,11 +196,23 @@ fn repeats_need_the_same_outcome() {
     let run = |gate: &mut AgentGate, outcome: Outcome, failure| {
         gate.on_result(&s, "bash", shot("bash", &status), outcome, failure)
     };
-    assert_eq!(run(&mut gate, Outcome::exited(1), fp(1)), Observation::Counted);
-    assert_eq!(run(&mut gate, Outcome::success(), None), Observation::Counted);
-    assert_eq!(run(&mut gate, Outcome::exited(1), fp(2)), Observation::Counted);
+    assert_eq!(
+        run(&mut gate, Outcome::exited(1), fp(1)),
+        Observation::Counted
+    );
+    assert_eq!(
+        run(&mut gate, Outcome::success(), None),
+        Observation::Counted
+    );
+    assert_eq!(
+        run(&mut gate, Outcome::exited(1), fp(2)),
+        Observation::Counted
+    );
     assert_eq!(gate.run_length(), 0);
-    assert_eq!(run(&mut gate, Outcome::exited(1), fp(2)), Observation::Counted);
+    assert_eq!(
+        run(&mut gate, Outcome::exited(1), fp(2)),
+        Observation::Counted
+    );
     assert_eq!(gate.run_length(), 1);
     assert_eq!(
         run(&mut gate, Outcome::exited(1), fp(2)),
@@ -369,7 +396,13 @@ fn pending_allows_investigation_tools_and_the_code_mode_transport() {
     }
     assert_eq!(gate.denials(), 6);
     assert_eq!(
-        gate.on_result(&s, CODE_MODE_TOOL, shot(CODE_MODE_TOOL, "{}"), Outcome::error(), None),
+        gate.on_result(
+            &s,
+            CODE_MODE_TOOL,
+            shot(CODE_MODE_TOOL, "{}"),
+            Outcome::error(),
+            None
+        ),
         Observation::Ignored(IgnoreReason::WhilePending)
     );
 }
@@ -380,7 +413,13 @@ fn code_mode_results_are_transparent() {
     let mut gate = AgentGate::new();
     succeed(&mut gate, &s, PROBE, X1);
     assert_eq!(
-        gate.on_result(&s, CODE_MODE_TOOL, shot(CODE_MODE_TOOL, r#"{"code":"x"}"#), Outcome::error(), None),
+        gate.on_result(
+            &s,
+            CODE_MODE_TOOL,
+            shot(CODE_MODE_TOOL, r#"{"code":"x"}"#),
+            Outcome::error(),
+            None
+        ),
         Observation::Transparent
     );
     assert_eq!(gate.failures(), 0);

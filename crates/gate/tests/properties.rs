@@ -129,23 +129,25 @@ fn settings() -> impl Strategy<Value = Settings> {
         any::<bool>(),
         proptest::sample::select(&Counting::ALL[..]),
     )
-        .prop_map(|(failure, repeat, max_denials, language, enabled, extra, counting)| {
-            Settings::new(&SettingsInput {
-                enabled,
-                failure_threshold: failure,
-                repeat_threshold: repeat,
-                max_denials,
-                language,
-                counting,
-                extra_allowlist: if extra {
-                    vec!["mcp__docs__*".to_owned()]
-                } else {
-                    Vec::new()
-                },
-                ..SettingsInput::default()
-            })
-            .unwrap()
-        })
+        .prop_map(
+            |(failure, repeat, max_denials, language, enabled, extra, counting)| {
+                Settings::new(&SettingsInput {
+                    enabled,
+                    failure_threshold: failure,
+                    repeat_threshold: repeat,
+                    max_denials,
+                    language,
+                    counting,
+                    extra_allowlist: if extra {
+                        vec!["mcp__docs__*".to_owned()]
+                    } else {
+                        Vec::new()
+                    },
+                    ..SettingsInput::default()
+                })
+                .unwrap()
+            },
+        )
 }
 
 fn counters(gate: &AgentGate) -> (u32, u32) {
@@ -294,14 +296,12 @@ fn check(
                     assert_ne!(before.status(), Status::Pending);
                     let failed = u32::from(outcome.failed());
                     match s.counting() {
-                        Counting::AnyFailure => assert_eq!(
-                            after.failures(),
-                            before.failures().saturating_add(failed)
-                        ),
+                        Counting::AnyFailure => {
+                            assert_eq!(after.failures(), before.failures().saturating_add(failed))
+                        }
                         // One problem grows by one, or a success resolves one.
                         Counting::SameProblem if failed == 1 => assert!(
-                            (before.failures()..=before.failures() + 1)
-                                .contains(&after.failures())
+                            (before.failures()..=before.failures() + 1).contains(&after.failures())
                         ),
                         Counting::SameProblem => assert!(after.failures() <= before.failures()),
                     }
@@ -538,7 +538,13 @@ fn agent_state_is_a_fixed_size_copy_value() {
     for i in 0..10_000u32 {
         let json = format!(r#"{{"command":"python t{i}.py"}}"#);
         let _ = gate.pre_execute(&s, "bash", canonical_args_hash_str(&json));
-        let _ = gate.on_result(&s, "bash", Shot::from_json("bash", &json), Outcome::exited(1), None);
+        let _ = gate.on_result(
+            &s,
+            "bash",
+            Shot::from_json("bash", &json),
+            Outcome::exited(1),
+            None,
+        );
         let _ = gate.pre_step(&s);
     }
     assert_eq!(std::mem::size_of_val(&gate), size);

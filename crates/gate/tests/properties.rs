@@ -17,7 +17,8 @@
 //! Answer detector:
 //! - nothing panics on any text;
 //! - three valid answers in any supported decoration lift; dropping one names exactly that one;
-//! - the same answers quoted or fenced never count.
+//! - the same answers quoted, fenced, indented as code, in an HTML comment or quoted in a list
+//!   item never count.
 
 use pain_point_gate::*;
 use proptest::prelude::*;
@@ -525,6 +526,12 @@ proptest! {
         prop_assert_eq!(missing_answers(&quoted), MarkerSet::ALL, "{}", quoted);
         let fenced = format!("```\n{full}\n```");
         prop_assert_eq!(missing_answers(&fenced), MarkerSet::ALL, "{}", fenced);
+        let indented: String = full.lines().map(|l| format!("    {l}\n")).collect();
+        prop_assert_eq!(missing_answers(&indented), MarkerSet::ALL, "{}", indented);
+        let commented = format!("<!--\n{full}\n-->");
+        prop_assert_eq!(missing_answers(&commented), MarkerSet::ALL, "{}", commented);
+        let listed: String = full.lines().map(|l| format!("- > {l}\n")).collect();
+        prop_assert_eq!(missing_answers(&listed), MarkerSet::ALL, "{}", listed);
     }
 }
 

@@ -272,8 +272,8 @@ fn visible_lines(text: &str) -> Vec<Option<&str>> {
             if in_indented_code {
                 return None;
             }
-            after_list_item = content_start(line) > line.len() - trimmed.len()
-                || (indented && after_list_item);
+            after_list_item =
+                content_start(line) > line.len() - trimmed.len() || (indented && after_list_item);
             for c in ['`', '~'] {
                 let n = run(c);
                 if n >= 3 {

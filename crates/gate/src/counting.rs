@@ -1,7 +1,8 @@
 //! The counters behind `failureThreshold` and `repeatThreshold`, under either [`Counting`].
 //!
 //! Under [`Counting::SameProblem`] (the default) each target ([`crate::Shot`]) with an unresolved
-//! failure is one problem. Its first failure finds the problem; each later failure on it is a
+//! failure is one problem; a failure on another target with the same fingerprint (a text with
+//! substance, see [`crate::failure_fingerprint`]) belongs to it too. Its first failure finds the problem; each later failure on it is a
 //! failed retry, a **non-converged experiment**, and counts toward `failureThreshold` (the count
 //! that arms is the largest problem's). A success on the target resolves it. At most
 //! [`PROBLEM_SLOTS`] problems are remembered; a new one replaces the one touched longest ago.
@@ -24,6 +25,8 @@ pub const PROBLEM_SLOTS: usize = 8;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Problem {
     target: u64,
+    /// The last failure's fingerprint, when its text had substance.
+    print: Option<u64>,
     /// Unresolved failures on the target; 0 is a free slot.
     failures: u32,
     /// When it was last touched (a per-agent counter of failures).
@@ -77,7 +80,7 @@ impl Counts {
                 self.any_failures
             }
             // The first failure on a target finds the problem; each later one is a failed retry.
-            Counting::SameProblem if failed => self.fail(target) - 1,
+            Counting::SameProblem if failed => self.fail(target, failure) - 1,
             Counting::SameProblem => {
                 self.resolve(target);
                 0
@@ -152,14 +155,13 @@ impl Counts {
         }
     }
 
-    fn fail(&mut self, target: u64) -> u32 {
+    fn fail(&mut self, target: u64, failure: Option<Fingerprint>) -> u32 {
+        let print = failure.map(Fingerprint::value);
         self.clock = self.clock.wrapping_add(1);
         let clock = self.clock;
-        let slot = match self
-            .problems
-            .iter()
-            .position(|p| p.failures > 0 && p.target == target)
-        {
+        let slot = match self.problems.iter().position(|p| {
+            p.failures > 0 && (p.target == target || print.is_some() && p.print == print)
+        }) {
             Some(found) => found,
             None => {
                 // A free slot, else the one touched longest ago (ages wrap like the clock).
@@ -177,6 +179,7 @@ impl Counts {
                     .unwrap_or((0, &Problem::default()));
                 self.problems[slot] = Problem {
                     target,
+                    print,
                     failures: 0,
                     touched: clock,
                 };
@@ -185,6 +188,9 @@ impl Counts {
         };
         let problem = &mut self.problems[slot];
         problem.failures = problem.failures.saturating_add(1);
+        if print.is_some() {
+            problem.print = print;
+        }
         problem.touched = clock;
         problem.failures
     }
@@ -216,18 +222,30 @@ mod tests {
     fn retries_count_per_target_and_a_success_resolves_its_target() {
         let mut c = Counts::default();
         let fail = Outcome::exited(1);
+        let ok = Outcome::success();
         assert_eq!(c.count(SAME, key(1), 10, &fail, fp(1)).failures, 0);
-        assert_eq!(c.count(SAME, key(2), 20, &fail, fp(1)).failures, 0);
-        assert_eq!(c.count(SAME, key(3), 10, &fail, fp(2)).failures, 1);
-        assert_eq!(c.count(SAME, key(2), 20, &fail, fp(2)).failures, 1);
-        assert_eq!(c.count(SAME, key(3), 10, &fail, fp(2)).failures, 2);
-        assert_eq!(
-            c.count(SAME, key(4), 10, &Outcome::success(), None)
-                .failures,
-            0
-        );
+        assert_eq!(c.count(SAME, key(2), 20, &fail, fp(2)).failures, 0);
+        assert_eq!(c.count(SAME, key(3), 10, &fail, fp(3)).failures, 1);
+        assert_eq!(c.count(SAME, key(2), 20, &fail, fp(4)).failures, 1);
+        assert_eq!(c.count(SAME, key(3), 10, &fail, fp(5)).failures, 2);
+        assert_eq!(c.count(SAME, key(4), 10, &ok, None).failures, 0);
         assert_eq!(c.now.failures, 1, "target 20 is still unresolved");
-        assert_eq!(c.count(SAME, key(3), 10, &fail, fp(2)).failures, 1);
+        // A new problem on target 10; the largest is still target 20's.
+        assert_eq!(c.count(SAME, key(3), 10, &fail, fp(6)).failures, 1);
+        assert_eq!(c.count(SAME, key(5), 20, &ok, None).failures, 0);
+        assert_eq!(c.now.failures, 0);
+    }
+
+    #[test]
+    fn the_same_failure_on_another_target_is_the_same_problem() {
+        let mut c = Counts::default();
+        let fail = Outcome::exited(1);
+        assert_eq!(c.count(SAME, key(1), 10, &fail, fp(7)).failures, 0);
+        assert_eq!(c.count(SAME, key(2), 20, &fail, fp(7)).failures, 1);
+        // Without a fingerprint (a text without substance) only the target tells.
+        let mut c = Counts::default();
+        assert_eq!(c.count(SAME, key(3), 30, &fail, None).failures, 0);
+        assert_eq!(c.count(SAME, key(4), 40, &fail, None).failures, 0);
     }
 
     #[test]

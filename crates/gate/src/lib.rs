@@ -47,10 +47,11 @@
 //! 5. **waiting** ([`Observation::Waited`]) when the call only lets time pass (`sleep`,
 //!    `job_output` waiting; see [`Shot`]): it neither counts nor breaks a run;
 //! 6. otherwise an **experiment**, counted by the settings' [`Counting`]:
-//!    - `same-problem` (the default): a failure on a target ([`Shot`]: a shell command's program
-//!      and file or test, another tool's file) that already failed is a **failed retry** and
-//!      counts toward `failureThreshold`; the first failure only finds the problem, and a success
-//!      on the target resolves it. A call that repeats the previous experiment, or the one
+//!    - `same-problem` (the default): a failure equivalent to an earlier unresolved one (the same
+//!      target, [`Shot`]: a shell command's program and file or test, another tool's file; or
+//!      the same [`failure_fingerprint`]) is a **failed retry** and counts toward
+//!      `failureThreshold`; the first failure only finds the problem, and a success on the
+//!      target resolves it. A call that repeats the previous experiment, or the one
 //!      before it in an `A B A B` cycle, with the same outcome (exit code and failure
 //!      fingerprint) counts toward `repeatThreshold`.
 //!    - `any-failure` (the counting before 0.3): every failure since the last reset counts, and
@@ -112,14 +113,16 @@ pub use text::{FORMAT_EN, FORMAT_ZH, NAME_LIMIT, PLUGIN_TAG, SHOWN_TOOLS_LIMIT};
 
 /// The fingerprint of a failed call's text (an error message, or a shell call's output): its
 /// head and tail windows ([`fingerprint::Failure::windows`]; `tail` empty when `head` is all of
-/// it), hashed with the tool name and exit code. `None` for a success.
+/// it), hashed with the tool name and exit code. `None` for a success and for a text without
+/// substance: nothing but a shell status line (`[exit code: 1]`, or a trajectory corpus's
+/// `exit code 1 (no output)`), which any two failing commands share.
 pub fn failure_fingerprint(
     name: &str,
     outcome: &Outcome,
     head: &str,
     tail: &str,
 ) -> Option<Fingerprint> {
-    if !outcome.failed() {
+    if !outcome.failed() || !has_substance(head, tail) {
         return None;
     }
     fingerprint::fingerprint(&fingerprint::Failure {
@@ -128,6 +131,17 @@ pub fn failure_fingerprint(
         head,
         tail,
     })
+}
+
+fn has_substance(head: &str, tail: &str) -> bool {
+    let text = if tail.is_empty() { head } else { tail };
+    let status_only = |line: &str| {
+        let line = line.trim();
+        line.is_empty()
+            || (line.starts_with('[') && line.ends_with(']'))
+            || (line.starts_with("exit code ") && line.ends_with("(no output)"))
+    };
+    !text.lines().all(status_only)
 }
 
 /// DSH's Code Mode tool: a transport whose sub-calls are judged by their own names.

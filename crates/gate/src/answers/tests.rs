@@ -130,10 +130,7 @@ fn indented_code_blocks_do_not_count() {
 
 #[test]
 fn html_comments_do_not_count() {
-    misses(
-        "<!-- 卡点=测试超时 排除=缓存问题 性价比=本地复现 -->",
-        &ALL,
-    );
+    misses("<!-- 卡点=测试超时 排除=缓存问题 性价比=本地复现 -->", &ALL);
     misses(
         "<!--\nblocker=the CI test\nruled_out=the cache\n-->\nbest_path=reproduce locally",
         &["blocker", "ruled_out"],

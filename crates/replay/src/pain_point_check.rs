@@ -30,9 +30,9 @@
 
 use crate::{Agents, Engine, Format};
 use gate::{
-    AgentGate, Decision, Input, LiftOutcome, Marker, Observation, Outcome, Reaction, ResetCause,
-    Settings, Shot, Status, TimelineEntry, canonical_args_hash, canonical_args_hash_str,
-    failure_fingerprint,
+    AgentGate, Counting, Decision, Input, LiftOutcome, Marker, Observation, Outcome, Reaction,
+    ResetCause, Settings, Shot, Status, TimelineEntry, canonical_args_hash,
+    canonical_args_hash_str, failure_fingerprint,
 };
 use policy::Policy;
 use serde_json::{Map, Value, json};
@@ -314,8 +314,12 @@ fn opening(h: &Header, s: &Settings) -> String {
         out.push_str(&format!(" (cwd {cwd})"));
     }
     if s.enabled() {
+        let (failures, repeats) = match s.counting() {
+            Counting::SameProblem => ("failed retries of one problem", "repeats of one call"),
+            Counting::AnyFailure => ("failed calls", "identical calls"),
+        };
         out.push_str(&format!(
-            "\ngate: arms at {} failed calls or {} identical calls; escape after {} denials",
+            "\ngate: arms at {} {failures} or {} {repeats}; escape after {} denials",
             s.failure_threshold(),
             s.repeat_threshold(),
             s.max_denials()

@@ -1,7 +1,8 @@
 // The I/O of every package's `replay` CLI: arguments, reading and decompressing the input,
 // printing. The formats and the output live in Rust (each package's Replay engine). Copied into
 // each package's lib/common/ by `cargo xtask build`.
-import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
+import { createReadStream, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, relative, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Readable } from 'node:stream'
 import * as zlib from 'node:zlib'
@@ -10,19 +11,33 @@ import { encodeConfig } from './config.js'
 const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd])
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b])
 
+/** Run files of a corpus folder: replay-event files and DSH session logs. */
+const RUN_FILE = /\.jsonl(\.gz|\.zstd|\.zst)?$/
+
 /**
- * Runs `<command> replay [--config FILE] [EVENTS.jsonl | -] [--json | --html OUT.html]`.
+ * Runs `<command> replay [--config FILE] [EVENTS.jsonl | -] [--json | --html OUT.html]`, or
+ * `<command> replay --corpus DIR [--labels FILE] [--half tune|report] [--json]` when the package
+ * passes `createCorpus(configJson, half)` (its Corpus engine: `setLabels`, `wants(id)`,
+ * `start(id)`, `feed(line)`, `end()`, `report(json)`).
  * `createReplay(configJson)` returns the package's Replay engine: `feed(line)` returns output
  * text or undefined and throws `line N: …`; optional `json` and `html` setters and `finish()`.
  * With `--html` (engines that have the `html` setter) nothing is printed per line: `finish()`
  * returns one self-contained page, written to the file.
  */
-export async function runReplayCli({ command, usage, createReplay, argv = process.argv.slice(2) }) {
+export async function runReplayCli({ command, usage, createReplay, createCorpus, argv = process.argv.slice(2) }) {
   const fail = (message) => {
     process.stderr.write(`${command}: ${message}\n`)
     process.exit(2)
   }
-  const { config, input, json, html } = parseArgs(argv, usage, fail)
+  const { config, input, json, html, corpus, labels, half } = parseArgs(argv, usage, fail)
+  if (corpus === undefined) {
+    if (labels !== undefined) fail('--labels needs --corpus')
+    if (half !== undefined) fail('--half needs --corpus')
+  } else {
+    if (html !== undefined) fail('--corpus and --html cannot be combined')
+    if (input !== '-') fail(`--corpus replays a folder; an events file cannot be given too (got "${input}")`)
+    return replayCorpus({ command, createCorpus, config, corpus, labels, half, json, fail })
+  }
   let replay
   try {
     replay = createReplay(config === undefined ? 'null' : readConfigFile(config, fail))
@@ -77,6 +92,65 @@ export async function runReplayCli({ command, usage, createReplay, argv = proces
   if (summary !== undefined) process.stdout.write(`${summary}\n`)
 }
 
+/** The corpus folder's run files, sorted, each with its run id: the path under the folder without
+ * the extension, a session log's `/session` dropped, with `/` separators. */
+function runFiles(dir, fail) {
+  let entries
+  try {
+    entries = readdirSync(dir, { recursive: true, withFileTypes: true })
+  } catch (error) {
+    fail(`cannot read --corpus ${dir}: ${error.message}`)
+  }
+  return entries
+    .filter((entry) => entry.isFile() && RUN_FILE.test(entry.name))
+    .map((entry) => {
+      const path = join(entry.parentPath ?? entry.path, entry.name)
+      const id = relative(dir, path).split(sep).join('/').replace(RUN_FILE, '').replace(/\/session$/, '')
+      return { path, id }
+    })
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
+async function replayCorpus({ command, createCorpus, config, corpus, labels, half, json, fail }) {
+  if (createCorpus === undefined) fail(`--corpus is not supported by ${command}`)
+  let replay
+  try {
+    replay = createCorpus(config === undefined ? 'null' : readConfigFile(config, fail), half)
+    if (labels !== undefined) {
+      let text
+      try {
+        text = readFileSync(labels, 'utf8')
+      } catch (error) {
+        fail(`cannot read --labels ${labels}: ${error.message}`)
+      }
+      replay.setLabels(text)
+    }
+  } catch (error) {
+    process.stderr.write(`${error.message}\n`)
+    process.exit(2)
+  }
+  const files = runFiles(corpus, fail)
+  if (files.length === 0) fail(`--corpus ${corpus} holds no .jsonl, .jsonl.gz or .jsonl.zstd files`)
+  for (const { path, id } of files) {
+    if (!replay.wants(id)) continue
+    const { stream, name, decompressing } = await openInput(path, command, fail)
+    replay.start(id)
+    try {
+      for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+        try {
+          replay.feed(line)
+        } catch (error) {
+          fail(`${path}: ${error.message}`)
+        }
+      }
+    } catch (error) {
+      fail(decompressing ? `cannot decompress ${name} (${error.message})` : `cannot read ${path}: ${error.message}`)
+    }
+    replay.end()
+  }
+  process.stdout.write(`${replay.report(json)}\n`)
+}
+
 function parseArgs(argv, usage, fail) {
   const [verb, ...rest] = argv
   if (verb === '--help' || verb === '-h' || verb === 'help') {
@@ -89,9 +163,22 @@ function parseArgs(argv, usage, fail) {
   let inputSeen = false
   let json = false
   let html
+  let corpus
+  let labels
+  let half
+  const value = (i, option) => {
+    if (rest[i + 1] === undefined) fail(`${option} needs a value`)
+    return rest[i + 1]
+  }
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]
-    if (arg === '--config') {
+    if (arg === '--corpus') {
+      corpus = value(i++, '--corpus')
+    } else if (arg === '--labels') {
+      labels = value(i++, '--labels')
+    } else if (arg === '--half') {
+      half = value(i++, '--half')
+    } else if (arg === '--config') {
       if (rest[i + 1] === undefined) fail('--config needs a file')
       config = rest[++i]
     } else if (arg.startsWith('--config=')) {
@@ -112,7 +199,7 @@ function parseArgs(argv, usage, fail) {
       inputSeen = true
     }
   }
-  return { config, input, json, html }
+  return { config, input, json, html, corpus, labels, half }
 }
 
 function readConfigFile(file, fail) {

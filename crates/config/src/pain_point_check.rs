@@ -4,9 +4,9 @@
 
 use crate::toolkit::{Field, Issue, PathSegment, Rule, validate_fields};
 use gate::{
-    DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, DEFAULT_REPEAT_THRESHOLD,
-    LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem, Settings, SettingsError,
-    SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
+    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
+    DEFAULT_REPEAT_THRESHOLD, LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem,
+    Settings, SettingsError, SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,10 +30,14 @@ const TOOL_PATTERN_REGEX: &str = "^[\\x21-\\x7e]*[A-Za-z0-9][\\x21-\\x7e]*$";
 pub struct RowConfig {
     /// Register the gate; `false` turns the plugin off.
     pub enabled: bool,
-    /// Failed calls (error results, non-zero exits, kills, timeouts) that arm the gate (inclusive).
+    /// Failed experiments on one problem (error results, non-zero exits, kills, timeouts of calls
+    /// with one target) that arm the gate (inclusive); under `counting: any-failure`, any failed
+    /// calls.
     #[schemars(range(min = THRESHOLD_MIN, max = THRESHOLD_MAX))]
     pub failure_threshold: u32,
-    /// Consecutive identical calls (same tool, same arguments) that arm the gate (inclusive).
+    /// Repeats of one call (same tool, same arguments, same outcome; in a row or as an A-B-A-B
+    /// cycle) that arm the gate (inclusive); under `counting: any-failure`, consecutive identical
+    /// calls whatever they returned.
     #[schemars(range(min = THRESHOLD_MIN, max = THRESHOLD_MAX))]
     pub repeat_threshold: u32,
     /// Investigation tools still callable while the gate is pending: exact names or anchored `*`
@@ -48,6 +52,30 @@ pub struct RowConfig {
     /// Refused calls in one pending episode after which the gate opens by itself (the escape).
     #[schemars(range(min = MAX_DENIALS_MIN, max = MAX_DENIALS_MAX))]
     pub max_denials: u32,
+    /// How failures and repeats are counted: `same-problem` (failures per target, a success on it
+    /// resolves them; repeats need the same outcome; waiting never counts) or `any-failure` (every
+    /// failure and identical call since the last reset, the counting before 0.3).
+    pub counting: CountingKey,
+}
+
+/// The `counting` key's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[schemars(inline)]
+pub enum CountingKey {
+    /// Failures per target; a success on the target resolves them.
+    SameProblem,
+    /// Every failure since the last reset (the counting before 0.3).
+    AnyFailure,
+}
+
+impl From<CountingKey> for Counting {
+    fn from(key: CountingKey) -> Self {
+        match key {
+            CountingKey::SameProblem => Self::SameProblem,
+            CountingKey::AnyFailure => Self::AnyFailure,
+        }
+    }
 }
 
 /// The `language` key's values.
@@ -85,6 +113,7 @@ impl Default for RowConfig {
             extra_allowlist: Vec::new(),
             language: Language::Auto,
             max_denials: DEFAULT_MAX_DENIALS,
+            counting: CountingKey::SameProblem,
         }
     }
 }
@@ -98,9 +127,10 @@ const TOOL_PATTERNS: Rule = Rule::List {
     check: tool_pattern,
 };
 const LANGUAGES: [&str; 3] = ["auto", "zh", "en"];
+const COUNTINGS: [&str; 2] = ["same-problem", "any-failure"];
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [Field; 7] = [
+const FIELDS: [Field; 8] = [
     ("enabled", Rule::Flag),
     ("failureThreshold", THRESHOLD),
     ("repeatThreshold", THRESHOLD),
@@ -114,6 +144,7 @@ const FIELDS: [Field; 7] = [
             max: MAX_DENIALS_MAX,
         },
     ),
+    ("counting", Rule::OneOf(&COUNTINGS)),
 ];
 
 fn tool_pattern(text: &str) -> Result<(), String> {
@@ -151,6 +182,7 @@ impl RowConfig {
             extra_allowlist: self.extra_allowlist.clone(),
             language: self.language.into(),
             max_denials: self.max_denials,
+            counting: self.counting.into(),
         };
         Settings::new(&input).map_err(|errors| errors.iter().map(issue_of).collect())
     }

@@ -3,20 +3,16 @@
 
 use crate::answers::{MarkerSet, is_han_or_kana, missing_answers};
 use crate::args::{ArgsHash, CallKey};
-use crate::settings::{LanguageChoice, Settings, ToolPattern};
+use crate::counting::Counts;
+use crate::experiment::Shot;
+use crate::settings::{Counting, LanguageChoice, Settings, ToolPattern};
 use crate::text;
 use crate::{
     ASK_USER_TOOL, CODE_MODE_TOOL, Decision, DenyKind, IgnoreReason, Input, Language, LiftOutcome,
     Notice, NoticeKind, Observation, Reaction, Status, Trigger,
 };
+use fingerprint::Fingerprint;
 use outcome::Outcome;
-
-/// A run of identical experiments: the call's key and how many in a row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Run {
-    key: CallKey,
-    len: u32,
-}
 
 /// A pending episode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +41,7 @@ enum Phase {
 /// The gate state of one agent. Small and `Copy`: its size never depends on the events seen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AgentGate {
-    failures: u32,
-    run: Option<Run>,
+    counts: Counts,
     phase: Phase,
     /// The last user prompt contained a Han or kana character (`language: auto`).
     prompt_in_cjk: bool,
@@ -72,14 +67,16 @@ impl AgentGate {
         matches!(self.phase, Phase::Pending(_))
     }
 
-    /// Failed experiments since the last reset.
+    /// Failed experiments counted toward `failureThreshold` now (see "Counting" in the crate
+    /// docs).
     pub fn failures(&self) -> u32 {
-        self.failures
+        self.counts.now.failures
     }
 
-    /// Length of the current run of identical experiments (0 after a reset).
+    /// Repeats counted toward `repeatThreshold` now (0 after a reset; see "Counting" in the
+    /// crate docs).
     pub fn run_length(&self) -> u32 {
-        self.run.map_or(0, |run| run.len)
+        self.counts.now.repeats
     }
 
     /// Refusals in the current pending episode (0 when not pending).
@@ -151,18 +148,20 @@ impl AgentGate {
     }
 
     /// Records a finished call (see "Counting" in the crate docs). Call it for every call that
-    /// went through [`pre_execute`](Self::pre_execute), denied ones included.
+    /// went through [`pre_execute`](Self::pre_execute), denied ones included. `failure` is the
+    /// fingerprint of a failed call's text ([`crate::failure_fingerprint`]).
     pub fn on_result(
         &mut self,
         settings: &Settings,
         name: &str,
-        args: ArgsHash,
+        shot: Shot,
         outcome: Outcome,
+        failure: Option<Fingerprint>,
     ) -> Observation {
         if !settings.enabled() {
             return Observation::Ignored(IgnoreReason::Disabled);
         }
-        let key = CallKey::new(name, args);
+        let key = shot.call;
         if let Phase::Probation {
             arming,
             refused: true,
@@ -185,26 +184,23 @@ impl AgentGate {
         if name == CODE_MODE_TOOL || settings.is_allowlisted(name) {
             return Observation::Transparent;
         }
-        let failed = outcome.failed();
-        let run = match self.run {
-            Some(run) if run.key == key => Run {
-                key,
-                len: run.len.saturating_add(1),
-            },
-            _ => Run { key, len: 1 },
-        };
-        self.run = Some(run);
-        if failed {
-            self.failures = self.failures.saturating_add(1);
+        let counting = settings.counting();
+        if shot.waits && counting == Counting::SameProblem {
+            return Observation::Waited;
         }
+        let failed = outcome.failed();
+        let counted = self
+            .counts
+            .count(counting, key, shot.target, &outcome, failure);
         if let Phase::Probation { arming, .. } = self.phase {
             if key != arming && !failed {
                 self.phase = Phase::Idle;
             }
         }
         let trigger = Trigger {
-            failures: (self.failures >= settings.failure_threshold()).then_some(self.failures),
-            repeats: (run.len >= settings.repeat_threshold()).then_some(run.len),
+            failures: (counted.failures >= settings.failure_threshold())
+                .then_some(counted.failures),
+            repeats: (counted.repeats >= settings.repeat_threshold()).then_some(counted.repeats),
         };
         if trigger.failures.is_none() && trigger.repeats.is_none() {
             return Observation::Counted;
@@ -242,8 +238,7 @@ impl AgentGate {
             return None;
         }
         let denials = pending.denials;
-        self.failures = 0;
-        self.run = None;
+        self.counts = Counts::default();
         self.phase = Phase::Idle;
         Some(Notice {
             kind: NoticeKind::Escape { denials },
@@ -277,8 +272,7 @@ impl AgentGate {
             return LiftOutcome::Partial { missing };
         }
         let arming = pending.arming;
-        self.failures = 0;
-        self.run = None;
+        self.counts = Counts::default();
         self.phase = Phase::Probation {
             arming,
             refused: false,
@@ -294,9 +288,10 @@ impl AgentGate {
             }
             Input::ToolResult {
                 name,
-                args,
+                shot,
                 outcome,
-            } => Reaction::Observation(self.on_result(settings, name, args, outcome)),
+                failure,
+            } => Reaction::Observation(self.on_result(settings, name, shot, outcome, failure)),
             Input::UserPrompt { text } => Reaction::UserPrompt {
                 cleared: self.on_user_prompt(text),
             },

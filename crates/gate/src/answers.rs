@@ -4,9 +4,12 @@
 //!
 //! 1. **Visible text only.** The caller passes the reply's text blocks (joined by `\n`), never
 //!    reasoning or tool-call arguments.
-//! 2. **Quotes and fences do not count.** Lines inside a fenced code block (```` ``` ```` or
-//!    `~~~`, closed by the same character at least as long; an unclosed fence runs to the end)
-//!    and lines whose first non-blank character is `>` are dropped. A marker right after a
+//! 2. **Quotes, code and comments do not count.** Lines inside a fenced code block
+//!    (```` ``` ```` or `~~~`, closed by the same character at least as long; an unclosed fence
+//!    runs to the end), lines of an indented code block (indented by four spaces or a tab, after
+//!    a blank line or at the start, not continuing a list item), lines whose first non-blank
+//!    character is `>` (also after list decoration: `- > …`), and lines holding or inside an HTML
+//!    comment (`<!-- … -->`; an unclosed one runs to the end) are dropped. A marker right after a
 //!    backtick (inline code) is not a marker either. Quoting the check block cannot lift the gate.
 //! 3. **Markers.** A marker is a label, then optional spaces, then a separator: `=`, `＝`, `:` or
 //!    `：`. Labels (English ones case-insensitive and whole-word; in them `_` also matches `-` or
@@ -231,12 +234,25 @@ struct Found {
     answer: usize,
 }
 
-/// The lines of `text`, with `None` for lines inside fences and quote lines.
+/// The lines of `text`, with `None` for lines inside fences, indented code blocks and HTML
+/// comments, and for quote lines (a list item's quote included).
 fn visible_lines(text: &str) -> Vec<Option<&str>> {
     let mut fence: Option<(char, usize)> = None;
+    let mut in_comment = false;
+    // Whether the last line was blank (the start counts as one), and whether the last non-blank
+    // line was a list item (indented lines after it continue the item, they are not code).
+    let mut after_blank = true;
+    let mut after_list_item = false;
+    let mut in_indented_code = false;
     text.split('\n')
         .map(|raw| {
             let line = raw.strip_suffix('\r').unwrap_or(raw);
+            if in_comment {
+                if line.contains("-->") {
+                    in_comment = false;
+                }
+                return None;
+            }
             let trimmed = line.trim_start();
             let run = |c: char| trimmed.chars().take_while(|&x| x == c).count();
             if let Some((c, len)) = fence {
@@ -246,6 +262,18 @@ fn visible_lines(text: &str) -> Vec<Option<&str>> {
                 }
                 return None;
             }
+            if trimmed.is_empty() {
+                after_blank = true;
+                return Some(line);
+            }
+            let indented = line.starts_with('\t') || line.starts_with("    ");
+            in_indented_code = indented && (in_indented_code || (after_blank && !after_list_item));
+            after_blank = false;
+            if in_indented_code {
+                return None;
+            }
+            after_list_item =
+                content_start(line) > line.len() - trimmed.len() || (indented && after_list_item);
             for c in ['`', '~'] {
                 let n = run(c);
                 if n >= 3 {
@@ -253,7 +281,14 @@ fn visible_lines(text: &str) -> Vec<Option<&str>> {
                     return None;
                 }
             }
-            if trimmed.starts_with('>') {
+            if trimmed.starts_with('>') || line[content_start(line)..].starts_with('>') {
+                return None;
+            }
+            if let Some(open) = line.find("<!--") {
+                // A comment hides the rest of its line and every line up to its end.
+                if !line[open..].contains("-->") {
+                    in_comment = true;
+                }
                 return None;
             }
             Some(line)

@@ -16,19 +16,19 @@ pub struct ArgsHash(pub u64);
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
-struct Fnv(u64);
+pub(crate) struct Fnv(pub(crate) u64);
 
 impl Fnv {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self(FNV_OFFSET)
     }
 
-    fn byte(&mut self, b: u8) {
+    pub(crate) fn byte(&mut self, b: u8) {
         self.0 ^= u64::from(b);
         self.0 = self.0.wrapping_mul(FNV_PRIME);
     }
 
-    fn bytes(&mut self, bytes: &[u8]) {
+    pub(crate) fn bytes(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.byte(b);
         }
@@ -38,7 +38,7 @@ impl Fnv {
         self.bytes(&(n as u64).to_le_bytes());
     }
 
-    fn text(&mut self, text: &str) {
+    pub(crate) fn text(&mut self, text: &str) {
         self.len(text.len());
         self.bytes(text.as_bytes());
     }
@@ -125,7 +125,7 @@ fn canonical_number(number: &serde_json::Number) -> String {
 
 /// One call's identity: the exact tool name and its [`ArgsHash`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct CallKey(u64);
+pub(crate) struct CallKey(pub(crate) u64);
 
 impl CallKey {
     pub(crate) fn new(name: &str, args: ArgsHash) -> Self {

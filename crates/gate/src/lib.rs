@@ -2,7 +2,7 @@
 //! and every model-facing text.
 //!
 //! An agent stuck in "solution state" keeps firing shots at the same problem. This crate counts,
-//! per agent, the **failed experiments** and the **consecutive identical calls**; when either
+//! per agent, the **failed experiments on one problem** and the **repeated calls**; when either
 //! reaches its threshold (both inclusive) the gate **arms**. The next step then carries the check
 //! block once (three questions, the falsifiable-hypothesis rule, the answer format), and every
 //! non-investigative call is **denied** with a self-contained reason until one visible assistant
@@ -15,8 +15,8 @@
 //! It is pure and sans-I/O, in the manner of quinn-proto and h11: facts go in through methods of
 //! [`AgentGate`], decisions and texts come out as values. It knows nothing of WASM, JavaScript,
 //! DSH objects, config files or clocks (no rule depends on time), and it never panics. Per-agent
-//! state is a small `Copy` value: counters and two 64-bit call keys, no argument text, no growing
-//! collections.
+//! state is a small `Copy` value: counters, [`PROBLEM_SLOTS`] target keys and a few 64-bit call
+//! keys, no argument text, no growing collections.
 //!
 //! # Driving it
 //!
@@ -44,13 +44,22 @@
 //!    nothing counted there could matter, and the gate's own denials never count;
 //! 4. **transparent** when the tool is allowlisted (investigation) or is [`CODE_MODE_TOOL`]: it
 //!    neither counts nor breaks a run of identical calls;
-//! 5. otherwise an **experiment**. It extends the run when its name and canonical arguments
-//!    ([`canonical_args_hash`]) equal the previous experiment's, else starts a new run of 1; it
-//!    is a failure when [`Outcome::failed`] (an error result, a non-zero exit code, a kill by
-//!    signal, a timeout). Failures accumulate until a reset.
+//! 5. **waiting** ([`Observation::Waited`]) when the call only lets time pass (`sleep`,
+//!    `job_output` waiting; see [`Shot`]): it neither counts nor breaks a run;
+//! 6. otherwise an **experiment**, counted by the settings' [`Counting`]:
+//!    - `same-problem` (the default): a failure equivalent to an earlier unresolved one (the same
+//!      target, [`Shot`]: a shell command's program and file or test, another tool's file; or
+//!      the same [`failure_fingerprint`]) is a **failed retry** and counts toward
+//!      `failureThreshold`; the first failure only finds the problem, and a success on the
+//!      target resolves it. A call that repeats the previous experiment, or the one
+//!      before it in an `A B A B` cycle, with the same outcome (exit code and failure
+//!      fingerprint) counts toward `repeatThreshold`.
+//!    - `any-failure` (the counting before 0.3): every failure since the last reset counts, and
+//!      a call with the same name and canonical arguments ([`canonical_args_hash`]) as the
+//!      previous experiment extends the run of identical calls whatever it returned.
 //!
-//! The gate arms when `failures >= failure_threshold` or `run >= repeat_threshold`. A user
-//! prompt resets everything; so does a lift, except that the lift starts the same-direction guard.
+//! The gate arms when either count reaches its threshold. A user prompt resets everything; so
+//! does a lift, except that the lift starts the same-direction guard.
 //!
 //! # Code Mode
 //!
@@ -78,6 +87,8 @@
 mod agent;
 mod answers;
 mod args;
+mod counting;
+mod experiment;
 mod questions;
 mod settings;
 mod text;
@@ -85,15 +96,53 @@ mod text;
 pub use agent::AgentGate;
 pub use answers::{MIN_ANSWER_WEIGHT, Marker, MarkerSet, answered_markers, missing_answers};
 pub use args::{ArgsHash, canonical_args_hash, canonical_args_hash_str};
+pub use counting::PROBLEM_SLOTS;
+pub use experiment::Shot;
+/// A failure's fingerprint: shared with research-nudge in `dsh-fingerprint`.
+pub use fingerprint::Fingerprint;
 /// How a finished tool call ended: shared with research-nudge in `dsh-outcome`.
 pub use outcome::Outcome;
 pub use questions::{QUESTIONS_EN, QUESTIONS_ZH};
 pub use settings::{
-    DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, DEFAULT_REPEAT_THRESHOLD,
-    DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem,
-    Settings, SettingsError, SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
+    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
+    DEFAULT_REPEAT_THRESHOLD, DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX,
+    MAX_DENIALS_MIN, PatternProblem, Settings, SettingsError, SettingsInput, THRESHOLD_MAX,
+    THRESHOLD_MIN, ToolPattern,
 };
 pub use text::{FORMAT_EN, FORMAT_ZH, NAME_LIMIT, PLUGIN_TAG, SHOWN_TOOLS_LIMIT};
+
+/// The fingerprint of a failed call's text (an error message, or a shell call's output): its
+/// head and tail windows ([`fingerprint::Failure::windows`]; `tail` empty when `head` is all of
+/// it), hashed with the tool name and exit code. `None` for a success and for a text without
+/// substance: nothing but a shell status line (`[exit code: 1]`, or a trajectory corpus's
+/// `exit code 1 (no output)`), which any two failing commands share.
+pub fn failure_fingerprint(
+    name: &str,
+    outcome: &Outcome,
+    head: &str,
+    tail: &str,
+) -> Option<Fingerprint> {
+    if !outcome.failed() || !has_substance(head, tail) {
+        return None;
+    }
+    fingerprint::fingerprint(&fingerprint::Failure {
+        tool: name,
+        exit_code: outcome.exit_code,
+        head,
+        tail,
+    })
+}
+
+fn has_substance(head: &str, tail: &str) -> bool {
+    let text = if tail.is_empty() { head } else { tail };
+    let status_only = |line: &str| {
+        let line = line.trim();
+        line.is_empty()
+            || (line.starts_with('[') && line.ends_with(']'))
+            || (line.starts_with("exit code ") && line.ends_with("(no output)"))
+    };
+    !text.lines().all(status_only)
+}
 
 /// DSH's Code Mode tool: a transport whose sub-calls are judged by their own names.
 pub const CODE_MODE_TOOL: &str = "run_code";
@@ -164,6 +213,8 @@ pub enum Observation {
     /// An investigation call (allowlisted) or the Code Mode transport: neither counts nor breaks
     /// a run.
     Transparent,
+    /// A call that only waits (`sleep`, `job_output` waiting): neither counts nor breaks a run.
+    Waited,
     /// Counted as an experiment; the gate did not arm.
     Counted,
     /// Counted, and the gate armed.
@@ -245,10 +296,12 @@ pub enum Input<'a> {
     ToolResult {
         /// Tool name exactly as called.
         name: &'a str,
-        /// Its canonical arguments.
-        args: ArgsHash,
+        /// What it tried.
+        shot: Shot,
         /// How it ended.
         outcome: Outcome,
+        /// Its failure text's fingerprint ([`failure_fingerprint`]), when it failed.
+        failure: Option<Fingerprint>,
     },
     /// A user prompt ([`AgentGate::on_user_prompt`]).
     UserPrompt {

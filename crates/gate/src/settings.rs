@@ -83,6 +83,36 @@ impl LanguageChoice {
     }
 }
 
+/// How failures and repeats are counted (`counting`; see the crate docs, "Counting").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Counting {
+    /// `same-problem`: failures count per target and a success on it resolves them; repeats need
+    /// the same outcome, two-call cycles count, waiting never counts.
+    #[default]
+    SameProblem,
+    /// `any-failure`: every failure since the last reset counts, and identical consecutive calls
+    /// whatever they returned (the counting before 0.3).
+    AnyFailure,
+}
+
+impl Counting {
+    /// All choices, in the order of their config spelling.
+    pub const ALL: [Counting; 2] = [Self::SameProblem, Self::AnyFailure];
+
+    /// The config spelling.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::SameProblem => "same-problem",
+            Self::AnyFailure => "any-failure",
+        }
+    }
+
+    /// The choice a config spelling names, if any.
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|choice| choice.key() == key)
+    }
+}
+
 /// A settings field, named by its config key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
@@ -224,6 +254,8 @@ pub struct SettingsInput {
     pub language: LanguageChoice,
     /// `maxDenials`: refusals in one pending episode after which the gate opens by itself.
     pub max_denials: u32,
+    /// `counting`: how failures and repeats are counted.
+    pub counting: Counting,
 }
 
 impl Default for SettingsInput {
@@ -236,6 +268,7 @@ impl Default for SettingsInput {
             extra_allowlist: Vec::new(),
             language: LanguageChoice::Auto,
             max_denials: DEFAULT_MAX_DENIALS,
+            counting: Counting::SameProblem,
         }
     }
 }
@@ -248,6 +281,7 @@ pub struct Settings {
     repeat_threshold: u32,
     max_denials: u32,
     language: LanguageChoice,
+    counting: Counting,
     /// `allowlist`, then the `extraAllowlist` entries it does not already hold.
     allowlist: Vec<ToolPattern>,
 }
@@ -260,6 +294,7 @@ impl Default for Settings {
             repeat_threshold: DEFAULT_REPEAT_THRESHOLD,
             max_denials: DEFAULT_MAX_DENIALS,
             language: LanguageChoice::Auto,
+            counting: Counting::SameProblem,
             allowlist: DEFAULT_ALLOWLIST
                 .iter()
                 .filter_map(|s| ToolPattern::new(s).ok())
@@ -322,6 +357,7 @@ impl Settings {
             repeat_threshold: input.repeat_threshold,
             max_denials: input.max_denials,
             language: input.language,
+            counting: input.counting,
             allowlist,
         })
     }
@@ -351,6 +387,11 @@ impl Settings {
     /// The language choice for model-facing texts.
     pub fn language(&self) -> LanguageChoice {
         self.language
+    }
+
+    /// How failures and repeats are counted.
+    pub fn counting(&self) -> Counting {
+        self.counting
     }
 
     /// The merged allowlist: `allowlist`, then the new `extraAllowlist` entries.

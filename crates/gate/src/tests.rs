@@ -12,28 +12,36 @@ fn with(input: SettingsInput) -> Settings {
     Settings::new(&input).unwrap()
 }
 
-/// `probe {"x":1}`: the scripted experiment of most tests.
+/// `probe {"path":"p","x":1}`: the scripted experiment of most tests (its target is `probe` on
+/// `p`).
 const PROBE: &str = "probe";
-const X1: &str = r#"{"x":1}"#;
+const X1: &str = r#"{"path":"p","x":1}"#;
+const X0: &str = r#"{"path":"p","x":0}"#;
 
 const ZH_ANSWER: &str = "卡点=测试在 CI 上超时 排除=不是缓存问题 性价比=先本地复现超时";
 const EN_ANSWER: &str = "blocker=the CI test times out\nruled_out=the cache is not the cause\nbest_path=reproduce the timeout locally";
 
+fn shot(name: &str, json: &str) -> Shot {
+    Shot::from_json(name, json)
+}
+
 fn fail(gate: &mut AgentGate, s: &Settings, name: &str, json: &str) -> Observation {
-    gate.on_result(s, name, args(json), Outcome::error())
+    gate.on_result(s, name, shot(name, json), Outcome::error(), None)
 }
 
 fn succeed(gate: &mut AgentGate, s: &Settings, name: &str, json: &str) -> Observation {
-    gate.on_result(s, name, args(json), Outcome::success())
+    gate.on_result(s, name, shot(name, json), Outcome::success(), None)
 }
 
-/// A gate armed by two failed `probe` calls, check block not yet shown.
+/// A gate armed by three failed `probe` calls on one target (the problem and two failed
+/// retries), check block not yet shown.
 fn armed(s: &Settings) -> AgentGate {
     let mut gate = AgentGate::new();
     assert_eq!(
-        fail(&mut gate, s, PROBE, r#"{"x":0}"#),
+        fail(&mut gate, s, PROBE, r#"{"path":"p","x":-1}"#),
         Observation::Counted
     );
+    assert_eq!(fail(&mut gate, s, PROBE, X0), Observation::Counted);
     assert!(matches!(
         fail(&mut gate, s, PROBE, X1),
         Observation::Armed(_)
@@ -52,18 +60,45 @@ fn reason(decision: Decision) -> String {
     }
 }
 
+fn any_failure() -> Settings {
+    with(SettingsInput {
+        counting: Counting::AnyFailure,
+        ..SettingsInput::default()
+    })
+}
+
+fn bash(command: &str) -> String {
+    serde_json::json!({ "command": command }).to_string()
+}
+
 #[test]
-fn failures_arm_at_the_threshold_inclusive() {
+fn failed_retries_arm_at_the_threshold_inclusive_on_one_target() {
     let s = defaults();
     let mut gate = AgentGate::new();
+    // The first failure finds the problem; it is no failed retry yet.
     assert_eq!(
-        fail(&mut gate, &s, "edit", r#"{"path":"a"}"#),
+        fail(&mut gate, &s, "bash", &bash("pytest tests/a.py::t1")),
+        Observation::Counted
+    );
+    assert_eq!(gate.failures(), 0);
+    assert_eq!(
+        fail(
+            &mut gate,
+            &s,
+            "bash",
+            &bash("timeout 60 pytest -q tests/a.py")
+        ),
         Observation::Counted
     );
     assert_eq!(gate.status(), Status::Idle);
     assert_eq!(gate.failures(), 1);
     assert_eq!(
-        fail(&mut gate, &s, "bash", r#"{"cmd":"make"}"#),
+        fail(
+            &mut gate,
+            &s,
+            "bash",
+            &bash("cd /r && pytest tests/a.py -x")
+        ),
         Observation::Armed(Trigger {
             failures: Some(2),
             repeats: None
@@ -73,8 +108,74 @@ fn failures_arm_at_the_threshold_inclusive() {
 }
 
 #[test]
-fn failures_accumulate_across_successes() {
+fn unrelated_failures_do_not_arm() {
     let s = defaults();
+    let mut gate = AgentGate::new();
+    for command in [
+        "grep foo a.py",
+        "python reproduce.py",
+        "pytest tests/b.py",
+        "ls nope",
+    ] {
+        assert_eq!(
+            fail(&mut gate, &s, "bash", &bash(command)),
+            Observation::Counted
+        );
+    }
+    assert_eq!(gate.failures(), 0);
+    // Under `counting: any-failure` the second one arms.
+    let s = any_failure();
+    let mut gate = AgentGate::new();
+    fail(&mut gate, &s, "bash", &bash("grep foo a.py"));
+    assert_eq!(
+        fail(&mut gate, &s, "bash", &bash("python reproduce.py")),
+        Observation::Armed(Trigger {
+            failures: Some(2),
+            repeats: None
+        })
+    );
+}
+
+#[test]
+fn failure_texts_without_substance_have_no_fingerprint() {
+    let failed = Outcome::exited(1);
+    assert_eq!(
+        failure_fingerprint("bash", &failed, "[exit code: 1]", ""),
+        None
+    );
+    assert_eq!(
+        failure_fingerprint("bash", &failed, "exit code 1 (no output)", ""),
+        None
+    );
+    assert_eq!(
+        failure_fingerprint("bash", &Outcome::success(), "TypeError", ""),
+        None
+    );
+    assert_eq!(
+        failure_fingerprint("bash", &failed, "TypeError at line 123\n[exit code: 1]", ""),
+        failure_fingerprint("bash", &failed, "TypeError at line 456\n[exit code: 1]", "")
+    );
+}
+
+#[test]
+fn a_success_on_the_target_resolves_it() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    fail(&mut gate, &s, "bash", &bash("python reproduce.py"));
+    fail(&mut gate, &s, "bash", &bash("python reproduce.py"));
+    // An edit in between and another target's success change nothing.
+    succeed(&mut gate, &s, "bash", &bash("sed -i s/a/b/ x.py"));
+    succeed(&mut gate, &s, "bash", &bash("pytest tests/a.py"));
+    assert_eq!(gate.failures(), 1);
+    succeed(&mut gate, &s, "bash", &bash("python reproduce.py"));
+    assert_eq!(gate.failures(), 0);
+    fail(&mut gate, &s, "bash", &bash("python reproduce.py"));
+    assert_eq!(gate.failures(), 0, "a new problem");
+}
+
+#[test]
+fn failures_accumulate_across_successes_under_any_failure() {
+    let s = any_failure();
     let mut gate = AgentGate::new();
     fail(&mut gate, &s, "edit", "{}");
     assert_eq!(
@@ -85,6 +186,81 @@ fn failures_accumulate_across_successes() {
         fail(&mut gate, &s, "bash", "{}"),
         Observation::Armed(_)
     ));
+}
+
+#[test]
+fn waiting_never_counts() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    fail(&mut gate, &s, "bash", &bash("python reproduce.py"));
+    fail(&mut gate, &s, "bash", &bash("python reproduce.py"));
+    for _ in 0..3 {
+        assert_eq!(
+            succeed(&mut gate, &s, "bash", &bash("sleep 30")),
+            Observation::Waited
+        );
+        assert_eq!(
+            fail(&mut gate, &s, "bash", &bash("sleep 5 && tail log")),
+            Observation::Waited
+        );
+    }
+    assert_eq!(gate.failures(), 1);
+    assert_eq!(gate.run_length(), 1, "the waits did not break the repeat");
+}
+
+#[test]
+fn repeats_need_the_same_outcome() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    let status = bash("git status");
+    let fp = |n| Some(Fingerprint::from_value(n));
+    let run = |gate: &mut AgentGate, outcome: Outcome, failure| {
+        gate.on_result(&s, "bash", shot("bash", &status), outcome, failure)
+    };
+    assert_eq!(
+        run(&mut gate, Outcome::exited(1), fp(1)),
+        Observation::Counted
+    );
+    assert_eq!(
+        run(&mut gate, Outcome::success(), None),
+        Observation::Counted
+    );
+    assert_eq!(
+        run(&mut gate, Outcome::exited(1), fp(2)),
+        Observation::Counted
+    );
+    assert_eq!(gate.run_length(), 0);
+    assert_eq!(
+        run(&mut gate, Outcome::exited(1), fp(2)),
+        Observation::Counted
+    );
+    assert_eq!(gate.run_length(), 1);
+    assert_eq!(
+        run(&mut gate, Outcome::exited(1), fp(2)),
+        Observation::Armed(Trigger {
+            failures: Some(2),
+            repeats: Some(2)
+        })
+    );
+}
+
+#[test]
+fn cycles_of_two_calls_arm() {
+    let s = defaults();
+    let mut gate = AgentGate::new();
+    let mut observed = Vec::new();
+    for _ in 0..3 {
+        observed.push(succeed(&mut gate, &s, "bash", &bash("cat a.py")));
+        observed.push(succeed(&mut gate, &s, "bash", &bash("git diff")));
+    }
+    assert_eq!(observed[..5], [Observation::Counted; 5]);
+    assert_eq!(
+        observed[5],
+        Observation::Armed(Trigger {
+            failures: None,
+            repeats: Some(2)
+        })
+    );
 }
 
 #[test]
@@ -99,9 +275,10 @@ fn non_zero_exits_kills_and_timeouts_are_failures() {
         assert!(outcome.failed(), "{outcome:?}");
         let s = defaults();
         let mut gate = AgentGate::new();
-        gate.on_result(&s, "bash", args(r#"{"c":"a"}"#), outcome);
+        gate.on_result(&s, "bash", shot("bash", &bash("make a")), outcome, None);
+        gate.on_result(&s, "bash", shot("bash", &bash("make a -k")), outcome, None);
         assert_eq!(
-            gate.on_result(&s, "bash", args(r#"{"c":"b"}"#), outcome),
+            gate.on_result(&s, "bash", shot("bash", &bash("make a -j4")), outcome, None),
             Observation::Armed(Trigger {
                 failures: Some(2),
                 repeats: None
@@ -115,7 +292,7 @@ fn non_zero_exits_kills_and_timeouts_are_failures() {
 
 #[test]
 fn identical_calls_arm_regardless_of_key_order() {
-    let s = defaults();
+    let s = any_failure();
     let mut gate = AgentGate::new();
     assert_eq!(
         succeed(&mut gate, &s, PROBE, r#"{"a":1,"b":2}"#),
@@ -133,7 +310,7 @@ fn identical_calls_arm_regardless_of_key_order() {
 
 #[test]
 fn only_consecutive_identical_calls_form_a_run() {
-    let s = defaults();
+    let s = any_failure();
     let mut gate = AgentGate::new();
     for json in [X1, r#"{"x":2}"#, X1] {
         assert_eq!(succeed(&mut gate, &s, PROBE, json), Observation::Counted);
@@ -146,7 +323,7 @@ fn only_consecutive_identical_calls_form_a_run() {
 
 #[test]
 fn identical_failures_report_both_thresholds() {
-    let s = defaults();
+    let s = any_failure();
     let mut gate = AgentGate::new();
     fail(&mut gate, &s, "bash", X1);
     assert_eq!(
@@ -160,7 +337,7 @@ fn identical_failures_report_both_thresholds() {
 
 #[test]
 fn investigation_calls_neither_count_nor_break_a_run() {
-    let s = defaults();
+    let s = any_failure();
     let mut gate = AgentGate::new();
     succeed(&mut gate, &s, PROBE, X1);
     assert_eq!(
@@ -182,6 +359,7 @@ fn investigation_calls_neither_count_nor_break_a_run() {
 #[test]
 fn strict_repeat_threshold_arms_on_every_counted_call() {
     let s = with(SettingsInput {
+        counting: Counting::AnyFailure,
         repeat_threshold: 1,
         ..SettingsInput::default()
     });
@@ -239,22 +417,29 @@ fn pending_allows_investigation_tools_and_the_code_mode_transport() {
     }
     assert_eq!(gate.denials(), 6);
     assert_eq!(
-        gate.on_result(&s, CODE_MODE_TOOL, args("{}"), Outcome::error()),
+        gate.on_result(
+            &s,
+            CODE_MODE_TOOL,
+            shot(CODE_MODE_TOOL, "{}"),
+            Outcome::error(),
+            None
+        ),
         Observation::Ignored(IgnoreReason::WhilePending)
     );
 }
 
 #[test]
 fn code_mode_results_are_transparent() {
-    let s = defaults();
+    let s = any_failure();
     let mut gate = AgentGate::new();
     succeed(&mut gate, &s, PROBE, X1);
     assert_eq!(
         gate.on_result(
             &s,
             CODE_MODE_TOOL,
-            args(r#"{"code":"x"}"#),
-            Outcome::error()
+            shot(CODE_MODE_TOOL, r#"{"code":"x"}"#),
+            Outcome::error(),
+            None
         ),
         Observation::Transparent
     );
@@ -314,7 +499,7 @@ todo_write, job_output, job_list, report."
 
 #[test]
 fn chinese_texts_follow_a_chinese_user_prompt_under_auto() {
-    let s = defaults();
+    let s = any_failure();
     let mut gate = AgentGate::new();
     gate.on_user_prompt("修复这个 bug in src/main.rs");
     assert_eq!(gate.language(&s), Language::Zh);
@@ -434,7 +619,7 @@ fn quoted_or_placeholder_answers_do_not_lift() {
 
 #[test]
 fn replies_outside_a_pending_gate_change_nothing() {
-    let s = defaults();
+    let s = any_failure();
     let mut gate = AgentGate::new();
     fail(&mut gate, &s, PROBE, "{}");
     assert_eq!(
@@ -470,11 +655,12 @@ fn own_denials_never_count() {
         let decision = gate.pre_execute(&s, "bash", args("{}"));
         assert!(is_denied(&decision, DenyKind::Pending));
         assert_eq!(
-            gate.on_result(&s, "bash", args("{}"), Outcome::error()),
+            gate.on_result(&s, "bash", shot("bash", "{}"), Outcome::error(), None),
             Observation::Ignored(IgnoreReason::WhilePending)
         );
     }
     assert_eq!(gate.on_assistant_text(&s, ZH_ANSWER), LiftOutcome::Lifted);
+    assert_eq!(fail(&mut gate, &s, "edit", "{}"), Observation::Counted);
     assert_eq!(fail(&mut gate, &s, "edit", "{}"), Observation::Counted);
     assert_eq!(gate.failures(), 1);
     assert_eq!(gate.status(), Status::Probation);
@@ -497,7 +683,7 @@ fn the_same_direction_shot_is_denied_once() {
         }
     );
     assert_eq!(
-        gate.on_result(&s, PROBE, args(X1), Outcome::error()),
+        gate.on_result(&s, PROBE, shot(PROBE, X1), Outcome::error(), None),
         Observation::Ignored(IgnoreReason::OwnDenial)
     );
     assert_eq!(gate.failures(), 0);
@@ -537,9 +723,10 @@ fn the_gate_can_arm_again_after_a_lift() {
     let s = defaults();
     let mut gate = armed(&s);
     assert_eq!(gate.on_assistant_text(&s, ZH_ANSWER), LiftOutcome::Lifted);
-    fail(&mut gate, &s, "edit", "{}");
+    fail(&mut gate, &s, "edit", r#"{"path":"a"}"#);
+    fail(&mut gate, &s, "edit", r#"{"path":"a","new":0}"#);
     assert!(matches!(
-        fail(&mut gate, &s, "bash", "{}"),
+        fail(&mut gate, &s, "edit", r#"{"path":"a","new":1}"#),
         Observation::Armed(_)
     ));
     assert_eq!(gate.status(), Status::Pending);
@@ -615,7 +802,7 @@ fn cancelled_calls_are_not_experiments() {
     let mut gate = AgentGate::new();
     for _ in 0..3 {
         assert_eq!(
-            gate.on_result(&s, PROBE, args(X1), Outcome::cancelled()),
+            gate.on_result(&s, PROBE, shot(PROBE, X1), Outcome::cancelled(), None),
             Observation::Ignored(IgnoreReason::Cancelled)
         );
     }
@@ -676,6 +863,7 @@ fn the_shown_allowlist_is_capped() {
 #[test]
 fn handle_reports_a_replay_timeline() {
     let s = with(SettingsInput {
+        counting: Counting::AnyFailure,
         max_denials: 1,
         ..SettingsInput::default()
     });
@@ -690,7 +878,8 @@ fn handle_reports_a_replay_timeline() {
         },
         Input::ToolResult {
             name: PROBE,
-            args: x1,
+            shot: shot(PROBE, X1),
+            failure: None,
             outcome: Outcome::exited(1),
         },
         Input::ToolCall {
@@ -699,7 +888,8 @@ fn handle_reports_a_replay_timeline() {
         },
         Input::ToolResult {
             name: PROBE,
-            args: x1,
+            shot: shot(PROBE, X1),
+            failure: None,
             outcome: Outcome::exited(1),
         },
         Input::Step,
@@ -712,7 +902,8 @@ fn handle_reports_a_replay_timeline() {
         },
         Input::ToolResult {
             name: PROBE,
-            args: x1,
+            shot: shot(PROBE, X1),
+            failure: None,
             outcome: Outcome::error(),
         },
         Input::Step,
@@ -722,7 +913,8 @@ fn handle_reports_a_replay_timeline() {
         },
         Input::ToolResult {
             name: PROBE,
-            args: x1,
+            shot: shot(PROBE, X1),
+            failure: None,
             outcome: Outcome::exited(1),
         },
         Input::ToolCall {
@@ -731,7 +923,8 @@ fn handle_reports_a_replay_timeline() {
         },
         Input::ToolResult {
             name: PROBE,
-            args: x1,
+            shot: shot(PROBE, X1),
+            failure: None,
             outcome: Outcome::exited(1),
         },
         Input::Step,
@@ -742,7 +935,8 @@ fn handle_reports_a_replay_timeline() {
         },
         Input::ToolResult {
             name: PROBE,
-            args: x1,
+            shot: shot(PROBE, X1),
+            failure: None,
             outcome: Outcome::error(),
         },
         Input::UserPrompt { text: "stop" },
@@ -780,5 +974,6 @@ fn handle_reports_a_replay_timeline() {
 fn agent_state_is_small_and_copy() {
     fn assert_copy<T: Copy>() {}
     assert_copy::<AgentGate>();
-    assert!(std::mem::size_of::<AgentGate>() <= 64);
+    // Constant size: the counters and PROBLEM_SLOTS remembered targets, no text.
+    assert!(std::mem::size_of::<AgentGate>() <= 512);
 }

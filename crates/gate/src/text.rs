@@ -33,6 +33,7 @@ fn trigger_text(lang: Language, trigger: Trigger) -> String {
         (Language::En, Some(f), Some(r)) => {
             format!("{f} failed experiments, the last {r} identical")
         }
+        (Language::En, Some(1), None) => "1 failed experiment on this problem".to_owned(),
         (Language::En, Some(f), None) => format!("{f} failed experiments on this problem"),
         (Language::En, None, Some(r)) => format!("{r} identical calls in a row"),
         (Language::Zh, None, None) => "卡点检查".to_owned(),

@@ -17,7 +17,8 @@
 //! Answer detector:
 //! - nothing panics on any text;
 //! - three valid answers in any supported decoration lift; dropping one names exactly that one;
-//! - the same answers quoted or fenced never count.
+//! - the same answers quoted, fenced, indented as code, in an HTML comment or quoted in a list
+//!   item never count.
 
 use pain_point_gate::*;
 use proptest::prelude::*;
@@ -35,6 +36,9 @@ const NAMES: &[&str] = &[
     "web_fetch",
 ];
 const ARGS: &[&str] = &[
+    r#"{"command":"sleep 5"}"#,
+    r#"{"command":"pytest tests/a.py::t1"}"#,
+    r#"{"command":"cd /r && pytest tests/a.py -x"}"#,
     r#"{"x":1}"#,
     r#"{"x":2}"#,
     "{}",
@@ -124,23 +128,27 @@ fn settings() -> impl Strategy<Value = Settings> {
         proptest::sample::select(&LanguageChoice::ALL[..]),
         prop_oneof![9 => Just(true), 1 => Just(false)],
         any::<bool>(),
+        proptest::sample::select(&Counting::ALL[..]),
     )
-        .prop_map(|(failure, repeat, max_denials, language, enabled, extra)| {
-            Settings::new(&SettingsInput {
-                enabled,
-                failure_threshold: failure,
-                repeat_threshold: repeat,
-                max_denials,
-                language,
-                extra_allowlist: if extra {
-                    vec!["mcp__docs__*".to_owned()]
-                } else {
-                    Vec::new()
-                },
-                ..SettingsInput::default()
-            })
-            .unwrap()
-        })
+        .prop_map(
+            |(failure, repeat, max_denials, language, enabled, extra, counting)| {
+                Settings::new(&SettingsInput {
+                    enabled,
+                    failure_threshold: failure,
+                    repeat_threshold: repeat,
+                    max_denials,
+                    language,
+                    counting,
+                    extra_allowlist: if extra {
+                        vec!["mcp__docs__*".to_owned()]
+                    } else {
+                        Vec::new()
+                    },
+                    ..SettingsInput::default()
+                })
+                .unwrap()
+            },
+        )
 }
 
 fn counters(gate: &AgentGate) -> (u32, u32) {
@@ -177,8 +185,9 @@ fn run(s: &Settings, ops: &[Op]) -> Vec<Reaction> {
                 *agent,
                 Input::ToolResult {
                     name,
-                    args: canonical_args_hash_str(args),
+                    shot: Shot::from_json(name, args),
                     outcome: *outcome,
+                    failure: None,
                 },
             ),
             Op::Prompt { agent, text } => (*agent, Input::UserPrompt { text }),
@@ -257,6 +266,10 @@ fn check(
         (Input::ToolResult { name, outcome, .. }, Reaction::Observation(observation)) => {
             let human = name == ASK_USER_TOOL && !outcome.failed() && !outcome.cancelled;
             match observation {
+                Observation::Waited => {
+                    assert_eq!(after, before, "waiting changes nothing");
+                    assert_eq!(s.counting(), Counting::SameProblem);
+                }
                 Observation::Ignored(_) | Observation::Transparent => {
                     assert_eq!(
                         after, before,
@@ -282,14 +295,20 @@ fn check(
                 Observation::Counted | Observation::Armed(_) => {
                     assert!(!neutral(s, name), "{name} counted although neutral");
                     assert_ne!(before.status(), Status::Pending);
-                    assert_eq!(
-                        after.failures(),
-                        before
-                            .failures()
-                            .saturating_add(u32::from(outcome.failed()))
-                    );
+                    let failed = u32::from(outcome.failed());
+                    match s.counting() {
+                        Counting::AnyFailure => {
+                            assert_eq!(after.failures(), before.failures().saturating_add(failed))
+                        }
+                        // One problem grows by one, or a success resolves one.
+                        Counting::SameProblem if failed == 1 => assert!(
+                            (before.failures()..=before.failures() + 1).contains(&after.failures())
+                        ),
+                        Counting::SameProblem => assert!(after.failures() <= before.failures()),
+                    }
                     let run = after.run_length();
-                    assert!(run == 1 || run == before.run_length() + 1, "{run}");
+                    let least = u32::from(s.counting() == Counting::AnyFailure);
+                    assert!((least..=before.run_length() + 1).contains(&run), "{run}");
                     let reached =
                         after.failures() >= s.failure_threshold() || run >= s.repeat_threshold();
                     match observation {
@@ -405,8 +424,10 @@ proptest! {
         let s = Settings::new(&SettingsInput { max_denials, ..SettingsInput::default() }).unwrap();
         let mut gate = AgentGate::new();
         let a = canonical_args_hash_str("{}");
-        let _ = gate.on_result(&s, "bash", a, Outcome::exited(1));
-        let _ = gate.on_result(&s, "bash", a, Outcome::exited(1));
+        let shot = Shot::from_json("bash", "{}");
+        for _ in 0..3 {
+            let _ = gate.on_result(&s, "bash", shot, Outcome::exited(1), None);
+        }
         prop_assert_eq!(gate.status(), Status::Pending);
         let mut steps = 0u32;
         let escaped = loop {
@@ -420,7 +441,7 @@ proptest! {
                 let decision = gate.pre_execute(&s, "bash", a);
                 let denied = matches!(decision, Decision::Deny { kind: DenyKind::Pending, .. });
                 prop_assert!(denied, "not denied: {:?}", decision);
-                let _ = gate.on_result(&s, "bash", a, Outcome::error());
+                let _ = gate.on_result(&s, "bash", shot, Outcome::error(), None);
             }
         };
         // Step 1 shows the check; each later step sees `calls_per_step` more refusals.
@@ -505,6 +526,12 @@ proptest! {
         prop_assert_eq!(missing_answers(&quoted), MarkerSet::ALL, "{}", quoted);
         let fenced = format!("```\n{full}\n```");
         prop_assert_eq!(missing_answers(&fenced), MarkerSet::ALL, "{}", fenced);
+        let indented: String = full.lines().map(|l| format!("    {l}\n")).collect();
+        prop_assert_eq!(missing_answers(&indented), MarkerSet::ALL, "{}", indented);
+        let commented = format!("<!--\n{full}\n-->");
+        prop_assert_eq!(missing_answers(&commented), MarkerSet::ALL, "{}", commented);
+        let listed: String = full.lines().map(|l| format!("- > {l}\n")).collect();
+        prop_assert_eq!(missing_answers(&listed), MarkerSet::ALL, "{}", listed);
     }
 }
 
@@ -516,11 +543,117 @@ fn agent_state_is_a_fixed_size_copy_value() {
     let s = Settings::default();
     let size = std::mem::size_of_val(&gate);
     for i in 0..10_000u32 {
-        let args = canonical_args_hash_str(&format!(r#"{{"i":{i}}}"#));
-        let _ = gate.pre_execute(&s, "bash", args);
-        let _ = gate.on_result(&s, "bash", args, Outcome::exited(1));
+        let json = format!(r#"{{"command":"python t{i}.py"}}"#);
+        let _ = gate.pre_execute(&s, "bash", canonical_args_hash_str(&json));
+        let _ = gate.on_result(
+            &s,
+            "bash",
+            Shot::from_json("bash", &json),
+            Outcome::exited(1),
+            None,
+        );
         let _ = gate.pre_step(&s);
     }
     assert_eq!(std::mem::size_of_val(&gate), size);
-    assert!(size <= 64, "{size}");
+    assert!(size <= 512, "{size}");
+}
+
+/// A shell command on one of `targets` distinct test files, spelled one of several ways.
+fn spelled(target: usize, spelling: usize) -> String {
+    let command = match spelling % 3 {
+        0 => format!("pytest tests/t{target}.py"),
+        1 => format!("cd /repo && python -m pytest tests/t{target}.py::case -x 2>&1 | tail -20"),
+        _ => format!("timeout 60 pytest -q tests/t{target}.py"),
+    };
+    serde_json::json!({ "command": command }).to_string()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Failures on pairwise different targets never add up, however many (within the slots).
+    #[test]
+    fn unrelated_failures_never_arm(
+        spellings in proptest::collection::vec(0..3usize, 1..=PROBLEM_SLOTS),
+        threshold in 2..=4u32,
+    ) {
+        let s = Settings::new(&SettingsInput { failure_threshold: threshold, ..SettingsInput::default() }).unwrap();
+        let mut gate = AgentGate::new();
+        for (target, spelling) in spellings.iter().enumerate() {
+            let json = spelled(target, *spelling);
+            let observed = gate.on_result(&s, "bash", Shot::from_json("bash", &json), Outcome::exited(1), None);
+            prop_assert_eq!(observed, Observation::Counted);
+        }
+        prop_assert_eq!(gate.failures(), 0);
+    }
+
+    /// Equivalent failures (one target, any spelling) arm when the retries after the first reach
+    /// the threshold, whatever successes on other targets and waits come between; a success on
+    /// the target resolves them.
+    #[test]
+    fn equivalent_failures_arm_and_a_success_resolves(
+        spellings in proptest::collection::vec(0..3usize, 6),
+        noise in proptest::collection::vec(1..5usize, 6),
+        threshold in 2..=4u32,
+        resolve_at in 0..5usize,
+    ) {
+        let s = Settings::new(&SettingsInput {
+            failure_threshold: threshold,
+            repeat_threshold: 100,
+            ..SettingsInput::default()
+        }).unwrap();
+        let mut gate = AgentGate::new();
+        let mut seen = 0u32;
+        for (i, spelling) in spellings.iter().enumerate() {
+            if i == resolve_at {
+                let json = spelled(0, i);
+                let _ = gate.on_result(&s, "bash", Shot::from_json("bash", &json), Outcome::success(), None);
+                seen = 0;
+            }
+            let other = spelled(noise[i], i);
+            let _ = gate.on_result(&s, "bash", Shot::from_json("bash", &other), Outcome::success(), None);
+            let wait = r#"{"command":"sleep 10"}"#;
+            prop_assert_eq!(
+                gate.on_result(&s, "bash", Shot::from_json("bash", wait), Outcome::success(), None),
+                Observation::Waited
+            );
+            let json = spelled(0, *spelling);
+            let observed = gate.on_result(&s, "bash", Shot::from_json("bash", &json), Outcome::exited(1), None);
+            seen += 1;
+            let counted = seen - 1;
+            if counted >= threshold {
+                let armed = matches!(observed, Observation::Armed(Trigger { failures: Some(n), .. }) if n == counted);
+                prop_assert!(armed, "{:?}", observed);
+                break;
+            }
+            prop_assert_eq!(observed, Observation::Counted);
+            prop_assert_eq!(gate.failures(), counted);
+        }
+    }
+
+    /// A cycle of two different calls with the same outcomes arms once it came round
+    /// `repeatThreshold` more times.
+    #[test]
+    fn cycles_arm_after_the_threshold_rounds(threshold in 2..=5u32, failing in any::<bool>()) {
+        let s = Settings::new(&SettingsInput {
+            repeat_threshold: threshold,
+            failure_threshold: 100,
+            ..SettingsInput::default()
+        }).unwrap();
+        let mut gate = AgentGate::new();
+        let outcome = if failing { Outcome::exited(1) } else { Outcome::success() };
+        let a = Shot::from_json("bash", r#"{"command":"cat a.py"}"#);
+        let b = Shot::from_json("bash", r#"{"command":"git diff"}"#);
+        for round in 0..=threshold {
+            let first = gate.on_result(&s, "bash", a, outcome, None);
+            let second = gate.on_result(&s, "bash", b, outcome, None);
+            prop_assert_eq!(first, Observation::Counted);
+            if round < threshold {
+                prop_assert_eq!(second, Observation::Counted);
+            } else {
+                let armed = matches!(second, Observation::Armed(Trigger { repeats: Some(n), .. }) if n == threshold);
+                prop_assert!(armed, "{:?}", second);
+            }
+        }
+    }
 }

@@ -7,8 +7,10 @@
 //! ([`Agents`]) and prefixes an event line's error with `line N: `. What an event means and what
 //! is printed is each plugin's [`Engine`], behind a cargo feature of the plugin's name:
 //! `research-nudge` (its policy, the timeline and the `--html` chart) and `pain-point-check` (its
-//! gate and timeline). `crates/wasm-adapter` only exposes them to JS.
+//! gate and timeline). [`corpus`] replays a guard over a folder of runs and reports it per source
+//! and label. `crates/wasm-adapter` only exposes them to JS.
 
+pub mod corpus;
 mod driver;
 
 pub use driver::{Agents, DEFAULT_AGENT, Engine, Format, Replay};

@@ -30,14 +30,26 @@
 
 use crate::{Agents, Engine, Format};
 use gate::{
-    AgentGate, Decision, Input, LiftOutcome, Marker, Observation, Outcome, Reaction, ResetCause,
-    Settings, Status, TimelineEntry, canonical_args_hash, canonical_args_hash_str,
+    AgentGate, Counting, Decision, Input, LiftOutcome, Marker, Observation, Outcome, Reaction,
+    ResetCause, Settings, Shot, Status, TimelineEntry, canonical_args_hash,
+    canonical_args_hash_str, failure_fingerprint,
 };
+use policy::Policy;
 use serde_json::{Map, Value, json};
 use session_log::{Entry, Header, LogEvent};
 use std::collections::HashMap;
 
-const KEYS: [&str; 6] = ["agent", "tool", "args", "result", "user", "assistant"];
+mod corpus;
+
+const KEYS: [&str; 7] = [
+    "agent",
+    "tool",
+    "args",
+    "result",
+    "output",
+    "user",
+    "assistant",
+];
 
 /// A replay through pain-point-check's gate, over one input stream.
 pub type Replay = crate::Replay<Check>;
@@ -46,6 +58,8 @@ pub type Replay = crate::Replay<Check>;
 pub struct Check {
     settings: Settings,
     json: bool,
+    /// research-nudge's default research tools, for what followed a fire in a corpus report.
+    research: Policy,
 }
 
 /// A session log being replayed: its one agent's gate and the counts for the summary.
@@ -56,13 +70,30 @@ pub struct Session {
     counts: HashMap<&'static str, usize>,
 }
 
+/// A corpus replay through pain-point-check's gate ([`crate::corpus`]).
+pub type CorpusReplay = crate::corpus::CorpusReplay<Check>;
+
+impl Check {
+    fn new(settings: Settings) -> Self {
+        Check {
+            settings,
+            json: false,
+            research: Policy::new(config::research_nudge::RowConfig::default().settings()),
+        }
+    }
+}
+
+impl CorpusReplay {
+    /// A corpus replay of `half` (every run when `None`) under the gate's validated settings.
+    pub fn with_settings(settings: Settings, half: Option<crate::corpus::Half>) -> Self {
+        Self::new(Check::new(settings), half)
+    }
+}
+
 impl Replay {
     /// A replay under the gate's validated settings.
     pub fn new(settings: Settings) -> Self {
-        Self::with_engine(Check {
-            settings,
-            json: false,
-        })
+        Self::with_engine(Check::new(settings))
     }
 
     /// Whether a session log is printed as JSON lines instead of the timeline. The event format
@@ -152,29 +183,37 @@ impl Check {
                     config::render(name)
                 ));
             };
-            let args = canonical_args_hash(object.get("args").unwrap_or(&json!({})));
+            let args_value = object.get("args").cloned().unwrap_or_else(|| json!({}));
+            let args = canonical_args_hash(&args_value);
+            let shot = Shot::new(name, &args_value);
             let outcome = outcome(object.get("result"))?;
+            let output = match object.get("output") {
+                None => "",
+                Some(text) => text_field("output", text)?,
+            };
             out.insert("event".into(), json!("tool"));
             out.insert("tool".into(), json!(name));
             let decision = gate.handle(settings, Input::ToolCall { name, args });
             note(&decision, &mut timeline);
-            let outcome = match &decision {
+            let (outcome, failure) = match &decision {
                 Reaction::Decision(Decision::Deny { reason, .. }) => {
                     out.insert("decision".into(), json!("deny"));
                     out.insert("reason".into(), json!(reason));
-                    Outcome::error()
+                    (Outcome::error(), None)
                 }
                 _ => {
                     out.insert("decision".into(), json!("allow"));
-                    outcome
+                    let (head, tail) = fingerprint::Failure::windows(output);
+                    (outcome, failure_fingerprint(name, &outcome, head, tail))
                 }
             };
             let observed = gate.handle(
                 settings,
                 Input::ToolResult {
                     name,
-                    args,
+                    shot,
                     outcome,
+                    failure,
                 },
             );
             if let Reaction::Observation(observation) = &observed {
@@ -255,6 +294,7 @@ fn counted(observation: &Observation) -> &'static str {
     match observation {
         Observation::Ignored(_) => "ignored",
         Observation::Transparent => "investigation",
+        Observation::Waited => "waiting",
         Observation::Counted | Observation::Armed(_) => "experiment",
         Observation::HumanAnswered => "human answer",
     }
@@ -274,8 +314,12 @@ fn opening(h: &Header, s: &Settings) -> String {
         out.push_str(&format!(" (cwd {cwd})"));
     }
     if s.enabled() {
+        let (failures, repeats) = match s.counting() {
+            Counting::SameProblem => ("failed retries of one problem", "repeats of one call"),
+            Counting::AnyFailure => ("failed calls", "identical calls"),
+        };
         out.push_str(&format!(
-            "\ngate: arms at {} failed calls or {} identical calls; escape after {} denials",
+            "\ngate: arms at {} {failures} or {} {repeats}; escape after {} denials",
             s.failure_threshold(),
             s.repeat_threshold(),
             s.max_denials()
@@ -310,24 +354,28 @@ impl Session {
                 let decision = self.gate.handle(settings, Input::ToolCall { name, args });
                 let mut entries = Vec::new();
                 let mut out = json!({ "event": "tool", "tool": name });
-                let outcome = match &decision {
+                let (outcome, failure) = match &decision {
                     Reaction::Decision(Decision::Deny { reason, .. }) => {
                         out["decision"] = json!("deny");
                         out["reason"] = json!(reason);
-                        Outcome::error()
+                        (Outcome::error(), None)
                     }
                     _ => {
                         out["decision"] = json!("allow");
-                        result.outcome()
+                        let outcome = result.outcome();
+                        let (head, tail) = fingerprint::Failure::windows(&result.text);
+                        (outcome, failure_fingerprint(name, &outcome, head, tail))
                     }
                 };
                 entries.extend(decision.timeline_entry());
+                let shot = Shot::from_json(name, &call.arguments_json);
                 let observed = self.gate.handle(
                     settings,
                     Input::ToolResult {
                         name,
-                        args,
+                        shot,
                         outcome,
+                        failure,
                     },
                 );
                 if let Reaction::Observation(observation) = &observed {
@@ -490,10 +538,10 @@ pub fn describe(entry: TimelineEntry) -> String {
         TimelineEntry::Armed(trigger) => {
             let mut why = Vec::new();
             if let Some(failures) = trigger.failures {
-                why.push(format!("{failures} failed calls"));
+                why.push(format!("{failures} failed experiments"));
             }
             if let Some(repeats) = trigger.repeats {
-                why.push(format!("{repeats} identical calls"));
+                why.push(format!("{repeats} repeated calls"));
             }
             format!("armed ({})", why.join(", "))
         }

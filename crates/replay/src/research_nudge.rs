@@ -8,9 +8,10 @@
 
 mod call;
 pub mod chart;
+mod corpus;
 mod events;
 mod plugin;
 pub mod session_log;
 
-pub use events::{Nudge, Replay};
+pub use events::{CorpusReplay, Nudge, Replay};
 pub use plugin::{PLUGIN_NAME, Plugin};

@@ -9,7 +9,10 @@
 pub mod replay;
 
 use config::pain_point_check::RowConfig;
-use gate::{AgentGate, Decision, LiftOutcome, Outcome, Settings, canonical_args_hash_str};
+use gate::{
+    AgentGate, Decision, LiftOutcome, Outcome, Settings, Shot, canonical_args_hash_str,
+    failure_fingerprint,
+};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -97,7 +100,9 @@ impl Gate {
 
     /// Counts a finished call: `ok` is `!isError`; `exit_code` is `value.exitCode` when it is an
     /// integer; `killed` is a `value.signal`; `timed_out` is `value.timedOut`; `error_code` is
-    /// `error.info.code` of an error result.
+    /// `error.info.code` of an error result; `head` and `tail` are a failed call's text (its
+    /// error message or output) cut to the fingerprint's windows (`tail` empty when `head` is all
+    /// of it), empty for a success.
     #[wasm_bindgen(js_name = onResult)]
     #[allow(clippy::too_many_arguments)] // flat scalars: one boundary crossing, no JS objects
     pub fn on_result(
@@ -110,15 +115,19 @@ impl Gate {
         killed: bool,
         timed_out: bool,
         error_code: Option<String>,
+        head: &str,
+        tail: &str,
     ) {
         // `as` saturates; the shim passes integers only.
         let exit_code = exit_code.map(|code| code as i64);
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
+        let failure = failure_fingerprint(name, &outcome, head, tail);
         let _ = self.inner.on_result(
             &plugin.settings,
             name,
-            canonical_args_hash_str(args_json),
+            Shot::from_json(name, args_json),
             outcome,
+            failure,
         );
     }
 

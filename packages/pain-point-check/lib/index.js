@@ -25,6 +25,19 @@ function agentId(agent) {
   return isAgent(agent) && typeof agent.id === 'string' ? agent.id : undefined
 }
 
+/** UTF-16 units of a failure's text kept from each end: about the fingerprint's 4 KiB windows,
+ * so a 10 MiB output never crosses into WebAssembly whole. */
+export const FAILURE_WINDOW = 4096
+
+/** A call's text (its error message, or a shell call's output) as head and tail windows; the
+ * gate reads them only when the call failed. */
+function textWindows(result) {
+  const message = result.isError === true ? result.error?.message : undefined
+  const text = typeof message === 'string' && message !== '' ? message : textOf(result.content)
+  if (text.length <= 2 * FAILURE_WINDOW) return [text, '']
+  return [text.slice(0, FAILURE_WINDOW), text.slice(-FAILURE_WINDOW)]
+}
+
 /** Agents tracked at most: `agent/disposed` frees each one, and this bounds a host that never
  * disposes (the oldest agent without a pending gate makes room). */
 export const MAX_AGENTS = 4096
@@ -91,6 +104,7 @@ export function apply(ctx, config) {
       if (id === undefined || typeof exec.name !== 'string' || result === null || typeof result !== 'object') return
       const ok = result.isError !== true
       const value = ok ? result.value : undefined
+      const [head, tail] = textWindows(result)
       const gate = gateOf(id)
       gate.onResult(
         plugin, exec.name, argumentsJson(exec), ok,
@@ -98,6 +112,7 @@ export function apply(ctx, config) {
         typeof value?.signal === 'string',
         value?.timedOut === true,
         typeof result.error?.info?.code === 'string' ? result.error.info.code : undefined,
+        head, tail,
       )
       track(id, gate)
     } catch (error) {

@@ -9,18 +9,22 @@ import {
 
 const fail = (n) => () => exited(n)
 
-/** Two failing `make` runs: the default failure threshold (2, inclusive). */
+/** Three failing `make` runs: the problem and two failed retries (the default failure
+ * threshold, 2, inclusive). */
 async function arm(tools, agent) {
   await call(tools, agent, 'bash', { command: 'make' }, fail(2))
+  await call(tools, agent, 'bash', { command: 'make -k' }, fail(2))
   await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2))
 }
 
-test('two failing bash runs arm the gate; the next step carries the check block once', async () => {
+test('failing bash runs on one target arm the gate; the next step carries the check block once', async () => {
   const { ctx, tools } = await mount({})
   const agent = { id: 'a' }
   await call(tools, agent, 'bash', { command: 'make' }, fail(2))
   allowed(await call(tools, agent, 'edit', { path: 'x' }))
-  assert.equal(notices(await preStep(ctx, agent)).length, 0, 'one failure does not arm')
+  await call(tools, agent, 'bash', { command: 'cargo test' }, fail(101))
+  await call(tools, agent, 'bash', { command: 'make -k' }, fail(2))
+  assert.equal(notices(await preStep(ctx, agent)).length, 0, 'one failed retry does not arm')
   await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2))
 
   const first = await preStep(ctx, agent)
@@ -124,24 +128,49 @@ test('a changed call after the lift ends the same-direction guard', async () => 
   allowed(await call(tools, agent, 'bash', { command: 'make -j1' }, fail(2)))
 })
 
-test('consecutive identical calls arm at repeatThreshold, key order aside', async () => {
-  const { tools } = await mount({ repeatThreshold: 3, failureThreshold: 100 })
+test('repeats of one call with the same outcome arm at repeatThreshold, key order aside', async () => {
+  const { tools } = await mount({ repeatThreshold: 2, failureThreshold: 100 })
   const agent = { id: 'a' }
   await call(tools, agent, 'bash', { command: 'ls', cwd: '/w' })
   await call(tools, agent, 'read', { path: 'a' })
+  await call(tools, agent, 'bash', { cwd: '/w', command: 'ls' }, fail(2))
   await call(tools, agent, 'bash', { cwd: '/w', command: 'ls' })
-  allowed(await call(tools, agent, 'bash', { command: 'ls', cwd: '/w' }))
+  await call(tools, agent, 'bash', { cwd: '/w', command: 'ls' })
+  allowed(await call(tools, agent, 'bash', { command: 'ls', cwd: '/w' }), 'a different outcome broke the repeats')
+  denied(await call(tools, agent, 'edit'))
+})
+
+test('waiting never counts: sleep and a job_output that waits', async () => {
+  const { tools } = await mount({ repeatThreshold: 1, allowlist: ['read'] })
+  const agent = { id: 'a' }
+  for (let i = 0; i < 3; i++) {
+    allowed(await call(tools, agent, 'bash', { command: 'sleep 5 && tail log' }))
+    allowed(await call(tools, agent, 'job_output', { job_id: 'bash-1' }))
+  }
+  // With repeatThreshold 1 the first repeat of a counted call arms.
+  await call(tools, agent, 'bash', { command: 'cat log' })
+  await call(tools, agent, 'bash', { command: 'cat log' })
+  denied(await call(tools, agent, 'edit'))
+})
+
+test('the failure text tells repeats apart: the same call failing differently is no repeat', async () => {
+  const { tools } = await mount({ repeatThreshold: 1, failureThreshold: 100 })
+  const agent = { id: 'a' }
+  const failing = (output) => () => exited(1, { output })
+  await call(tools, agent, 'bash', { command: 'pytest' }, failing('AssertionError: 1 != 2'))
+  allowed(await call(tools, agent, 'bash', { command: 'pytest' }, failing('KeyError: x')))
+  await call(tools, agent, 'bash', { command: 'pytest' }, failing('KeyError: x'))
   denied(await call(tools, agent, 'edit'))
 })
 
 test('kills and timeouts are failures; cancellations and errors of allowlisted tools are not', async () => {
-  const { tools } = await mount({ failureThreshold: 2 })
+  const { tools } = await mount({ failureThreshold: 1 })
   const agent = { id: 'a' }
-  await call(tools, agent, 'bash', { n: 1 }, () => errored('aborted by user', 'ABORTED'))
-  await call(tools, agent, 'read', { n: 2 }, () => errored('no such file'))
-  await call(tools, agent, 'bash', { n: 3 }, () => exited(null, { signal: 'SIGKILL' }))
+  await call(tools, agent, 'bash', { command: 'make' }, () => errored('aborted by user', 'ABORTED'))
+  await call(tools, agent, 'read', { path: 'Makefile' }, () => errored('no such file'))
+  await call(tools, agent, 'bash', { command: 'make' }, () => exited(null, { signal: 'SIGKILL' }))
   allowed(await call(tools, agent, 'edit', { n: 4 }))
-  await call(tools, agent, 'bash', { n: 5 }, () => exited(null, { timedOut: true }))
+  await call(tools, agent, 'bash', { command: 'make -j1' }, () => exited(null, { timedOut: true }))
   denied(await call(tools, agent, 'edit', { n: 6 }))
 })
 

@@ -235,3 +235,20 @@ test('replay --html refuses --json and a missing file name', () => {
   assert.equal(r.code, 2)
   assert.match(r.stderr, /--json and --html cannot be combined/)
 })
+
+test('replay --corpus: one row per source and label over a folder of runs', () => {
+  const fixture = fileURLToPath(new URL('../../../crates/replay/fixtures/corpus', import.meta.url))
+  const r = spawnSync(process.execPath, [BIN, 'replay', '--corpus', `${fixture}/events`, '--labels', `${fixture}/labels.json`, '--json'], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  const report = JSON.parse(r.stdout)
+  assert.equal(report.runs, 4)
+  assert.deepEqual(report.groups.map((g) => [g.source, g.label, g.runs_fired]), [
+    ['liveswe-gpt5mini', 'resolved', 0],
+    ['liveswe-gpt5mini', 'unresolved', 0],
+    ['mini-gemini3pro', 'resolved', 1],
+    ['mini-gemini3pro', 'unresolved', 1],
+  ])
+  const missing = spawnSync(process.execPath, [BIN, 'replay', '--labels', 'x.json'], { encoding: 'utf8' })
+  assert.equal(missing.status, 2)
+  assert.match(missing.stderr, /--labels needs --corpus/)
+})

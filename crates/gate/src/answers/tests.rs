@@ -114,6 +114,45 @@ fn fenced_lines_do_not_count() {
 }
 
 #[test]
+fn indented_code_blocks_do_not_count() {
+    misses(
+        "The format is:\n\n    卡点=测试超时\n    排除=缓存问题\n    性价比=本地复现",
+        &ALL,
+    );
+    misses(
+        "\tblocker=the CI test\n\truled_out=the cache\n\nbest_path=reproduce locally",
+        &["blocker", "ruled_out"],
+    );
+    // Indented lines that continue a paragraph or a list item are text, not code.
+    lifts("卡点=测试超时\n    排除=缓存问题\n    性价比=本地复现");
+    lifts("- 卡点=测试超时\n\n    排除=缓存问题\n    性价比=本地复现");
+}
+
+#[test]
+fn html_comments_do_not_count() {
+    misses("<!-- 卡点=测试超时 排除=缓存问题 性价比=本地复现 -->", &ALL);
+    misses(
+        "<!--\nblocker=the CI test\nruled_out=the cache\n-->\nbest_path=reproduce locally",
+        &["blocker", "ruled_out"],
+    );
+    // An unclosed comment runs to the end.
+    misses("<!--\n卡点=测试超时\n排除=缓存问题\n性价比=本地复现", &ALL);
+    lifts("<!-- draft -->\n卡点=测试超时\n排除=缓存问题\n性价比=本地复现");
+}
+
+#[test]
+fn a_quote_inside_a_list_item_does_not_count() {
+    misses(
+        "- > 卡点=测试超时\n- > 排除=缓存问题\n- > 性价比=本地复现",
+        &ALL,
+    );
+    misses(
+        "1. > blocker=the CI test\n2. ruled_out=the cache\n3. best_path=locally",
+        &["blocker"],
+    );
+}
+
+#[test]
 fn inline_code_does_not_count() {
     misses(
         "Format: `卡点=测试超时` `排除=缓存问题` `性价比=本地复现`",

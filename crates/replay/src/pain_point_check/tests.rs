@@ -34,20 +34,25 @@ fn printed(config: &str, lines: &[&str]) -> String {
 const FAIL: &str = r#"{"tool":"bash","args":{"command":"make test"},"result":{"exitCode":1}}"#;
 
 #[test]
-fn two_failures_arm_deny_and_an_answer_lifts() {
+fn two_failed_retries_arm_deny_and_an_answer_lifts() {
     let input = [
         FAIL,
+        r#"{"tool":"bash","args":{"command":"make test -k"},"result":{"exitCode":2},"output":"ld: cannot find -lfoo"}"#,
         r#"{"tool":"bash","args":{"command":"make test2"},"result":{"exitCode":2}}"#,
+        r#"{"tool":"bash","args":{"command":"cd src && make test"},"result":{"exitCode":2},"output":"ld: cannot find -lfoo"}"#,
         r#"{"step":true}"#,
         r#"{"tool":"edit","args":{"path":"a.rs"}}"#,
         r#"{"tool":"read","args":{"path":"a.rs"}}"#,
         r#"{"assistant":"blocker=the linker cannot find libfoo\nruled_out=a missing header file"}"#,
         r#"{"assistant":"blocker=the linker cannot find libfoo\nruled_out=a missing header, the include path is fine\nbest_path=print the library search path with -v"}"#,
-        r#"{"tool":"bash","args":{"command":"make test2"},"result":{"exitCode":2}}"#,
+        r#"{"tool":"bash","args":{"command":"cd src && make test"},"result":{"exitCode":2},"output":"ld: cannot find -lfoo"}"#,
     ];
     let out = run("null", &input);
-    assert_eq!(out[0]["failures"], 1);
-    assert_eq!(out[1]["timeline"], json!(["armed (2 failed calls)"]));
+    assert_eq!(out[0]["failures"], 0, "the first failure finds the problem");
+    assert_eq!(out[1]["failures"], 1);
+    assert_eq!(out[2]["failures"], 1, "another target");
+    let out = &out[2..];
+    assert_eq!(out[1]["timeline"], json!(["armed (2 failed experiments)"]));
     assert_eq!(out[1]["gate"], "pending");
     assert_eq!(out[2]["timeline"], json!(["check shown"]));
     assert_eq!(out[3]["decision"], "deny");
@@ -61,14 +66,14 @@ fn two_failures_arm_deny_and_an_answer_lifts() {
     // The exact call that armed the gate, nothing changed since: denied once more.
     assert_eq!(out[7]["decision"], "deny");
     assert_eq!(out[7]["timeline"], json!(["same-direction shot denied"]));
-    expect_test::expect_file!["snapshots/two-failures-arm-deny-and-lift.jsonl"]
+    expect_test::expect_file!["snapshots/two-failed-retries-arm-deny-and-lift.jsonl"]
         .assert_eq(&printed("null", &input));
 }
 
 #[test]
 fn agents_are_separate_and_a_user_prompt_resets() {
     let out = run(
-        r#"{"failureThreshold": 1}"#,
+        r#"{"failureThreshold": 1, "counting": "any-failure"}"#,
         &[
             r#"{"agent":"a","tool":"bash","result":"error"}"#,
             r#"{"agent":"b","tool":"bash","result":"ok"}"#,

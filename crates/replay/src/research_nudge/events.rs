@@ -35,7 +35,7 @@ pub type Replay = crate::Replay<Nudge>;
 
 /// research-nudge's [`Engine`]: the plugin under one config and the output options.
 pub struct Nudge {
-    plugin: Plugin,
+    pub(crate) plugin: Plugin,
     json: bool,
     /// With `--html`: the rows are drawn here and [`Replay::finish`] returns the page.
     chart: Option<Chart>,
@@ -62,15 +62,31 @@ enum Event<'a> {
     UserPrompt,
 }
 
-impl Replay {
-    /// A replay under a validated row config.
-    pub fn new(row: RowConfig) -> Self {
-        Self::with_engine(Nudge {
+/// A corpus replay through research-nudge's policy ([`crate::corpus`]).
+pub type CorpusReplay = crate::corpus::CorpusReplay<Nudge>;
+
+impl Nudge {
+    fn new(row: RowConfig) -> Self {
+        Nudge {
             plugin: Plugin::new(row),
             json: false,
             chart: None,
             events: 0,
-        })
+        }
+    }
+}
+
+impl CorpusReplay {
+    /// A corpus replay of `half` (every run when `None`) under a validated row config.
+    pub fn with_row(row: RowConfig, half: Option<crate::corpus::Half>) -> Self {
+        Self::new(Nudge::new(row), half)
+    }
+}
+
+impl Replay {
+    /// A replay under a validated row config.
+    pub fn new(row: RowConfig) -> Self {
+        Self::with_engine(Nudge::new(row))
     }
 
     /// Test-only: a replay under a row config given as JSON text, as the adapter reads it.

@@ -63,9 +63,10 @@ export function execOf(name, agent, args = {}, extra = {}) {
 export const ok = (text = 'ok') => ({ isError: false, value: text, content: [{ type: 'text', text }] })
 
 /** A bash-style result: a non-zero exit is still a *successful* tool result in DSH. */
-export function exited(exitCode, { signal = null, timedOut = false } = {}) {
-  const value = { exitCode, signal, timedOut, stdout: '', stderr: '' }
-  return { isError: false, value, content: [{ type: 'text', text: `[exit code: ${exitCode}]` }] }
+export function exited(exitCode, { signal = null, timedOut = false, output = '' } = {}) {
+  const value = { exitCode, signal, timedOut, stdout: output, stderr: '' }
+  const status = `[exit code: ${exitCode}]`
+  return { isError: false, value, content: [{ type: 'text', text: output === '' ? status : `${output}\n${status}` }] }
 }
 
 export const errored = (message, code) => ({

@@ -1,0 +1,527 @@
+//! What one call tried ([`Shot`]): the exact call, the **target** it experiments on, and whether
+//! it only waits.
+//!
+//! Two failures are experiments on the same problem when their calls have the same target. A
+//! shell call (any tool whose arguments hold a string `command`) targets its main command: the
+//! first simple command that is neither setup (`cd`, `export`, `source`, `echo`, …) nor a
+//! wrapper (`timeout 60`, `env`, `VAR=value`, `sudo`), reduced to its program and first operand,
+//! where a test id loses its `::case` and `[param]` parts. So `cd /r && python -m pytest
+//! tests/a.py::t1 -x 2>&1 | tail` and `pytest tests/a.py::t2` are one target (`pytest
+//! tests/a.py`), while `grep foo a.py` and `grep bar b.py` are two. Another tool targets its name
+//! and its `path` (or `file_path`, `file`) argument, or, without one, its exact arguments.
+//!
+//! A call **waits** when it only lets time pass: a shell command whose main command is `sleep`
+//! or `wait`, or `job_output` unless its `wait` is `false`. Waiting never counts.
+
+use crate::args::{CallKey, Fnv, canonical_args_hash};
+use serde_json::Value;
+
+/// One call as the gate counts it (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shot {
+    pub(crate) call: CallKey,
+    pub(crate) target: u64,
+    pub(crate) waits: bool,
+}
+
+/// Programs that prepare a shell command rather than run the experiment.
+const SETUP: [&str; 14] = [
+    "cd", "pushd", "popd", "export", "source", ".", "set", "unset", "alias", "echo", "printf",
+    "true", ":", "clear",
+];
+
+/// Prefixes that run the next word as the program.
+const WRAPPERS: [&str; 7] = ["env", "sudo", "time", "nohup", "command", "exec", "stdbuf"];
+
+/// Keys naming the file a non-shell tool works on.
+const PATH_KEYS: [&str; 3] = ["path", "file_path", "file"];
+
+impl Shot {
+    /// The shot of `name` called with parsed arguments.
+    pub fn new(name: &str, args: &Value) -> Self {
+        let args_hash = canonical_args_hash(args);
+        let call = CallKey::new(name, args_hash);
+        let field = |key: &str| args.get(key).and_then(Value::as_str);
+        if let Some(command) = field("command").or_else(|| field("cmd")) {
+            let main = main_command(command);
+            let waits = main
+                .first()
+                .is_some_and(|program| matches!(program.as_str(), "sleep" | "wait"));
+            return Self {
+                call,
+                target: target_hash(b'$', &main),
+                waits,
+            };
+        }
+        let waits =
+            names::normalize(name) == "job_output" && args.get("wait") != Some(&Value::Bool(false));
+        let target = match PATH_KEYS.iter().find_map(|key| field(key)) {
+            Some(path) => target_hash(b'/', &[name.to_owned(), path.to_owned()]),
+            None => call.0,
+        };
+        Self {
+            call,
+            target,
+            waits,
+        }
+    }
+
+    /// The shot of `name` called with arguments given as JSON text (text that is not JSON is its
+    /// own exact call and target, as in [`crate::canonical_args_hash_str`]).
+    pub fn from_json(name: &str, args_json: &str) -> Self {
+        if args_json.trim().is_empty() {
+            return Self::new(name, &Value::Object(serde_json::Map::new()));
+        }
+        match serde_json::from_str::<Value>(args_json) {
+            Ok(value) => Self::new(name, &value),
+            Err(_) => {
+                let call = CallKey::new(name, crate::canonical_args_hash_str(args_json));
+                Self {
+                    call,
+                    target: call.0,
+                    waits: false,
+                }
+            }
+        }
+    }
+}
+
+fn target_hash(tag: u8, words: &[String]) -> u64 {
+    let mut h = Fnv::new();
+    h.byte(tag);
+    for word in words {
+        h.text(word);
+    }
+    h.0
+}
+
+/// The main command of a shell command line as `[program, first operand]` (see the module docs);
+/// empty when there is none.
+pub(crate) fn main_command(command: &str) -> Vec<String> {
+    for (words, stdin) in first_of_pipelines(command) {
+        let mut words = words.as_slice();
+        // Wrappers and variable assignments before the program.
+        loop {
+            match words.first().map(String::as_str) {
+                Some(w) if WRAPPERS.contains(&w) => {
+                    words = &words[1..];
+                    while words.first().is_some_and(|w| w.starts_with('-')) {
+                        words = &words[1..];
+                    }
+                }
+                Some(w) if is_assignment(w) => words = &words[1..],
+                Some("timeout") => {
+                    words = &words[1..];
+                    while words.first().is_some_and(|w| w.starts_with('-')) {
+                        words = &words[1..];
+                    }
+                    words = words.get(1..).unwrap_or_default();
+                }
+                _ => break,
+            }
+        }
+        let Some(program) = words.first() else {
+            continue;
+        };
+        let program = program_name(program);
+        if SETUP.contains(&program.as_str()) {
+            continue;
+        }
+        let mut rest = &words[1..];
+        let mut program = program;
+        if program == "python" && rest.first().map(String::as_str) == Some("-m") {
+            if let Some(module) = rest.get(1) {
+                program = module.clone();
+                rest = &rest[2..];
+            }
+        }
+        let mut operand = None;
+        let mut i = 0;
+        while i < rest.len() {
+            let word = &rest[i];
+            if word == "-c" || word == "-e" {
+                operand = rest.get(i + 1).cloned();
+                break;
+            }
+            if !word.starts_with('-') || word == "-" {
+                operand = Some(test_file(word).to_owned());
+                break;
+            }
+            i += 1;
+        }
+        // A script on standard input (`python - <<EOF`) is told apart by its text.
+        if matches!(operand.as_deref(), None | Some("-")) && stdin.is_some() {
+            operand = stdin;
+        }
+        return [program].into_iter().chain(operand).collect();
+    }
+    Vec::new()
+}
+
+/// `python3.11`, `/usr/bin/python3` → `python`; other programs by their file name.
+fn program_name(word: &str) -> String {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    if base.starts_with("python") && base[6..].chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return "python".to_owned();
+    }
+    base.to_owned()
+}
+
+/// A test id's file: `tests/a.py::T::t[1]` → `tests/a.py`.
+fn test_file(word: &str) -> &str {
+    let word = word.split("::").next().unwrap_or(word);
+    match word.find('[') {
+        Some(at) if at > 0 && word.ends_with(']') => &word[..at],
+        _ => word,
+    }
+}
+
+fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// The words of each pipeline's first simple command, in order, with the body of the
+/// here-document it reads, if any. A rough shell reading: quotes and backslashes group words,
+/// `&&` `||` `;` `&` and newlines end a command, `|` ends a pipeline stage (the later stages only
+/// filter output), redirections and their targets are dropped, and a here-document's body is
+/// taken out of the command line.
+fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
+    let mut commands = Vec::new();
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut skipping_stage = false;
+    let mut skip_next_word = false;
+    let mut heredocs: Vec<(usize, String)> = Vec::new();
+    let mut bodies: Vec<(usize, String)> = Vec::new();
+    let mut chars = command.chars().peekable();
+    let end_word = |word: &mut String,
+                    in_word: &mut bool,
+                    words: &mut Vec<String>,
+                    skip_next_word: &mut bool,
+                    skipping_stage: bool| {
+        if *in_word {
+            if *skip_next_word {
+                *skip_next_word = false;
+            } else if !skipping_stage {
+                words.push(std::mem::take(word));
+            }
+            word.clear();
+            *in_word = false;
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    word.push(q);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' => word.extend(chars.next()),
+                        _ => word.push(q),
+                    }
+                }
+            }
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    if next != '\n' {
+                        in_word = true;
+                        word.push(next);
+                    }
+                }
+            }
+            '<' if chars.peek() == Some(&'<') => {
+                chars.next();
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
+                if chars.peek() == Some(&'<') {
+                    // `<<<` a here-string: its word is input, not an operand.
+                    chars.next();
+                    skip_next_word = true;
+                    continue;
+                }
+                if chars.peek() == Some(&'-') {
+                    chars.next();
+                }
+                while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+                    chars.next();
+                }
+                let mut delimiter = String::new();
+                while let Some(&d) = chars.peek() {
+                    if d.is_whitespace() || matches!(d, ';' | '&' | '|' | '<' | '>' | ')') {
+                        break;
+                    }
+                    chars.next();
+                    if d != '\'' && d != '"' && d != '\\' {
+                        delimiter.push(d);
+                    }
+                }
+                let owner = if skipping_stage {
+                    commands.len().saturating_sub(1)
+                } else {
+                    commands.len()
+                };
+                heredocs.push((owner, delimiter));
+            }
+            '<' | '>' => {
+                // A redirection: `2>&1`, `>out`, `< in`. A digit just before it is its fd.
+                if in_word && word.chars().all(|d| d.is_ascii_digit()) {
+                    word.clear();
+                    in_word = false;
+                }
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
+                while chars.peek().is_some_and(|c| *c == '>' || *c == '&') {
+                    chars.next();
+                }
+                if chars.peek().is_some_and(char::is_ascii_digit) {
+                    while chars.peek().is_some_and(char::is_ascii_digit) {
+                        chars.next();
+                    }
+                } else {
+                    skip_next_word = true;
+                }
+            }
+            '|' | '&' | ';' | '\n' => {
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
+                let pipe = c == '|' && chars.peek() != Some(&'|');
+                if matches!(chars.peek(), Some('|' | '&')) && c != ';' && c != '\n' {
+                    chars.next();
+                }
+                if !skipping_stage && !words.is_empty() {
+                    commands.push(std::mem::take(&mut words));
+                }
+                words.clear();
+                skipping_stage = pipe;
+                if c == '\n' {
+                    take_heredoc_bodies(&mut chars, &mut heredocs, &mut bodies);
+                }
+            }
+            c if c.is_whitespace() => {
+                end_word(
+                    &mut word,
+                    &mut in_word,
+                    &mut words,
+                    &mut skip_next_word,
+                    skipping_stage,
+                );
+            }
+            '(' | ')' | '{' | '}' if !in_word => {}
+            _ => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    end_word(
+        &mut word,
+        &mut in_word,
+        &mut words,
+        &mut skip_next_word,
+        skipping_stage,
+    );
+    if !skipping_stage && !words.is_empty() {
+        commands.push(words);
+    }
+    let mut bodies = bodies.into_iter().peekable();
+    commands
+        .into_iter()
+        .enumerate()
+        .map(|(index, words)| {
+            let mut body = None;
+            while let Some((_, text)) = bodies.next_if(|(owner, _)| *owner <= index) {
+                body = Some(text);
+            }
+            (words, body)
+        })
+        .collect()
+}
+
+/// After a newline: takes the bodies of the pending here-documents, each up to its delimiter
+/// line, with the index of the command that reads it.
+fn take_heredoc_bodies(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    heredocs: &mut Vec<(usize, String)>,
+    bodies: &mut Vec<(usize, String)>,
+) {
+    for (owner, delimiter) in heredocs.drain(..) {
+        let mut body = String::new();
+        loop {
+            let mut line = String::new();
+            let mut ended = false;
+            for c in chars.by_ref() {
+                if c == '\n' {
+                    ended = true;
+                    break;
+                }
+                line.push(c);
+            }
+            if line.trim() == delimiter {
+                break;
+            }
+            body.push_str(&line);
+            body.push('\n');
+            if !ended {
+                break;
+            }
+        }
+        bodies.push((owner, body));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn main(command: &str) -> Vec<String> {
+        main_command(command)
+    }
+
+    fn shell(command: &str) -> Shot {
+        Shot::new("bash", &json!({ "command": command }))
+    }
+
+    #[test]
+    fn the_main_command_skips_setup_wrappers_redirections_and_filters() {
+        expect_test::expect![[r#"
+            [
+                [
+                    "python",
+                    "reproduce.py",
+                ],
+                [
+                    "pytest",
+                    "tests/test_a.py",
+                ],
+                [
+                    "pytest",
+                    "tests/test_a.py",
+                ],
+                [
+                    "grep",
+                    "class TimeSeries",
+                ],
+                [
+                    "python",
+                    "import x; print(x)",
+                ],
+                [
+                    "sed",
+                    "s/a/b/",
+                ],
+                [
+                    "cat",
+                    "import os\n",
+                ],
+                [
+                    "git",
+                    "diff",
+                ],
+                [
+                    "sleep",
+                    "5",
+                ],
+                [],
+                [
+                    "python",
+                    "print(1)\n",
+                ],
+                [
+                    "django-admin",
+                    "test",
+                ],
+            ]
+        "#]]
+        .assert_debug_eq(&[
+            main("cd /testbed && python reproduce.py 2>&1 | tail -n 20"),
+            main("timeout 60 python3 -m pytest tests/test_a.py::T::test_x[1] -q"),
+            main("PYTHONPATH=. pytest -x tests/test_a.py"),
+            main("grep -n \"class TimeSeries\" astropy/timeseries/core.py"),
+            main("python -c 'import x; print(x)'"),
+            main("sed -i 's/a/b/' f.py && cat f.py"),
+            main("cat <<'EOF' > f.py\nimport os\nEOF\npython f.py"),
+            main("echo hi; git diff --stat"),
+            main("sleep 5 && tail log.txt"),
+            main("cd /testbed"),
+            main("cd /r && python3 - <<'PY'\nprint(1)\nPY"),
+            main("env -i django-admin test"),
+        ]);
+    }
+
+    #[test]
+    fn targets_group_runs_of_one_test_and_separate_different_commands() {
+        assert_eq!(
+            shell("pytest tests/a.py::t1").target,
+            shell("cd /r && python -m pytest tests/a.py::t2 -x 2>&1 | tail").target
+        );
+        assert_ne!(
+            shell("pytest tests/a.py").call,
+            shell("pytest tests/a.py -x").call
+        );
+        assert_ne!(shell("grep foo a.py").target, shell("grep bar b.py").target);
+        assert_ne!(shell("python a.py").target, shell("python b.py").target);
+        // Non-shell tools: the file they work on, else the exact call.
+        let edit = |path: &str, old: &str| Shot::new("edit", &json!({"path": path, "old": old}));
+        assert_eq!(edit("a.rs", "x").target, edit("a.rs", "y").target);
+        assert_ne!(edit("a.rs", "x").target, edit("b.rs", "x").target);
+        assert_ne!(
+            Shot::new("probe", &json!({"x": 1})).target,
+            Shot::new("probe", &json!({"x": 2})).target
+        );
+    }
+
+    #[test]
+    fn sleeping_and_job_output_wait() {
+        assert!(shell("sleep 10").waits);
+        assert!(shell("sleep 2 && cat out.log").waits);
+        assert!(!shell("python a.py && sleep 1").waits);
+        assert!(Shot::new("job_output", &json!({"job_id": "bash-1"})).waits);
+        assert!(Shot::new("job_output", &json!({"job_id": "bash-1", "wait": true})).waits);
+        assert!(!Shot::new("job_output", &json!({"job_id": "bash-1", "wait": false})).waits);
+        assert!(!Shot::new("read", &json!({"path": "a"})).waits);
+    }
+
+    #[test]
+    fn the_reading_never_panics_on_odd_text() {
+        for text in [
+            "", "'", "\"", "\\", "<<", "<<<", ">", "|", "&&&", "a <<EOF", "((", "2>&1",
+        ] {
+            let _ = main(text);
+            let _ = Shot::from_json("bash", text);
+        }
+        assert_eq!(Shot::from_json("bash", ""), Shot::new("bash", &json!({})));
+    }
+}

@@ -6,6 +6,7 @@
 //! A driver makes no decisions: it performs, reports facts, and feeds them back. This module is a
 //! leaf: it names no other module of the crate, and every type an effect or input carries is here.
 
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
 /// Identifies one effect; results name it.
@@ -512,20 +513,23 @@ pub enum Input {
 }
 
 /// The rows a resume loads (`sql::LOAD_RUN` and friends).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct StoredRows {
     /// The run.
     pub run: StoredRun,
     /// Its experiments.
+    #[serde(default, deserialize_with = "list")]
     pub experiments: Vec<StoredExperiment>,
     /// Its attempts.
+    #[serde(default, deserialize_with = "list")]
     pub attempts: Vec<StoredAttempt>,
     /// Its artifacts.
+    #[serde(default, deserialize_with = "list")]
     pub artifacts: Vec<StoredArtifact>,
 }
 
 /// A `runs` row.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[allow(missing_docs)]
 pub struct StoredRun {
     pub run_id: String,
@@ -544,10 +548,13 @@ pub struct StoredRun {
     pub best_commit: Option<String>,
     pub best_metric: Option<f64>,
     pub best_experiment_id: Option<String>,
+    #[serde(default, deserialize_with = "zero_if_null")]
     pub consecutive_failures: i64,
     pub terminal_reason: Option<String>,
     pub blocker_json: Option<String>,
+    #[serde(default, deserialize_with = "flag")]
     pub quiescent: bool,
+    #[serde(default, deserialize_with = "flag")]
     pub lock_held: bool,
     /// The host that last drove the run (JSON: `{hostname, bootId, pid, startTime}`).
     pub host_json: Option<String>,
@@ -560,7 +567,7 @@ pub struct StoredRun {
 }
 
 /// An `experiments` row.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[allow(missing_docs)]
 pub struct StoredExperiment {
     pub experiment_id: String,
@@ -579,7 +586,7 @@ pub struct StoredExperiment {
 }
 
 /// An `attempts` row (the columns recovery needs).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[allow(missing_docs)]
 pub struct StoredAttempt {
     pub attempt_id: String,
@@ -589,11 +596,12 @@ pub struct StoredAttempt {
     pub pid: Option<i64>,
     pub pgid: Option<i64>,
     pub process_start_time: Option<String>,
+    #[serde(default, deserialize_with = "optional_flag")]
     pub quiescent: Option<bool>,
 }
 
 /// An `artifacts` row.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[allow(missing_docs)]
 pub struct StoredArtifact {
     pub artifact_id: String,
@@ -601,8 +609,10 @@ pub struct StoredArtifact {
     pub attempt_id: String,
     pub kind: String,
     pub location: String,
+    #[serde(default, deserialize_with = "zero_if_null")]
     pub size_bytes: i64,
     pub sha256: String,
+    #[serde(default, deserialize_with = "flag")]
     pub truncated: bool,
     /// When retention removed the artifact's file.
     pub removed_at: Option<i64>,
@@ -866,4 +876,33 @@ pub struct RunResult {
     /// Set only for a run that has not ended (a read-only `show` of a live or interrupted run):
     /// its stored state. `status` is then a placeholder and rendered as this state instead.
     pub state: Option<String>,
+}
+
+/// A SQLite 0/1 (or a JSON boolean) as a flag; null is false.
+fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(optional_flag(d)?.unwrap_or(false))
+}
+
+/// A SQLite 0/1 (or a JSON boolean), or null.
+fn optional_flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Bool(b)) => Ok(Some(b)),
+        Some(serde_json::Value::Number(n)) if n.as_i64() == Some(0) => Ok(Some(false)),
+        Some(serde_json::Value::Number(n)) if n.as_i64() == Some(1) => Ok(Some(true)),
+        Some(other) => Err(D::Error::custom(format!(
+            "{other} is not a flag (0, 1, true or false)"
+        ))),
+    }
+}
+
+/// An integer column that may be null (as 0).
+fn zero_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    Ok(Option::<i64>::deserialize(d)?.unwrap_or(0))
+}
+
+/// A list that may be null or missing (as empty).
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
 }

@@ -26,6 +26,71 @@ macro_rules! validate_config_binding {
     };
 }
 
+/// A guard's corpus replay binding (`replay --corpus`): labels, each run's lines between
+/// `start` and `end`, then the report; `$make` builds the engine from the row config and half.
+#[cfg(any(feature = "research-nudge-replay", feature = "pain-point-check"))]
+macro_rules! corpus_binding {
+    ($js:ident, $inner:ty, $make:expr) => {
+        /// A corpus replay: labels, each run's lines between `start` and `end`, then the report.
+        #[wasm_bindgen::prelude::wasm_bindgen(js_name = $js)]
+        pub struct Corpus {
+            inner: $inner,
+        }
+
+        #[wasm_bindgen::prelude::wasm_bindgen(js_class = $js)]
+        impl Corpus {
+            /// A corpus replay under the given row config (JSON text) of `half` (`tune`,
+            /// `report`, or every run when absent); a bad config or half throws the full message.
+            #[wasm_bindgen(constructor)]
+            pub fn new(config_json: &str, half: Option<String>) -> Result<Corpus, JsError> {
+                Self::from_json(config_json, half.as_deref()).map_err(|m| JsError::new(&m))
+            }
+
+            /// Reads the labels file's text; a bad one throws naming the entry.
+            #[wasm_bindgen(js_name = setLabels)]
+            pub fn set_labels(&mut self, text: &str) -> Result<(), JsError> {
+                self.inner.set_labels(text).map_err(|m| JsError::new(&m))
+            }
+
+            /// Whether a run id is in the replayed half.
+            pub fn wants(&self, id: &str) -> bool {
+                self.inner.wants(id)
+            }
+
+            /// A run starts.
+            pub fn start(&mut self, id: &str) {
+                self.inner.start(id);
+            }
+
+            /// The next line of the current run; a malformed one throws `line N: …`.
+            pub fn feed(&mut self, text: &str) -> Result<(), JsError> {
+                self.inner.feed_line(text).map_err(|m| JsError::new(&m))
+            }
+
+            /// The current run ends.
+            pub fn end(&mut self) {
+                self.inner.end();
+            }
+
+            /// The report: a Markdown table, or one JSON object.
+            pub fn report(&self, json: bool) -> String {
+                self.inner.report(json)
+            }
+        }
+
+        impl Corpus {
+            /// A corpus replay under the given row config (JSON text) and half.
+            pub fn from_json(config_json: &str, half: Option<&str>) -> Result<Self, String> {
+                let half = half.map(replay::corpus::Half::from_key).transpose()?;
+                let make: fn(&str, Option<replay::corpus::Half>) -> Result<$inner, String> = $make;
+                Ok(Self {
+                    inner: make(config_json, half)?,
+                })
+            }
+        }
+    };
+}
+
 /// A JS number (a clock reading such as `performance.now()`, fractional ms, or a byte count) as a
 /// whole number; one that is not finite and positive is 0.
 #[cfg(any(feature = "research-nudge", feature = "limit-break"))]

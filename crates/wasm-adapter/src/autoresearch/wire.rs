@@ -35,8 +35,7 @@
 use autoresearch::protocol::{InputPath, ProposalReport, SqlValue};
 use autoresearch::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, Effect, EffectId, HashedFile, Input,
-    ProcessIdentity, ProcessOutcome, RepoFacts, StoredArtifact, StoredAttempt, StoredExperiment,
-    StoredRows, StoredRun, WorktreeFacts,
+    ProcessIdentity, ProcessOutcome, RepoFacts, StoredRows, WorktreeFacts,
 };
 use serde_json::{Map, Value, json};
 
@@ -352,98 +351,9 @@ fn worktree_facts(o: &Map<String, Value>) -> Result<WorktreeFacts, String> {
     })
 }
 
-/// Stored rows as SQLite returns them (column names; 0/1 for booleans).
+/// Stored rows as the driver's `loaded` answer carries them (SQLite's columns by name).
 pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
-    let o = v.as_object().ok_or("rows must be an object")?;
-    let r = object(o, "run")?;
-    let run = StoredRun {
-        run_id: text(r, "run_id")?,
-        repository_id: text(r, "repository_id")?,
-        run_tag: text(r, "run_tag")?,
-        branch: text(r, "branch")?,
-        worktree: text(r, "worktree")?,
-        start_commit: text(r, "start_commit")?,
-        policy_json: text(r, "policy_json")?,
-        policy_sha256: text(r, "policy_sha256")?,
-        provenance_json: opt_text(r, "provenance_json")?,
-        provenance_sha256: opt_text(r, "provenance_sha256")?,
-        state: text(r, "state")?,
-        baseline_commit: opt_text(r, "baseline_commit")?,
-        baseline_metric: opt_f64(r, "baseline_metric")?,
-        best_commit: opt_text(r, "best_commit")?,
-        best_metric: opt_f64(r, "best_metric")?,
-        best_experiment_id: opt_text(r, "best_experiment_id")?,
-        consecutive_failures: opt_i64(r, "consecutive_failures")?.unwrap_or(0),
-        terminal_reason: opt_text(r, "terminal_reason")?,
-        blocker_json: opt_text(r, "blocker_json")?,
-        quiescent: opt_flag(r, "quiescent")?,
-        lock_held: opt_flag(r, "lock_held")?,
-        host_json: opt_text(r, "host_json")?,
-        interrupted_at: opt_i64(r, "interrupted_at")?,
-        worktree_removed_at: opt_i64(r, "worktree_removed_at")?,
-        tsv_removed_at: opt_i64(r, "tsv_removed_at")?,
-    };
-    let list = |key: &str| objects(o, key, key)?.collect::<Result<Vec<_>, String>>();
-    let experiments = list("experiments")?
-        .into_iter()
-        .map(|e| {
-            Ok(StoredExperiment {
-                experiment_id: text(e, "experiment_id")?,
-                ordinal: opt_i64(e, "ordinal")?.ok_or("experiment ordinal is missing")?,
-                kind: text(e, "kind")?,
-                state: text(e, "state")?,
-                parent_commit: text(e, "parent_commit")?,
-                candidate_commit: opt_text(e, "candidate_commit")?,
-                hypothesis: opt_text(e, "hypothesis")?,
-                summary: opt_text(e, "summary")?,
-                changed_paths_json: opt_text(e, "changed_paths_json")?,
-                metric: opt_f64(e, "metric")?,
-                decision: opt_text(e, "decision")?,
-                failure_code: opt_text(e, "failure_code")?,
-                failure_message: opt_text(e, "failure_message")?,
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    let attempts = list("attempts")?
-        .into_iter()
-        .map(|a| {
-            Ok(StoredAttempt {
-                attempt_id: text(a, "attempt_id")?,
-                experiment_id: text(a, "experiment_id")?,
-                ordinal: opt_i64(a, "ordinal")?.ok_or("attempt ordinal is missing")?,
-                state: text(a, "state")?,
-                pid: opt_i64(a, "pid")?,
-                pgid: opt_i64(a, "pgid")?,
-                process_start_time: opt_text(a, "process_start_time")?,
-                quiescent: match a.get("quiescent") {
-                    None | Some(Value::Null) => None,
-                    Some(_) => Some(opt_flag(a, "quiescent")?),
-                },
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    let artifacts = list("artifacts")?
-        .into_iter()
-        .map(|a| {
-            Ok(StoredArtifact {
-                artifact_id: text(a, "artifact_id")?,
-                experiment_id: text(a, "experiment_id")?,
-                attempt_id: text(a, "attempt_id")?,
-                kind: text(a, "kind")?,
-                location: text(a, "location")?,
-                size_bytes: opt_i64(a, "size_bytes")?.unwrap_or(0),
-                sha256: text(a, "sha256")?,
-                truncated: opt_flag(a, "truncated")?,
-                removed_at: opt_i64(a, "removed_at")?,
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    Ok(StoredRows {
-        run,
-        experiments,
-        attempts,
-        artifacts,
-    })
+    <StoredRows as serde::Deserialize>::deserialize(v).map_err(|e| format!("stored rows: {e}"))
 }
 
 /// The items of an optional array member (missing or null: none), each an object or the error
@@ -522,14 +432,6 @@ fn opt_i64(o: &Map<String, Value>, key: &str) -> Result<Option<i64>, String> {
             .map(Some)
             .map_err(|_| format!("`{key}` must be an integer")),
         Some(_) => Err(format!("`{key}` must be an integer or null")),
-    }
-}
-
-fn opt_f64(o: &Map<String, Value>, key: &str) -> Result<Option<f64>, String> {
-    match o.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(_) => Err(format!("`{key}` must be a number or null")),
     }
 }
 

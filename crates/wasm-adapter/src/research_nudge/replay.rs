@@ -46,63 +46,14 @@ impl Replay {
     }
 }
 
-/// A corpus replay: labels, each run's lines between `start` and `end`, then the report.
-#[wasm_bindgen]
-pub struct Corpus {
-    inner: replay::research_nudge::CorpusReplay,
-}
-
-#[wasm_bindgen]
-impl Corpus {
-    /// A corpus replay under the given row config (JSON text) of `half` (`tune`, `report`, or
-    /// every run when absent); a bad config or half throws the full message.
-    #[wasm_bindgen(constructor)]
-    pub fn new(config_json: &str, half: Option<String>) -> Result<Corpus, JsError> {
-        Self::from_json(config_json, half.as_deref()).map_err(|m| JsError::new(&m))
-    }
-
-    /// Reads the labels file's text; a bad one throws naming the entry.
-    #[wasm_bindgen(js_name = setLabels)]
-    pub fn set_labels(&mut self, text: &str) -> Result<(), JsError> {
-        self.inner.set_labels(text).map_err(|m| JsError::new(&m))
-    }
-
-    /// Whether a run id is in the replayed half.
-    pub fn wants(&self, id: &str) -> bool {
-        self.inner.wants(id)
-    }
-
-    /// A run starts.
-    pub fn start(&mut self, id: &str) {
-        self.inner.start(id);
-    }
-
-    /// The next line of the current run; a malformed one throws `line N: …`.
-    pub fn feed(&mut self, text: &str) -> Result<(), JsError> {
-        self.inner.feed_line(text).map_err(|m| JsError::new(&m))
-    }
-
-    /// The current run ends.
-    pub fn end(&mut self) {
-        self.inner.end();
-    }
-
-    /// The report: a Markdown table, or one JSON object.
-    pub fn report(&self, json: bool) -> String {
-        self.inner.report(json)
-    }
-}
-
-impl Corpus {
-    /// A corpus replay under the given row config (JSON text) and half.
-    pub fn from_json(config_json: &str, half: Option<&str>) -> Result<Self, String> {
-        let row = Plugin::from_json(config_json)?.row;
-        let half = half.map(replay::corpus::Half::from_key).transpose()?;
-        Ok(Self {
-            inner: replay::research_nudge::CorpusReplay::with_row(row, half),
-        })
-    }
-}
+corpus_binding!(
+    Corpus,
+    replay::research_nudge::CorpusReplay,
+    |config_json, half| Ok(replay::research_nudge::CorpusReplay::with_row(
+        Plugin::from_json(config_json)?.row,
+        half
+    ))
+);
 
 impl Replay {
     /// A replay under the given row config (JSON text).

@@ -24,6 +24,8 @@ pub enum Failure {
     GitOutput,
     /// Hashing the evaluator inputs failed.
     HashFailed,
+    /// The proposal handoff cannot fit `maxHandoffChars`, even without history.
+    HandoffTooLarge,
     /// The attempt was interrupted by a host restart or a cancel.
     Interrupted,
     /// The run lost its repository lock.
@@ -82,7 +84,7 @@ pub enum Failure {
 
 impl Failure {
     /// Every code.
-    pub const ALL: [Failure; 37] = [
+    pub const ALL: [Failure; 38] = [
         Failure::BaselineFailed,
         Failure::Cancelled,
         Failure::CandidateEmpty,
@@ -93,6 +95,7 @@ impl Failure {
         Failure::GitFailed,
         Failure::GitOutput,
         Failure::HashFailed,
+        Failure::HandoffTooLarge,
         Failure::Interrupted,
         Failure::LockLost,
         Failure::LockUnavailable,
@@ -135,6 +138,7 @@ impl Failure {
             Failure::GitFailed => "git-failed",
             Failure::GitOutput => "git-output",
             Failure::HashFailed => "hash-failed",
+            Failure::HandoffTooLarge => "handoff-too-large",
             Failure::Interrupted => "interrupted",
             Failure::LockLost => "lock-lost",
             Failure::LockUnavailable => "lock-unavailable",

@@ -21,11 +21,13 @@ pub mod failure;
 pub mod git_config;
 pub mod glob;
 pub mod jcs;
+pub mod layout;
 pub mod list;
 pub mod metric;
 pub mod progress;
 pub mod protocol;
 pub mod render;
+pub mod retention;
 pub mod run;
 pub mod spec;
 pub mod sql;
@@ -35,10 +37,12 @@ pub mod tool;
 
 pub use protocol::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, DriverError, Effect, EffectId, HashedFile,
-    Input, ProcessIdentity, ProcessOutcome, RepoFacts, StoredArtifact, StoredAttempt,
-    StoredExperiment, StoredRows, StoredRun, WorktreeFacts,
+    Input, ProcessIdentity, ProcessOutcome, Removed, RepoFacts, RetentionArtifact, RetentionRows,
+    RetentionRun, StoredArtifact, StoredAttempt, StoredExperiment, StoredRows, StoredRun,
+    WorktreeFacts,
 };
 pub use protocol::{RunResult, Status};
+pub use retention::Retention;
 pub use run::{
     Millis, Phase, Run, RunState, Settings, StartError, state_dir, tracker_path, transition_allowed,
 };

@@ -19,9 +19,6 @@ use std::fmt;
 /// Name of the metric protocol, recorded in provenance.
 pub const METRIC_PROTOCOL: &str = "final-line-json-v1";
 
-/// Longest proposer `hypothesis` or `summary` kept, in characters (longer text is cut).
-pub const MAX_REPORT_FIELD_CHARS: usize = 4_000;
-
 /// Why no metric (or report) could be read from an output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseError {
@@ -100,12 +97,26 @@ pub fn parse_metric(stdout: &str, metric_name: &str, truncated: bool) -> Result<
 pub fn parse_report(stdout: &str, truncated: bool) -> Result<ProposalReport, ParseError> {
     let entries = final_object(stdout, truncated)?;
     let field = |key: &str| match single(&entries, key)? {
-        Value::String(s) if !s.trim().is_empty() => Ok(clip(s.trim(), MAX_REPORT_FIELD_CHARS)),
+        Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
         _ => Err(ParseError::BadField(key.to_owned())),
     };
     Ok(ProposalReport {
         hypothesis: field("hypothesis")?,
         summary: field("summary")?,
+    })
+}
+
+/// Why a proposal report is too long: as JSON (`{"hypothesis", "summary"}`) it has more than
+/// `max` characters (the row's `maxHandoffChars`, which bounds the report as the original's did).
+pub fn report_too_long(report: &ProposalReport, max: usize) -> Option<String> {
+    let chars = serde_json::json!({"hypothesis": report.hypothesis, "summary": report.summary})
+        .to_string()
+        .chars()
+        .count();
+    (chars > max).then(|| {
+        format!(
+            "the report is {chars} characters as JSON and maxHandoffChars allows {max}: shorten hypothesis or summary"
+        )
     })
 }
 

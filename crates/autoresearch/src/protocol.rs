@@ -215,8 +215,27 @@ pub enum Effect {
         /// TSV text.
         contents: String,
     },
-    /// `git worktree remove --force <path>` (only ever asked for on `target-reached` or
-    /// `budget-limited` with `cleanup_worktrees_on_success`). Answer [`Input::Done`].
+    /// Read the retention cleanup's rows: `sql::LIST_RETENTION_RUNS` and
+    /// `sql::LIST_RETENTION_ARTIFACTS` (no parameters). Answer [`Input::Retention`].
+    LoadRetention {
+        /// Id.
+        id: EffectId,
+    },
+    /// Retention: unlink each of `files` (one already gone counts as removed; never through a
+    /// symlink: unlink removes the link itself), then remove each of `dirs`, in order, when it
+    /// is empty (a missing or non-empty one is left as it is). Every path lies under the state
+    /// directory. Answer [`Input::Done`], or [`Input::Failed`] when a file could not be removed.
+    RemoveFiles {
+        /// Id.
+        id: EffectId,
+        /// Absolute file paths.
+        files: Vec<String>,
+        /// Absolute directory paths, deepest first.
+        dirs: Vec<String>,
+    },
+    /// `git worktree remove --force <path>` of an ended run (a worktree already gone is only
+    /// pruned), for `retainWorktrees: false` or `cleanupWorktreesOnSuccess`. Answer
+    /// [`Input::Done`].
     RemoveWorktree {
         /// Id.
         id: EffectId,
@@ -246,6 +265,8 @@ impl Effect {
             | Effect::TerminateProcessGroup { id, .. }
             | Effect::ProbeHost { id, .. }
             | Effect::ExportTsv { id, .. }
+            | Effect::LoadRetention { id }
+            | Effect::RemoveFiles { id, .. }
             | Effect::RemoveWorktree { id, .. } => Some(*id),
             Effect::Interrupt { .. } | Effect::Report(_) => None,
         }
@@ -437,6 +458,13 @@ pub enum Input {
         /// The rows, or `None` when the run does not exist.
         rows: Option<Box<StoredRows>>,
     },
+    /// Answer to [`Effect::LoadRetention`].
+    Retention {
+        /// Id.
+        id: EffectId,
+        /// The rows.
+        rows: RetentionRows,
+    },
     /// Answer to [`Effect::HashInputs`].
     Hashed {
         /// Id.
@@ -616,6 +644,72 @@ pub struct StoredArtifact {
     pub truncated: bool,
     /// When retention removed the artifact's file.
     pub removed_at: Option<i64>,
+}
+
+/// A run as the retention cleanup reads it (`sql::LIST_RETENTION_RUNS`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct RetentionRun {
+    pub run_id: String,
+    pub state: String,
+    pub worktree: String,
+    pub terminal_at: Option<i64>,
+    pub worktree_removed_at: Option<i64>,
+    pub tsv_removed_at: Option<i64>,
+    pub lock_held: bool,
+}
+
+/// An artifact not yet removed, of an ended run (`sql::LIST_RETENTION_ARTIFACTS`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct RetentionArtifact {
+    pub artifact_id: String,
+    pub run_id: String,
+    pub attempt_id: String,
+    pub location: String,
+    /// The attempt's failure code (`None`: the evaluation succeeded).
+    pub attempt_failure_code: Option<String>,
+}
+
+/// What the retention cleanup reads from the tracker.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RetentionRows {
+    /// Ended runs with something left to remove (live ones included: the core skips them).
+    pub runs: Vec<RetentionRun>,
+    /// Their artifacts not yet removed.
+    pub artifacts: Vec<RetentionArtifact>,
+}
+
+/// What retention removed of one run (its tracker rows stay, marked).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// The worktree (its branch and refs stay).
+    pub worktree: bool,
+    /// The TSV export.
+    pub tsv: bool,
+    /// The ids of the artifacts whose files are gone.
+    pub artifacts: std::collections::BTreeSet<String>,
+}
+
+impl Removed {
+    /// Whether nothing was removed.
+    pub fn is_empty(&self) -> bool {
+        !self.worktree && !self.tsv && self.artifacts.is_empty()
+    }
+
+    /// What the stored rows say was removed.
+    pub fn of(rows: &StoredRows) -> Removed {
+        Removed {
+            worktree: rows.run.worktree_removed_at.is_some(),
+            tsv: rows.run.tsv_removed_at.is_some(),
+            artifacts: rows
+                .artifacts
+                .iter()
+                .filter(|a| a.removed_at.is_some())
+                .map(|a| a.artifact_id.clone())
+                .collect(),
+        }
+    }
 }
 
 /// Driver misuse (a bug in the driver, never a world failure).
@@ -871,8 +965,10 @@ pub struct RunResult {
     pub artifacts: Vec<ArtifactRef>,
     /// Blocker evidence (for every status but the two successes; a cancel carries its reason).
     pub blocker: Option<Blocker>,
-    /// Non-fatal problems (TSV export or worktree removal failed).
+    /// Non-fatal problems (TSV export or a retention removal failed).
     pub warnings: Vec<String>,
+    /// What retention removed of this run.
+    pub removed: Removed,
     /// Set only for a run that has not ended (a read-only `show` of a live or interrupted run):
     /// its stored state. `status` is then a placeholder and rendered as this state instead.
     pub state: Option<String>,

@@ -149,12 +149,24 @@ impl RunResult {
                 self.artifacts[art_skip..]
                     .iter()
                     .map(|a| {
-                        json!({"artifact_id": a.artifact_id, "kind": a.kind, "location": a.location,
-                               "size_bytes": a.size_bytes, "sha256": a.sha256})
+                        let mut v = json!({"artifact_id": a.artifact_id, "kind": a.kind,
+                            "location": a.location, "size_bytes": a.size_bytes, "sha256": a.sha256});
+                        if self.removed.artifacts.contains(&a.artifact_id) {
+                            v["removed"] = json!(true);
+                        }
+                        v
                     })
                     .collect(),
             ),
         );
+        if !self.removed.is_empty() {
+            // Retention removed these files; their rows stay in the tracker, marked.
+            obj.insert(
+                "removed".into(),
+                json!({"worktree": self.removed.worktree, "tsv": self.removed.tsv,
+                       "artifacts": self.removed.artifacts.len()}),
+            );
+        }
         obj.insert(
             "blocker".into(),
             match &self.blocker {

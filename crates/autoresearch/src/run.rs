@@ -10,13 +10,14 @@ use crate::failure::Failure;
 use crate::metric;
 use crate::protocol::*;
 use crate::protocol::{
-    ArtifactRef, Blocker, Counts, ExperimentRow, InputPath, Point, ProposalReport, RunResult,
-    SqlValue, Statement, Status,
+    ArtifactRef, Blocker, Counts, ExperimentRow, InputPath, Point, ProposalReport, Removed,
+    RetentionArtifact, RetentionRows, RunResult, SqlValue, Statement, Status,
 };
+use crate::retention::{self, Removal, Retention};
 use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
 use crate::sql;
 use crate::surface::{self, CandidateCheck};
-use crate::{git_config, jcs};
+use crate::{git_config, jcs, layout};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -24,6 +25,7 @@ mod finish;
 mod handoff;
 mod recover;
 mod rows;
+mod sweep;
 
 /// Milliseconds since the epoch, injected by the driver (used only for timestamps in rows).
 pub type Millis = u64;
@@ -32,8 +34,6 @@ pub type Millis = u64;
 pub const STDERR_EXCERPT_CHARS: usize = 800;
 /// The environment variable marking an evaluator's process group with its attempt id.
 pub const ATTEMPT_MARKER_ENV: &str = "DSH_AUTORESEARCH_ATTEMPT";
-/// Longest proposer handoff, in characters.
-pub const MAX_HANDOFF_CHARS: usize = 16_384;
 /// Evaluator attempts per experiment (an interrupted attempt is rerun once); not a row key.
 pub const MAX_ATTEMPTS_PER_EXPERIMENT: u32 = 2;
 /// Experiments of history the proposer handoff carries at most.
@@ -59,10 +59,12 @@ pub struct Settings {
     pub max_active_runs_per_repository: u32,
     /// Evaluator attempts per experiment (an interrupted attempt is rerun up to this many).
     pub max_attempts_per_experiment: u32,
+    /// Longest proposal handoff and longest proposal report (as JSON), in characters.
+    pub max_handoff_chars: usize,
     /// Write a TSV export at the end.
     pub export_tsv: bool,
-    /// Remove the worktree after `target-reached`/`budget-limited` (never after other endings).
-    pub cleanup_worktrees_on_success: bool,
+    /// What the cleanup at each run's start and end removes.
+    pub retention: Retention,
 }
 
 pub use crate::state::{RunState, transition_allowed};
@@ -199,7 +201,21 @@ enum Await {
     Probe,
     Retake,
     Tsv,
-    RemoveWorktree,
+    Retention(Sweep),
+    Removal(Sweep),
+    Marks(Sweep),
+}
+
+/// Which cleanup a retention step belongs to, and so where the run goes on after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sweep {
+    /// At the start, once the tracker is open: then the lock (or the stored run).
+    Start,
+    /// The artifacts of this run's failed attempts, once their experiment ended: then the next
+    /// round.
+    FailedAttempts,
+    /// At the end, after the TSV export: then the report.
+    End,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -283,6 +299,14 @@ pub struct Run {
     carry: Vec<Statement>,
     done: Option<Box<RunResult>>,
     now: Millis,
+    tracker_open: bool,
+    /// What retention removed of this run.
+    removed: Removed,
+    /// The retention removals still to perform, and the marks of those that succeeded.
+    sweeping: VecDeque<Removal>,
+    sweep_marks: Vec<Statement>,
+    /// Artifacts of this run's failed attempts not yet removed (without `retainFailedArtifacts`).
+    failed_artifacts: Vec<RetentionArtifact>,
 }
 
 /// Why [`Run::start`] refused its arguments.
@@ -290,7 +314,20 @@ pub struct Run {
 pub enum StartError {
     /// The run id is not a lowercase UUID.
     BadRunId(String),
+    /// The policy cannot fit the proposal handoff ([`handoff_problem`]).
+    Spec(crate::spec::SpecError),
 }
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::BadRunId(id) => write!(f, "run id must be a lowercase UUID (got {id:?})"),
+            StartError::Spec(e) => write!(f, "invalid spec: {e}"),
+        }
+    }
+}
+
+pub use handoff::handoff_problem;
 
 impl Run {
     /// A fresh run of `policy` under the driver-generated `run_id` (a random lowercase UUID).
@@ -302,6 +339,9 @@ impl Run {
     ) -> Result<Run, StartError> {
         if !crate::spec::is_run_id(run_id) {
             return Err(StartError::BadRunId(run_id.to_owned()));
+        }
+        if let Some(problem) = handoff_problem(&policy, &settings) {
+            return Err(StartError::Spec(problem));
         }
         let repository = policy.repository.clone();
         let mut run = Run::blank(settings, Origin::Fresh, run_id, repository, now);
@@ -387,6 +427,7 @@ impl Run {
         let mut run = Run::blank(settings, Origin::Fresh, &r.run_id, None, 0);
         run.tracker = tracker.to_owned();
         run.fill_from(rows, policy, state);
+        run.removed = Removed::of(rows);
         let mut result = run.build_result(
             state.status().unwrap_or(Status::Blocked),
             stored_blocker(r.blocker_json.as_deref()),
@@ -442,6 +483,11 @@ impl Run {
             carry: Vec::new(),
             done: None,
             now,
+            tracker_open: false,
+            removed: Removed::default(),
+            sweeping: VecDeque::new(),
+            sweep_marks: Vec::new(),
+            failed_artifacts: Vec::new(),
         }
     }
 
@@ -667,46 +713,10 @@ impl Run {
         }
         match (awaiting, input) {
             (Await::Discover, Input::Discovered { facts, .. }) => self.on_discovered(facts),
-            (Await::Open, _) => match self.origin {
-                Origin::Fresh => {
-                    if self.slots() == 0 {
-                        return self.refuse_no_slot();
-                    }
-                    let p = self.p();
-                    let lock = sql::AcquireLock {
-                        run_id: self.run_id.clone().into(),
-                        repository_id: self.repository_id.clone().into(),
-                        run_tag: p.run_tag.clone().into(),
-                        now: self.now.into(),
-                        max_active: self.slots().into(),
-                    }
-                    .into();
-                    let insert = sql::InsertRun {
-                        run_id: self.run_id.clone().into(),
-                        repository_id: self.repository_id.clone().into(),
-                        run_tag: p.run_tag.clone().into(),
-                        branch: self.branch.clone().into(),
-                        worktree: self.worktree.clone().into(),
-                        start_commit: self.start_commit.clone().into(),
-                        policy_json: jcs::canonical(&p.to_json()).into(),
-                        policy_sha256: p.sha256().into(),
-                        now: self.now.into(),
-                    }
-                    .into();
-                    let host = self.set_host();
-                    self.emit(
-                        |id| Effect::Persist {
-                            id,
-                            statements: vec![lock, insert, host],
-                        },
-                        Await::Lock,
-                    );
-                }
-                Origin::Resume { .. } | Origin::Abandon { .. } | Origin::Reconcile => {
-                    let run_id = self.run_id.clone();
-                    self.emit(|id| Effect::LoadRun { id, run_id }, Await::Load);
-                }
-            },
+            (Await::Open, _) => {
+                self.tracker_open = true;
+                self.sweep(Sweep::Start);
+            }
             (Await::Lock, Input::Persisted { changes, .. }) => {
                 if changes.get(..2) != Some(&[1, 1][..]) {
                     return self.refuse(
@@ -719,7 +729,12 @@ impl Run {
                 self.run_persisted = true;
                 self.advance(Then::CreateWorktree);
             }
-            (Await::Load, Input::Loaded { rows, .. }) => self.on_loaded(rows),
+            (Await::Load, Input::Loaded { rows, .. }) => {
+                if let Some(rows) = &rows {
+                    self.removed = Removed::of(rows);
+                }
+                self.on_loaded(rows)
+            }
             (Await::Write { cas, then }, Input::Persisted { changes, .. }) => {
                 if let Some(&i) = cas.iter().find(|&&i| changes.get(i) != Some(&1)) {
                     self.pending_best = None;
@@ -812,9 +827,59 @@ impl Run {
             (Await::Probe, Input::HostProbed { alive, .. }) => self.on_probed(alive),
             (Await::Retake, Input::Persisted { changes, .. }) => self.on_retaken(&changes),
             (Await::Tsv, _) => self.after_tsv(),
-            (Await::RemoveWorktree, _) => self.report(),
+            (Await::Retention(at), Input::Retention { rows, .. }) => self.on_retention(at, &rows),
+            (Await::Removal(at), _) => self.on_removal(at, None),
+            (Await::Marks(at), _) => self.swept(at),
             // `answer_fits` rules out every other pairing.
             _ => {}
+        }
+    }
+
+    /// The tracker is open and the start's cleanup done: take the lock for a fresh run, or load
+    /// the stored one.
+    fn after_open(&mut self) {
+        if self.cancel.is_some() {
+            return self.finish(Status::Cancelled, self.cancel_blocker(), true);
+        }
+        match self.origin {
+            Origin::Fresh => {
+                if self.slots() == 0 {
+                    return self.refuse_no_slot();
+                }
+                let p = self.p();
+                let lock = sql::AcquireLock {
+                    run_id: self.run_id.clone().into(),
+                    repository_id: self.repository_id.clone().into(),
+                    run_tag: p.run_tag.clone().into(),
+                    now: self.now.into(),
+                    max_active: self.slots().into(),
+                }
+                .into();
+                let insert = sql::InsertRun {
+                    run_id: self.run_id.clone().into(),
+                    repository_id: self.repository_id.clone().into(),
+                    run_tag: p.run_tag.clone().into(),
+                    branch: self.branch.clone().into(),
+                    worktree: self.worktree.clone().into(),
+                    start_commit: self.start_commit.clone().into(),
+                    policy_json: jcs::canonical(&p.to_json()).into(),
+                    policy_sha256: p.sha256().into(),
+                    now: self.now.into(),
+                }
+                .into();
+                let host = self.set_host();
+                self.emit(
+                    |id| Effect::Persist {
+                        id,
+                        statements: vec![lock, insert, host],
+                    },
+                    Await::Lock,
+                );
+            }
+            Origin::Resume { .. } | Origin::Abandon { .. } | Origin::Reconcile => {
+                let run_id = self.run_id.clone();
+                self.emit(|id| Effect::LoadRun { id, run_id }, Await::Load);
+            }
         }
     }
 
@@ -918,10 +983,16 @@ impl Run {
                 self.warnings.push(format!("TSV export failed: {error}"));
                 self.after_tsv();
             }
-            Await::RemoveWorktree => {
+            Await::Retention(at) => {
                 self.warnings
-                    .push(format!("worktree removal failed: {error}"));
-                self.report();
+                    .push(format!("retention cleanup skipped: {error}"));
+                self.swept(at);
+            }
+            Await::Removal(at) => self.on_removal(at, Some(error)),
+            Await::Marks(at) => {
+                self.warnings
+                    .push(format!("retention marks not recorded: {error}"));
+                self.swept(at);
             }
         }
     }
@@ -943,7 +1014,7 @@ impl Run {
             jcs::sha256_hex(format!("{}\0{}", facts.git_common_dir, facts.toplevel).as_bytes());
         self.tracker = tracker_path(&facts.git_common_dir, &self.settings.state_root);
         if let Some(p) = &self.policy {
-            self.worktree = format!("{root}/worktrees/{}", self.run_id);
+            self.worktree = layout::worktree_path(&root, &self.run_id);
             self.branch = format!(
                 "{}{}-{}",
                 self.settings.branch_prefix, p.run_tag, self.run_id
@@ -1152,6 +1223,7 @@ impl Run {
             .into(),
         ];
         let exp_id = self.experiments[exp].id.clone();
+        let failed = failure_code.is_some() && !self.settings.retention.retain_failed_artifacts;
         for art in &outcome.artifacts {
             let artifact_id = format!("{attempt_id}-{}", art.kind);
             sts.push(
@@ -1169,6 +1241,15 @@ impl Run {
                 }
                 .into(),
             );
+            if failed {
+                self.failed_artifacts.push(RetentionArtifact {
+                    artifact_id: artifact_id.clone(),
+                    run_id: self.run_id.clone(),
+                    attempt_id: attempt_id.clone(),
+                    location: art.location.clone(),
+                    attempt_failure_code: failure_code.map(str::to_owned),
+                });
+            }
             self.artifacts.push(ArtifactRef {
                 artifact_id,
                 kind: art.kind.clone(),
@@ -1231,6 +1312,12 @@ impl Run {
         if self.cancel.is_some() {
             return self.do_cancel();
         }
+        let result = result.and_then(|report| {
+            match metric::report_too_long(&report, self.settings.max_handoff_chars) {
+                Some(problem) => Err((Failure::ProposerReport, problem)),
+                None => Ok(report),
+            }
+        });
         match result {
             Ok(report) => {
                 self.experiments[exp].report = Some(report);
@@ -1425,9 +1512,28 @@ impl Run {
                 );
             }
             Then::Spawn { exp, attempt } => self.spawn(exp, attempt),
-            Then::Ready => self.next_round(),
+            Then::Ready => {
+                // A failed attempt's artifacts go as soon as its experiment ended.
+                let failed = std::mem::take(&mut self.failed_artifacts);
+                let due: Vec<&RetentionArtifact> = failed.iter().collect();
+                match retention::files_removal(self.state_dir(), &self.run_id, &due, false) {
+                    Some(removal) => {
+                        self.sweeping.push_back(removal);
+                        self.next_removal(Sweep::FailedAttempts);
+                    }
+                    None => self.next_round(),
+                }
+            }
             Then::Propose { exp } => {
-                let handoff = self.handoff(exp);
+                let Some(handoff) = self.handoff(exp) else {
+                    let max = self.settings.max_handoff_chars;
+                    return self.block(
+                        Failure::HandoffTooLarge,
+                        "the proposal handoff does not fit maxHandoffChars even without history (the run started under a larger limit)",
+                        vec![format!("maxHandoffChars {max}")],
+                        true,
+                    );
+                };
                 let p = self.p();
                 let argv = p.proposer.as_ref().map(|c| {
                     std::iter::once(c.command.clone())
@@ -1533,8 +1639,8 @@ impl Run {
             s.max_stdout_bytes,
             s.max_stderr_bytes,
         );
-        let root = self.tracker.trim_end_matches("tracker.sqlite");
-        let artifact_dir = format!("{root}artifacts/{}/{attempt_id}", self.run_id);
+        let artifact_dir =
+            layout::attempt_artifacts_dir(self.state_dir(), &self.run_id, &attempt_id);
         self.emit(
             |id| Effect::RunEvaluator {
                 id,
@@ -1763,15 +1869,7 @@ pub fn provenance(
     (value, sha)
 }
 
-/// The run's state directory: `<git common dir>/<state_root>`.
-pub fn state_dir(git_common_dir: &str, state_root: &str) -> String {
-    format!("{}/{state_root}", git_common_dir.trim_end_matches('/'))
-}
-
-/// The repository's tracker database: `<git common dir>/<state_root>/tracker.sqlite`.
-pub fn tracker_path(git_common_dir: &str, state_root: &str) -> String {
-    format!("{}/tracker.sqlite", state_dir(git_common_dir, state_root))
-}
+pub use crate::layout::{state_dir, tracker_path};
 
 fn stored_blocker(json: Option<&str>) -> Option<Blocker> {
     let b = serde_json::from_str::<Value>(json?).ok()?;
@@ -1839,6 +1937,7 @@ fn input_id(input: &Input) -> EffectId {
         | Input::Done { id }
         | Input::Persisted { id, .. }
         | Input::Loaded { id, .. }
+        | Input::Retention { id, .. }
         | Input::Hashed { id, .. }
         | Input::Spawned { id, .. }
         | Input::Exited { id, .. }
@@ -1861,9 +1960,12 @@ fn expected(a: &Await) -> &'static str {
         | Await::Clean(_)
         | Await::FastForward { .. }
         | Await::Tsv
-        | Await::RemoveWorktree => "Done",
+        | Await::Removal(_) => "Done",
+        Await::Retention(_) => "Retention",
         Await::Load => "Loaded",
-        Await::Lock | Await::Write { .. } | Await::SideWrite | Await::Retake => "Persisted",
+        Await::Lock | Await::Write { .. } | Await::SideWrite | Await::Retake | Await::Marks(_) => {
+            "Persisted"
+        }
         Await::Probe => "HostProbed",
         Await::Hash(_) => "Hashed",
         Await::Evaluate { .. } => "Spawned or Exited",
@@ -1887,12 +1989,17 @@ fn answer_fits(a: &Await, input: &Input) -> bool {
                     | Await::Clean(_)
                     | Await::FastForward { .. }
                     | Await::Tsv
-                    | Await::RemoveWorktree,
+                    | Await::Removal(_),
                 Input::Done { .. }
             )
+            | (Await::Retention(_), Input::Retention { .. })
             | (Await::Load, Input::Loaded { .. })
             | (
-                Await::Lock | Await::Write { .. } | Await::SideWrite | Await::Retake,
+                Await::Lock
+                    | Await::Write { .. }
+                    | Await::SideWrite
+                    | Await::Retake
+                    | Await::Marks(_),
                 Input::Persisted { .. }
             )
             | (Await::Probe, Input::HostProbed { .. })

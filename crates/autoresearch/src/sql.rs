@@ -363,6 +363,15 @@ WHERE run_id = :run_id AND released_at IS NOT NULL
   location, size_bytes, sha256, truncated, created_at)
 VALUES (:artifact_id, :run_id, :experiment_id, :attempt_id, :kind, :location, :size_bytes,
   :sha256, :truncated, :now)";
+
+    /// Marks an artifact's file as removed by retention (the row stays).
+    MarkArtifactRemoved { now, artifact_id } = "UPDATE artifacts SET removed_at = :now WHERE artifact_id = :artifact_id AND removed_at IS NULL";
+
+    /// Marks an ended run's worktree as removed by retention (the row, branch and refs stay).
+    MarkWorktreeRemoved { now, run_id } = "UPDATE runs SET worktree_removed_at = :now WHERE run_id = :run_id AND worktree_removed_at IS NULL";
+
+    /// Marks an ended run's TSV export as removed by retention (the row stays).
+    MarkTsvRemoved { now, run_id } = "UPDATE runs SET tsv_removed_at = :now WHERE run_id = :run_id AND tsv_removed_at IS NULL";
 }
 
 /// Loads one run (columns map one-to-one onto `StoredRun`'s fields; `lock_held` is 0/1).
@@ -401,6 +410,25 @@ pub const LIST_RUNS: &str = "SELECT run_id, run_tag, state, branch, baseline_met
   EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
 FROM runs ORDER BY created_at DESC, run_id LIMIT :limit";
 
+/// The retention cleanup's runs: every ended run with a worktree, TSV or artifact not yet
+/// removed (columns map onto `RetentionRun`; whether each is due, and whether a held lock makes
+/// it live, is the core's decision).
+pub const LIST_RETENTION_RUNS: &str = "SELECT run_id, state, worktree, terminal_at,
+  worktree_removed_at, tsv_removed_at,
+  EXISTS (SELECT 1 FROM locks l WHERE l.run_id = runs.run_id AND l.released_at IS NULL) AS lock_held
+FROM runs WHERE terminal_at IS NOT NULL AND (worktree_removed_at IS NULL OR tsv_removed_at IS NULL
+  OR EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = runs.run_id AND a.removed_at IS NULL))
+ORDER BY terminal_at, run_id";
+
+/// The artifacts of ended runs not yet removed, with their attempt's failure code (columns map
+/// onto `RetentionArtifact`).
+pub const LIST_RETENTION_ARTIFACTS: &str =
+    "SELECT a.artifact_id, a.run_id, a.attempt_id, a.location,
+  t.failure_code AS attempt_failure_code
+FROM artifacts a JOIN attempts t ON t.attempt_id = a.attempt_id
+  JOIN runs r ON r.run_id = a.run_id
+WHERE a.removed_at IS NULL AND r.terminal_at IS NOT NULL ORDER BY a.run_id, a.artifact_id";
+
 /// Every read statement's text (the driver runs them itself), for tests.
 pub const READS: &[&str] = &[
     LOAD_RUN,
@@ -408,6 +436,8 @@ pub const READS: &[&str] = &[
     LOAD_ATTEMPTS,
     LOAD_ARTIFACTS,
     LIST_RUNS,
+    LIST_RETENTION_RUNS,
+    LIST_RETENTION_ARTIFACTS,
 ];
 
 /// The distinct `:name` parameters a statement's text uses, in order of first use.

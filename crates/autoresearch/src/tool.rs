@@ -3,7 +3,8 @@
 //! renderings of the tool output and the job output. The shim registers and drives; every word
 //! the models read comes from here; the adapter only passes JSON text through.
 
-use crate::metric::{MAX_REPORT_FIELD_CHARS, clip};
+use crate::metric::{clip, report_too_long};
+use crate::protocol::ProposalReport;
 use crate::spec::MAX_OBJECTIVE_CHARS;
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
@@ -125,8 +126,10 @@ pub fn round_over(tool: &str) -> String {
     format!("the autoresearch round is over (already reported); `{tool}` refused")
 }
 
-/// Checks the report tool's arguments: `{"ok": {hypothesis, summary}}` or `{"error": text}`.
-pub fn check_report(args_json: &str) -> Value {
+/// Checks the report tool's arguments: `{"ok": {hypothesis, summary}}` or `{"error": text}`. A
+/// report longer than `max_chars` as JSON (the row's `maxHandoffChars`) is refused, so the child
+/// can shorten it.
+pub fn check_report(args_json: &str, max_chars: usize) -> Value {
     let value: Value = match serde_json::from_str(args_json) {
         Ok(v) => v,
         Err(e) => return json!({"error": format!("arguments must be JSON ({e})")}),
@@ -141,9 +144,7 @@ pub fn check_report(args_json: &str) -> Value {
         }
     }
     let mut field = |key: &str| match obj.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => {
-            Some(clip(s.trim(), MAX_REPORT_FIELD_CHARS))
-        }
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_owned()),
         Some(other) => {
             problems.push(format!(
                 "{key}: must be a non-empty string (got {})",
@@ -158,8 +159,15 @@ pub fn check_report(args_json: &str) -> Value {
     };
     let (hypothesis, summary) = (field("hypothesis"), field("summary"));
     match (hypothesis, summary) {
-        (Some(h), Some(s)) if problems.is_empty() => {
-            json!({"ok": {"hypothesis": h, "summary": s}})
+        (Some(hypothesis), Some(summary)) if problems.is_empty() => {
+            let report = ProposalReport {
+                hypothesis,
+                summary,
+            };
+            match report_too_long(&report, max_chars) {
+                Some(problem) => json!({"error": problem}),
+                None => json!({"ok": {"hypothesis": report.hypothesis, "summary": report.summary}}),
+            }
         }
         _ => json!({"error": problems.join("; ")}),
     }

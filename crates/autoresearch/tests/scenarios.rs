@@ -83,6 +83,7 @@ fn transcript_of_one_accepted_round() {
     let expected = [
         "discover",
         "open-tracker",
+        "load-retention",
         "persist [INSERT INTO locks; INSERT INTO runs; UPDATE runs SET]",
         "create-worktree autoresearch/exp-1-0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9",
         "hash [\"eval.mjs\"]",
@@ -108,6 +109,7 @@ fn transcript_of_one_accepted_round() {
         "persist [UPDATE experiments SET→accepted; UPDATE runs SET; UPDATE runs SET; UPDATE runs SET→ready]",
         "persist [UPDATE runs SET→budget-limited; UPDATE locks SET]",
         "export-tsv",
+        "load-retention",
         "report budget-limited",
     ];
     assert_eq!(w.log.len(), expected.len(), "{:#?}", w.log);
@@ -616,7 +618,10 @@ fn bug_9_resume_ids_are_validated_before_any_effect() {
 #[test]
 fn bug_10_worktrees_are_removed_only_after_success() {
     let settings = Settings {
-        cleanup_worktrees_on_success: true,
+        retention: Retention {
+            cleanup_worktrees_on_success: true,
+            ..settings().retention
+        },
         ..settings()
     };
     let mut w = World::new(
@@ -721,7 +726,7 @@ fn recovery_marks_a_running_attempt_interrupted_and_reruns_it_once() {
 fn recovery_blocks_when_the_process_group_cannot_be_proven_gone_and_keeps_the_lock() {
     let mut w = World::new(score_evaluator(), score_proposer(vec![8.0]));
     let mut run = start(policy(json!({})));
-    w.crash_after = Some(8);
+    w.crash_after = Some(9);
     assert!(w.drive(&mut run).is_none());
     w.groups_gone = false;
     let r = resume(&mut w, json!({}), settings());
@@ -747,7 +752,7 @@ fn recovery_blocks_when_the_process_group_cannot_be_proven_gone_and_keeps_the_lo
 fn a_second_resume_while_the_group_still_lives_reports_blocked_again() {
     let mut w = World::new(score_evaluator(), score_proposer(vec![8.0]));
     let mut run = start(policy(json!({})));
-    w.crash_after = Some(8);
+    w.crash_after = Some(9);
     assert!(w.drive(&mut run).is_none());
     w.groups_gone = false;
     for _ in 0..2 {

@@ -7,7 +7,7 @@
 
 use crate::toolkit::{Field, Issue, PathSegment, Rule, validate_fields};
 #[cfg(feature = "autoresearch")]
-use autoresearch::{Limits, Settings};
+use autoresearch::{Limits, Retention, Settings};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -53,6 +53,14 @@ pub const DEFAULT_TIMEOUT_CAP_MS: u32 = 3_600_000;
 pub const DEFAULT_GRACE_MS: u32 = 5_000;
 /// Default output cap per stream (1 MiB).
 pub const DEFAULT_OUTPUT_BYTES: u32 = 1_048_576;
+/// Smallest proposal handoff and report limit.
+pub const HANDOFF_MIN_CHARS: u32 = 1_024;
+/// Largest proposal handoff and report limit.
+pub const HANDOFF_MAX_CHARS: u32 = 1_000_000;
+/// Default proposal handoff and report limit (the original's).
+pub const DEFAULT_MAX_HANDOFF_CHARS: u32 = 16_384;
+/// Smallest `maxTokens` (DSH's agents take any positive integer).
+pub const TOKENS_MIN: u32 = 1;
 /// Bounds of the retention windows, in days.
 pub const RETENTION_MIN_DAYS: u32 = 1;
 /// Largest retention window (ten years).
@@ -60,6 +68,9 @@ pub const RETENTION_MAX_DAYS: u32 = 3_650;
 /// Default retention window, in days.
 pub const DEFAULT_RETENTION_DAYS: u32 = 30;
 
+/// JSON Schema `pattern` of `provider` and `model`: text without surrounding whitespace, CR, LF or
+/// NUL.
+const ROUTE_NAME_REGEX: &str = "^[^\\s\\u0000](?:[^\\r\\n\\u0000]*[^\\s\\u0000])?$";
 /// JSON Schema `pattern` of `gitExecutable`: a bare program name or an absolute path.
 const GIT_EXECUTABLE_REGEX: &str = "^(/[^\\u0000]+|[^/\\s\\u0000]+)$";
 /// JSON Schema `pattern` of `stateRoot`: relative, no backslash (the `..` rule is Rust's).
@@ -72,6 +83,20 @@ const BRANCH_PREFIX_REGEX: &str = "^[A-Za-z0-9][A-Za-z0-9._/-]*/$";
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 #[schemars(title = "autoresearch row config")]
 pub struct RowConfig {
+    /// Provider route of each proposal round's child agent (absent: the calling agent's), passed
+    /// to DSH's `resolveChildAgentOptions` as DSH's subagent tool passes its `agentOptions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", regex(pattern = ROUTE_NAME_REGEX))]
+    pub provider: Option<String>,
+    /// Model of each proposal round's child agent (absent: the calling agent's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", regex(pattern = ROUTE_NAME_REGEX))]
+    pub model: Option<String>,
+    /// Output-token cap of each model request of a proposal round's child agent (absent: the
+    /// calling agent's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32", range(min = TOKENS_MIN, max = u32::MAX))]
+    pub max_tokens: Option<u32>,
     /// The git binary: a bare name looked up on PATH, or an absolute path.
     #[schemars(regex(pattern = GIT_EXECUTABLE_REGEX))]
     pub git_executable: String,
@@ -88,6 +113,11 @@ pub struct RowConfig {
     /// Largest `max_experiments` a spec may ask for.
     #[schemars(range(min = EXPERIMENTS_MIN, max = EXPERIMENTS_MAX))]
     pub max_experiments: u32,
+    /// Longest proposal handoff (the run's state in the round prompt; its history is shortened to
+    /// fit, never the objective) and longest proposal report (hypothesis and summary as JSON),
+    /// in characters.
+    #[schemars(range(min = HANDOFF_MIN_CHARS, max = HANDOFF_MAX_CHARS))]
+    pub max_handoff_chars: u32,
     /// Per-attempt timeout (evaluator and proposer) when a spec gives no `timeout_ms`.
     #[schemars(range(min = TIMEOUT_MIN_MS, max = TIMEOUT_MAX_MS))]
     pub default_timeout_ms: u32,
@@ -109,18 +139,23 @@ pub struct RowConfig {
     /// Longest result JSON (tool result, job output, the runner's `--json` line), in characters.
     #[schemars(range(min = RESULT_MIN_CHARS, max = RESULT_MAX_CHARS))]
     pub max_result_chars: u32,
-    /// Days a finished run's evaluator artifacts are kept (reserved: validated, not yet enforced).
+    /// Days an ended run's evaluator artifacts are kept: the cleanup at each run's start and end
+    /// removes the artifact files of runs that ended longer ago (their tracker rows stay, marked).
     #[schemars(range(min = RETENTION_MIN_DAYS, max = RETENTION_MAX_DAYS))]
     pub artifact_retention_days: u32,
-    /// Keep the artifacts of failed attempts (reserved: validated, not yet enforced).
+    /// Keep the artifacts of failed evaluator attempts; false removes them as soon as their
+    /// experiment ends (their tracker rows stay, marked).
     pub retain_failed_artifacts: bool,
-    /// Keep every run's worktree after it ends; must be false for `cleanupWorktreesOnSuccess`.
+    /// Keep an ended run's worktree; false removes it when the run ends (its branch, refs and
+    /// tracker rows stay).
     pub retain_worktrees: bool,
-    /// Remove the worktree after `target-reached` or `budget-limited` (never after a failure).
+    /// Remove a run's worktree when it ends `target-reached` or `budget-limited`, even while
+    /// `retainWorktrees` keeps the others.
     pub cleanup_worktrees_on_success: bool,
     /// Write `<stateRoot>/exports/<run_id>.tsv` when a run ends.
     pub export_tsv: bool,
-    /// Days TSV exports are kept (reserved: validated, not yet enforced).
+    /// Days a run's TSV export is kept: the cleanup at each run's start and end removes the
+    /// exports of runs that ended longer ago (their tracker rows stay, marked).
     #[schemars(range(min = RETENTION_MIN_DAYS, max = RETENTION_MAX_DAYS))]
     pub tsv_retention_days: u32,
     /// Repositories (absolute paths) whose unfinished runs are reconciled when the plugin starts,
@@ -131,11 +166,15 @@ pub struct RowConfig {
 impl Default for RowConfig {
     fn default() -> Self {
         Self {
+            provider: None,
+            model: None,
+            max_tokens: None,
             git_executable: "git".into(),
             state_root: "dsh-autoresearch".into(),
             branch_prefix: "autoresearch/".into(),
             default_max_experiments: DEFAULT_MAX_EXPERIMENTS,
             max_experiments: DEFAULT_EXPERIMENTS_CAP,
+            max_handoff_chars: DEFAULT_MAX_HANDOFF_CHARS,
             default_timeout_ms: DEFAULT_TIMEOUT_MS,
             max_timeout_ms: DEFAULT_TIMEOUT_CAP_MS,
             termination_grace_ms: DEFAULT_GRACE_MS,
@@ -172,7 +211,28 @@ const RETENTION: Rule = Rule::Integer {
 };
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [Field; 19] = [
+const FIELDS: [Field; 23] = [
+    (
+        "provider",
+        Rule::Str {
+            what: "a provider route name",
+            check: route_name,
+        },
+    ),
+    (
+        "model",
+        Rule::Str {
+            what: "a model id",
+            check: route_name,
+        },
+    ),
+    (
+        "maxTokens",
+        Rule::Integer {
+            min: TOKENS_MIN,
+            max: u32::MAX,
+        },
+    ),
     (
         "gitExecutable",
         Rule::Str {
@@ -196,6 +256,13 @@ const FIELDS: [Field; 19] = [
     ),
     ("defaultMaxExperiments", EXPERIMENTS),
     ("maxExperiments", EXPERIMENTS),
+    (
+        "maxHandoffChars",
+        Rule::Integer {
+            min: HANDOFF_MIN_CHARS,
+            max: HANDOFF_MAX_CHARS,
+        },
+    ),
     ("defaultTimeoutMs", TIMEOUT),
     ("maxTimeoutMs", TIMEOUT),
     (
@@ -239,6 +306,13 @@ const FIELDS: [Field; 19] = [
 fn absolute_path(text: &str) -> Result<(), String> {
     if !text.starts_with('/') || text.contains(['\0', '\r', '\n']) {
         return Err("must be an absolute path without NUL, CR or LF".into());
+    }
+    Ok(())
+}
+
+fn route_name(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() || text.trim() != text || text.contains(['\0', '\r', '\n']) {
+        return Err("must be non-empty text without surrounding whitespace, CR, LF or NUL".into());
     }
     Ok(())
 }
@@ -328,12 +402,6 @@ impl RowConfig {
                 ),
             ));
         }
-        if self.retain_worktrees && self.cleanup_worktrees_on_success {
-            issues.push(across(
-                "cleanupWorktreesOnSuccess",
-                "cannot be true while retainWorktrees is true (set retainWorktrees: false to remove the worktrees of successful runs) (got true)".into(),
-            ));
-        }
         issues
     }
 
@@ -365,8 +433,15 @@ impl RowConfig {
             max_stderr_bytes: u64::from(self.max_stderr_bytes),
             max_active_runs_per_repository: self.max_active_runs_per_repository,
             max_attempts_per_experiment: autoresearch::run::MAX_ATTEMPTS_PER_EXPERIMENT,
+            max_handoff_chars: self.max_handoff_chars as usize,
             export_tsv: self.export_tsv,
-            cleanup_worktrees_on_success: self.cleanup_worktrees_on_success,
+            retention: Retention {
+                artifact_retention_days: self.artifact_retention_days,
+                retain_failed_artifacts: self.retain_failed_artifacts,
+                retain_worktrees: self.retain_worktrees,
+                cleanup_worktrees_on_success: self.cleanup_worktrees_on_success,
+                tsv_retention_days: self.tsv_retention_days,
+            },
         }
     }
 }

@@ -34,11 +34,20 @@ fn spec_error_json(e: &SpecError) -> Value {
 }
 
 /// Validates a run spec against the deployment's limits for the headless runner (`headless`) or
-/// the DSH tool ([`spec::parse_for`]). Answers `{"ok": {"kind": "fresh", "mode", "runTag",
+/// the DSH tool ([`spec::parse_for`]; a fresh run's handoff must fit `maxHandoffChars`,
+/// [`autoresearch::run::handoff_problem`]). Answers `{"ok": {"kind": "fresh", "mode", "runTag",
 /// "repository"}}`, `{"ok": {"kind": "resume", "runId", "mode", "repository"}}` or
 /// `{"errors": [{"field", "rule", "value", "didYouMean", "message"}]}`.
 pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value {
-    match spec::parse_for(spec_json, &settings.limits, headless) {
+    let request = spec::parse_for(spec_json, &settings.limits, headless).and_then(|r| match &r {
+        Request::Fresh { policy, .. } => match autoresearch::run::handoff_problem(policy, settings)
+        {
+            Some(problem) => Err(vec![problem]),
+            None => Ok(r),
+        },
+        Request::Resume { .. } | Request::Abandon { .. } => Ok(r),
+    });
+    match request {
         Ok(Request::Fresh { policy, mode }) => json!({"ok": {
             "kind": "fresh", "mode": mode.as_str(), "runTag": policy.run_tag,
             "repository": policy.repository,
@@ -88,13 +97,16 @@ pub fn tracker_path(git_common_dir: &str, config_json: &str) -> Result<String, J
 }
 
 /// The tracker's SQL for the driver: `{pragmas, schemaVersion, loadRun, loadExperiments,
-/// loadAttempts, loadArtifacts, listRuns}` (statements take `:run_id`, `listRuns` `:limit`).
+/// loadAttempts, loadArtifacts, listRuns, listRetentionRuns, listRetentionArtifacts}` (the load
+/// statements take `:run_id`, `listRuns` `:limit`, the retention lists nothing).
 #[wasm_bindgen(js_name = autoresearchSql)]
 pub fn sql_texts() -> String {
     json!({
         "pragmas": sql::PRAGMAS, "schemaVersion": sql::SCHEMA_VERSION, "loadRun": sql::LOAD_RUN,
         "loadExperiments": sql::LOAD_EXPERIMENTS, "loadAttempts": sql::LOAD_ATTEMPTS,
         "loadArtifacts": sql::LOAD_ARTIFACTS, "listRuns": sql::LIST_RUNS,
+        "listRetentionRuns": sql::LIST_RETENTION_RUNS,
+        "listRetentionArtifacts": sql::LIST_RETENTION_ARTIFACTS,
     })
     .to_string()
 }
@@ -177,10 +189,12 @@ pub fn round_over(tool_name: &str) -> String {
     tool::round_over(tool_name)
 }
 
-/// Checks the report tool's arguments: `{"ok": {hypothesis, summary}}` or `{"error"}`.
+/// Checks the report tool's arguments against the row's `maxHandoffChars`: `{"ok": {hypothesis,
+/// summary}}` or `{"error"}`.
 #[wasm_bindgen(js_name = checkAutoresearchReport)]
-pub fn check_report(args_json: &str) -> String {
-    tool::check_report(args_json).to_string()
+pub fn check_report(args_json: &str, config_json: &str) -> Result<String, JsError> {
+    let (_, settings) = config::load::<RowConfig>(config_json).map_err(|m| JsError::new(&m))?;
+    Ok(tool::check_report(args_json, settings.max_handoff_chars).to_string())
 }
 
 /// The model-facing text of a tool output value (JSON text).
@@ -257,7 +271,7 @@ impl Run {
                 now,
             ),
         }
-        .map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| e.to_string())?;
         Ok(Run::wrap(inner, row))
     }
 

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import {
   closeSync, constants, createReadStream, fsyncSync, lstatSync, openSync, realpathSync, renameSync,
-  statSync, unlinkSync, writeSync,
+  rmdirSync, statSync, unlinkSync, writeSync,
 } from 'node:fs'
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path'
 import { createGit } from './git.js'
@@ -77,6 +77,25 @@ export function writeAtomic(path, text) {
     throw error
   }
   fsyncDir(dirname(path))
+}
+
+/** Retention's removal: each file unlinked (unlink never follows a symlink; one already gone
+ * counts as removed), then each directory removed if it is empty. */
+export function removeFiles(files, dirs) {
+  for (const file of files) {
+    try {
+      unlinkSync(file)
+    } catch (error) {
+      if (error.code !== 'ENOENT') throw error
+    }
+  }
+  for (const dir of dirs) {
+    try {
+      rmdirSync(dir)
+    } catch (error) {
+      if (!['ENOENT', 'ENOTEMPTY', 'EEXIST'].includes(error.code)) throw error
+    }
+  }
 }
 
 /** Stops processes a killed runner left behind for `runId`'s proposer. */
@@ -177,6 +196,11 @@ export async function drive(run, io) {
         return { type: 'terminated', id: e.id, gone: await terminateRecorded(e) }
       case 'exportTsv':
         writeAtomic(e.path, e.contents)
+        return { type: 'done', id: e.id }
+      case 'loadRetention':
+        return { type: 'retention', id: e.id, rows: world.tracker.retention() }
+      case 'removeFiles':
+        removeFiles(e.files, e.dirs)
         return { type: 'done', id: e.id }
       case 'removeWorktree':
         await git.removeWorktree({ gitCommonDir: world.gitCommonDir, path: e.path })

@@ -50,7 +50,7 @@ export function apply(ctx, config) {
       runner,
       callerCwd,
       gitExecutable: row.gitExecutable,
-      propose: createRound({ ctx, parent, texts }),
+      propose: createRound({ ctx, parent, texts, row }),
       onStep,
       onProgress: () => {},
       signal: controller.signal,

@@ -1,5 +1,6 @@
 // dsh-autoresearch's proposal round inside DSH: one child agent per round, created through
-// ctx.agents with the parent's route and preset (dsh-subagent's composition helpers), bound to
+// ctx.agents with the parent's route and preset (dsh-subagent's composition helpers; the row's
+// provider, model and maxTokens override the route as DSH's subagent tool's agentOptions do), bound to
 // the run's worktree as its cwd, restricted to read/write/edit/glob/grep (those that exist) plus
 // a child-scoped autoresearch_report tool. The report ends the round; a guard refuses every later
 // call; the child is always disposed. The texts and the report check are Rust's.
@@ -13,6 +14,13 @@ const DISPOSE_WAIT_MS = 5_000
 /** The dsh-subagent composition helpers, from the profile's DSH installation (a peer). The test
  * suite, which has no DSH installed, puts a stand-in on `globalThis.__dshAutoresearchSubagent`. */
 const loadSubagent = async () => globalThis.__dshAutoresearchSubagent ?? import('@deepseek-ai/dsh-subagent')
+
+/** The row's route keys as dsh-subagent's `requested` AgentOptions (undefined: the parent's). */
+export function routeOverride(row) {
+  const route = {}
+  for (const key of ['provider', 'model', 'maxTokens']) if (row[key] !== undefined) route[key] = row[key]
+  return Object.keys(route).length === 0 ? undefined : route
+}
 
 function pluginMessage(text) {
   const message = {
@@ -31,9 +39,13 @@ function pluginMessage(text) {
  * Builds the `propose` function the driver calls for a run started by `parent` (the calling
  * agent): `({worktree, handoff, timeoutMs, signal}) → {hypothesis, summary}`; it throws with a
  * code-prefixed message when the round yields no report.
- * `subagent` may replace the dsh-subagent module (tests); `texts` are autoresearchToolTexts().
+ * `row` is the validated row config (its `provider`, `model` and `maxTokens` are the child's route
+ * where set); `subagent` may replace the dsh-subagent module (tests); `texts` are
+ * autoresearchToolTexts().
  */
-export function createRound({ ctx, parent, texts, subagent = loadSubagent }) {
+export function createRound({ ctx, parent, texts, row, subagent = loadSubagent }) {
+  const configJson = JSON.stringify(row)
+  const route = routeOverride(row)
   return async function propose({ worktree, handoff, signal }) {
     signal?.throwIfAborted()
     let sub
@@ -48,7 +60,7 @@ export function createRound({ ctx, parent, texts, subagent = loadSubagent }) {
     }
     const policy = sub.captureDelegatedPolicyOverrides(parent)
     const depth = sub.resolveChildDepth(parent, undefined)
-    const agentOptions = sub.resolveChildAgentOptions(parent, undefined, depth)
+    const agentOptions = sub.resolveChildAgentOptions(parent, route, depth)
     const meta = { ...sub.childSessionMeta(parent, depth, 0), cwd: worktree }
     const round = { report: undefined, error: undefined }
     const reportTool = {
@@ -59,7 +71,7 @@ export function createRound({ ctx, parent, texts, subagent = loadSubagent }) {
       },
       async execute(args, exec) {
         if (round.report !== undefined) throw new Error('the round already has its report')
-        const checked = JSON.parse(checkAutoresearchReport(JSON.stringify(args ?? null)))
+        const checked = JSON.parse(checkAutoresearchReport(JSON.stringify(args ?? null), configJson))
         if (checked.error !== undefined) {
           round.error = `report-malformed: ${checked.error}`
           throw new Error(checked.error)

@@ -106,6 +106,14 @@ class Tracker {
     }
   }
 
+  /** The retention cleanup's rows: ended runs with something left to remove, their artifacts. */
+  retention() {
+    return {
+      runs: this.prepare(SQL.listRetentionRuns).all(),
+      artifacts: this.prepare(SQL.listRetentionArtifacts).all(),
+    }
+  }
+
   list(limit = LIST_LIMIT) {
     return this.prepare(SQL.listRuns).all({ ':limit': BigInt(limit) })
   }

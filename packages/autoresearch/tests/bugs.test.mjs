@@ -127,10 +127,11 @@ test('bug 9: run ids are checked before any file exists; a relative repository i
   assert.equal(JSON.parse(sub.stdout.trim()).run_id, r.json.run_id)
 })
 
-test('bug 10: worktrees are removed (forced) only after success; failed runs keep theirs', (t) => {
+test('bug 10: cleanupWorktreesOnSuccess removes (forced) only after success; failed runs keep theirs', (t) => {
   const { root, repo } = makeRepo(t)
   const config = join(root, 'config.json')
-  writeFileSync(config, JSON.stringify({ retainWorktrees: false, cleanupWorktreesOnSuccess: true }))
+  // retainWorktrees (true) keeps the others; retainWorktrees: false would remove every one.
+  writeFileSync(config, JSON.stringify({ cleanupWorktreesOnSuccess: true }))
   const ok = cli(['run', '--json', '--config', config, specFile(root, { proposer: proposer(root, 'return score - 1'), max_experiments: 1 })], { cwd: repo })
   assert.equal(ok.status, 0, ok.stderr)
   assert.equal(existsSync(ok.json.worktree), false)

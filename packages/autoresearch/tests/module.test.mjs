@@ -21,6 +21,7 @@ test('the empty config is every documented default', () => {
     branchPrefix: 'autoresearch/',
     defaultMaxExperiments: 20,
     maxExperiments: 100,
+    maxHandoffChars: 16384,
     defaultTimeoutMs: 900000,
     maxTimeoutMs: 3600000,
     terminationGraceMs: 5000,
@@ -50,7 +51,7 @@ test('bad values name the field, the rule and the value, with a path', () => {
   assert.deepEqual(validate({ branchPrefx: 'x/' }).issues, [
     { path: ['branchPrefx'], message: 'branchPrefx is not a config key; did you mean branchPrefix? (got "x/")' },
   ])
-  assert.deepEqual(validate({ cleanupWorktreesOnSuccess: true }).issues.map((i) => i.path), [['cleanupWorktreesOnSuccess']])
+  assert.deepEqual(validate({ defaultMaxExperiments: 50, maxExperiments: 10 }).issues.map((i) => i.path), [['defaultMaxExperiments']])
 })
 
 test('apply throws the whole message for a bad config', () => {

@@ -179,7 +179,7 @@ test('a round without a report, or with a malformed one, fails that round only',
   const agents = new Agents(new (await import('@deepseek-ai/cordis')).Context())
   const ctx = { tools: { get: (n) => ctxTools.get(n) }, agents }
   for (const n of ['read', 'edit']) ctxTools.set(n, {})
-  const propose = createRound({ ctx, parent: parentAgent(repo), texts: TEXTS, subagent: fakeSubagent() })
+  const propose = createRound({ ctx, parent: parentAgent(repo), texts: TEXTS, row: {}, subagent: fakeSubagent() })
   const request = { worktree: repo, handoff: '{}', timeoutMs: 1000, signal: new AbortController().signal }
   agents.turn = async () => {}
   await assert.rejects(propose(request), /^Error: report-missing/)

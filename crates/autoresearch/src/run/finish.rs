@@ -154,24 +154,17 @@ impl Run {
                 .map(|f| f.0)
                 .unwrap_or(Status::Blocked);
             let contents = self.build_result(status, None, true).to_tsv();
-            let root = self.tracker.trim_end_matches("tracker.sqlite");
-            let path = format!("{root}exports/{}.tsv", self.run_id);
+            let path = layout::tsv_path(self.state_dir(), &self.run_id);
             return self.emit(|id| Effect::ExportTsv { id, path, contents }, Await::Tsv);
         }
         self.after_tsv();
     }
 
+    /// The cleanup at the end (this run's own worktree and failed attempts' artifacts among
+    /// what it may remove), then the report. A run that wrote nothing durable cleans nothing.
     pub(super) fn after_tsv(&mut self) {
-        let success = matches!(
-            self.finishing,
-            Some((Status::TargetReached | Status::BudgetLimited, _, _))
-        );
-        if success && self.settings.cleanup_worktrees_on_success && self.worktree_ready {
-            let path = self.worktree.clone();
-            return self.emit(
-                |id| Effect::RemoveWorktree { id, path },
-                Await::RemoveWorktree,
-            );
+        if self.tracker_open && self.run_persisted {
+            return self.sweep(Sweep::End);
         }
         self.report();
     }
@@ -235,6 +228,7 @@ impl Run {
             artifacts: self.artifacts.clone(),
             blocker,
             warnings: self.warnings.clone(),
+            removed: self.removed.clone(),
             state: None,
         }
     }

@@ -1,20 +1,106 @@
-//! The bounded JSON handoff a proposal round gets.
+//! The bounded JSON handoff a proposal round gets: never longer than `maxHandoffChars`. The
+//! objective, constraints and globs always travel whole; the history is what shortens. A spec
+//! whose fixed part alone cannot fit is refused before the run starts ([`handoff_problem`]).
 
 use super::*;
+use crate::spec::SpecError;
+
+/// What a handoff says about where the run stands (all but the policy and the history).
+struct Standing<'a> {
+    run_id: &'a str,
+    experiment_id: &'a str,
+    ordinal: u32,
+    best: Option<(f64, &'a str)>,
+    baseline_metric: Option<f64>,
+    remaining: u32,
+}
+
+/// The handoff's JSON text.
+fn render(policy: &RunPolicy, at: &Standing<'_>, history: Vec<Value>) -> String {
+    json!({
+        "task": "Edit only files matching mutable_globs to improve the metric, then report {hypothesis, summary}.",
+        "run_id": at.run_id,
+        "experiment_id": at.experiment_id,
+        "ordinal": at.ordinal,
+        "objective": policy.objective,
+        "constraints": policy.constraints,
+        "mutable_globs": policy.surface.globs(),
+        "metric_name": policy.metric_name,
+        "metric_direction": policy.direction.as_str(),
+        "target": policy.target,
+        "best": at.best.map(|(metric, commit)| json!({"metric": metric, "commit": commit})),
+        "baseline_metric": at.baseline_metric,
+        "remaining_experiments": at.remaining,
+        "history": history,
+    })
+    .to_string()
+}
+
+/// Why `policy` cannot run under `settings`: the handoff without any history, with the longest
+/// ids, metrics and counts the run can reach, is longer than `max_handoff_chars`. The error names
+/// the largest of `objective`, `constraints` and `mutable_globs`.
+pub fn handoff_problem(policy: &RunPolicy, settings: &Settings) -> Option<SpecError> {
+    // The longest a JSON number of f64 gets; run ids are UUIDs, commits 40 hex digits.
+    const WIDEST_METRIC: f64 = -2.225_073_858_507_201_4e-308;
+    let run_id = "00000000-0000-0000-0000-000000000000";
+    let last = policy.max_experiments;
+    let experiment_id = format!("{run_id}-candidate-{last}");
+    let commit = "0".repeat(40);
+    let at = Standing {
+        run_id,
+        experiment_id: &experiment_id,
+        ordinal: last,
+        best: Some((WIDEST_METRIC, &commit)),
+        baseline_metric: Some(WIDEST_METRIC),
+        remaining: last,
+    };
+    let chars = render(policy, &at, Vec::new()).chars().count();
+    let max = settings.max_handoff_chars;
+    if chars <= max {
+        return None;
+    }
+    let parts = [
+        ("objective", json!(policy.objective)),
+        ("constraints", json!(policy.constraints)),
+        ("mutable_globs", json!(policy.surface.globs())),
+    ];
+    let (field, value) = parts
+        .iter()
+        .max_by_key(|(_, v)| v.to_string().chars().count())
+        .expect("three parts");
+    Some(SpecError {
+        field: (*field).to_owned(),
+        rule: format!(
+            "makes the proposal handoff {chars} characters before any history, and maxHandoffChars allows {max} (shorten objective, constraints or mutable_globs, or raise maxHandoffChars)"
+        ),
+        value: metric::clip(&value.to_string(), 60),
+        did_you_mean: None,
+    })
+}
 
 impl Run {
     /// The proposer's handoff: objective, surface, metric, best, budget and recent history
-    /// (hypotheses, outcomes, failure details), cut to fit [`MAX_HANDOFF_CHARS`].
-    pub(super) fn handoff(&self, exp: usize) -> String {
+    /// (hypotheses, outcomes, failure details), the history halved until the whole fits
+    /// `max_handoff_chars`; `None` when even no history does not fit (a run resumed under a
+    /// smaller limit than it started with).
+    pub(super) fn handoff(&self, exp: usize) -> Option<String> {
         let p = self.p();
         let e = &self.experiments[exp];
+        let at = Standing {
+            run_id: &self.run_id,
+            experiment_id: &e.id,
+            ordinal: e.ordinal,
+            best: self.best.as_ref().map(|b| (b.metric, b.commit.as_str())),
+            baseline_metric: self.baseline.as_ref().map(|b| b.metric),
+            remaining: p.max_experiments.saturating_sub(self.candidates_started()),
+        };
+        let finished: Vec<&Experiment> = self
+            .experiments
+            .iter()
+            .filter(|x| x.state.is_final())
+            .collect();
         let mut window = HANDOFF_HISTORY;
         loop {
-            let finished: Vec<&Experiment> = self
-                .experiments
-                .iter()
-                .filter(|x| x.state.is_final())
-                .collect();
             let history: Vec<Value> = finished[finished.len().saturating_sub(window)..]
                 .iter()
                 .map(|x| {
@@ -30,25 +116,12 @@ impl Run {
                     })
                 })
                 .collect();
-            let value = json!({
-                "task": "Edit only files matching mutable_globs to improve the metric, then report {hypothesis, summary}.",
-                "run_id": self.run_id,
-                "experiment_id": e.id,
-                "ordinal": e.ordinal,
-                "objective": metric::clip(&p.objective, 4_000),
-                "constraints": p.constraints,
-                "mutable_globs": p.surface.globs(),
-                "metric_name": p.metric_name,
-                "metric_direction": p.direction.as_str(),
-                "target": p.target,
-                "best": self.best.as_ref().map(|b| json!({"metric": b.metric, "commit": b.commit})),
-                "baseline_metric": self.baseline.as_ref().map(|b| b.metric),
-                "remaining_experiments": p.max_experiments.saturating_sub(self.candidates_started()),
-                "history": history,
-            });
-            let text = value.to_string();
-            if text.chars().count() <= MAX_HANDOFF_CHARS || window == 0 {
-                return text;
+            let text = render(p, &at, history);
+            if text.chars().count() <= self.settings.max_handoff_chars {
+                return Some(text);
+            }
+            if window == 0 {
+                return None;
             }
             window /= 2;
         }

@@ -1,7 +1,7 @@
 // The settings the core's tests run under: the row's shipped defaults (`crates/config` owns them;
 // the core has none, and `config`'s tests check that these equal them).
 
-use autoresearch_core::{Limits, Settings, run::MAX_ATTEMPTS_PER_EXPERIMENT};
+use autoresearch_core::{Limits, Retention, Settings, run::MAX_ATTEMPTS_PER_EXPERIMENT};
 
 /// Spec limits as the row's defaults set them.
 pub fn limits() -> Limits {
@@ -24,7 +24,14 @@ pub fn settings() -> Settings {
         max_stderr_bytes: 1 << 20,
         max_active_runs_per_repository: 1,
         max_attempts_per_experiment: MAX_ATTEMPTS_PER_EXPERIMENT,
+        max_handoff_chars: 16_384,
         export_tsv: true,
-        cleanup_worktrees_on_success: false,
+        retention: Retention {
+            artifact_retention_days: 30,
+            retain_failed_artifacts: true,
+            retain_worktrees: true,
+            cleanup_worktrees_on_success: false,
+            tsv_retention_days: 30,
+        },
     }
 }

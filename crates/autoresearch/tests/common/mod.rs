@@ -59,6 +59,14 @@ pub struct World {
     pub host_alive: Option<bool>,
     /// The original's live runs discovery reports.
     pub other_live_runs: u32,
+    /// Files and worktrees retention removed, in order (`file <path>`, `worktree <path>`).
+    pub removed: Vec<String>,
+    /// The time the driver stamps its first answer with (later ones count up by 1 ms).
+    pub clock: Millis,
+    /// Whether each evaluation reports its stdout and stderr artifacts in `artifact_dir`.
+    pub write_artifacts: bool,
+    /// The handoff of each proposal round.
+    pub handoffs: Vec<String>,
 }
 
 pub fn metric_out(name: &str, value: f64) -> ProcessOutcome {
@@ -183,6 +191,10 @@ impl World {
             git_config: Vec::new(),
             anomalies: BTreeMap::new(),
             round_config: None,
+            removed: Vec::new(),
+            clock: NOW,
+            write_artifacts: false,
+            handoffs: Vec::new(),
         }
     }
 
@@ -259,7 +271,12 @@ impl World {
                     })
                     .collect(),
             }],
-            Effect::RunEvaluator { id, attempt_id, .. } => {
+            Effect::RunEvaluator {
+                id,
+                attempt_id,
+                artifact_dir,
+                ..
+            } => {
                 self.evaluations += 1;
                 let mut out = vec![Input::Spawned {
                     id,
@@ -279,11 +296,23 @@ impl World {
                     self.log.push("(evaluator held)".into());
                     return out;
                 }
-                let o = (self.evaluator)(&mut self.files, self.evaluations);
+                let mut o = (self.evaluator)(&mut self.files, self.evaluations);
+                if self.write_artifacts {
+                    for (kind, text) in [("stdout", &o.stdout_tail), ("stderr", &o.stderr_tail)] {
+                        o.artifacts.push(ArtifactFact {
+                            kind: kind.into(),
+                            location: format!("{artifact_dir}/{kind}.log"),
+                            size_bytes: text.len() as u64,
+                            sha256: sha256_hex(text.as_bytes()),
+                            truncated: false,
+                        });
+                    }
+                }
                 out.push(Input::Exited { id, outcome: o });
                 out
             }
-            Effect::RunProposer { id, .. } => {
+            Effect::RunProposer { id, handoff, .. } => {
+                self.handoffs.push(handoff);
                 self.rounds += 1;
                 match (self.proposer)(&mut self.files, self.rounds) {
                     Ok((hypothesis, summary)) => {
@@ -387,7 +416,19 @@ impl World {
                 self.tsv = Some(contents);
                 vec![Input::Done { id }]
             }
-            Effect::RemoveWorktree { id, .. } => vec![Input::Done { id }],
+            Effect::LoadRetention { id } => vec![Input::Retention {
+                id,
+                rows: self.retention(),
+            }],
+            Effect::RemoveFiles { id, files, .. } => {
+                self.removed
+                    .extend(files.iter().map(|f| format!("file {f}")));
+                vec![Input::Done { id }]
+            }
+            Effect::RemoveWorktree { id, path } => {
+                self.removed.push(format!("worktree {path}"));
+                vec![Input::Done { id }]
+            }
             Effect::Report(r) => {
                 self.reports.push(*r);
                 vec![]
@@ -521,13 +562,48 @@ impl World {
         })
     }
 
+    /// The retention cleanup's rows, read with the core's SQL.
+    pub fn retention(&self) -> RetentionRows {
+        let mut q = self.db.prepare(sql::LIST_RETENTION_RUNS).unwrap();
+        let runs = q
+            .query_map([], |r| {
+                Ok(RetentionRun {
+                    run_id: r.get("run_id")?,
+                    state: r.get("state")?,
+                    worktree: r.get("worktree")?,
+                    terminal_at: r.get("terminal_at")?,
+                    worktree_removed_at: r.get("worktree_removed_at")?,
+                    tsv_removed_at: r.get("tsv_removed_at")?,
+                    lock_held: r.get::<_, i64>("lock_held")? == 1,
+                })
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let mut q = self.db.prepare(sql::LIST_RETENTION_ARTIFACTS).unwrap();
+        let artifacts = q
+            .query_map([], |r| {
+                Ok(RetentionArtifact {
+                    artifact_id: r.get("artifact_id")?,
+                    run_id: r.get("run_id")?,
+                    attempt_id: r.get("attempt_id")?,
+                    location: r.get("location")?,
+                    attempt_failure_code: r.get("attempt_failure_code")?,
+                })
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        RetentionRows { runs, artifacts }
+    }
+
     pub fn scalar<T: rusqlite::types::FromSql>(&self, sql: &str) -> T {
         self.db.query_row(sql, [], |r| r.get(0)).unwrap()
     }
 
     /// Drives `run` until it reports or a crash is simulated. Returns the report, if any.
     pub fn drive(&mut self, run: &mut Run) -> Option<RunResult> {
-        let mut now = NOW;
+        let mut now = self.clock;
         for _ in 0..100_000 {
             if self.crash_after.is_some_and(|n| self.performed >= n) {
                 return None;
@@ -597,6 +673,8 @@ pub fn describe(e: &Effect) -> String {
         Effect::ProbeHost { .. } => "probe-host".into(),
         Effect::Interrupt { target } => format!("interrupt {}", target.0),
         Effect::ExportTsv { .. } => "export-tsv".into(),
+        Effect::LoadRetention { .. } => "load-retention".into(),
+        Effect::RemoveFiles { files, .. } => format!("remove-files {}", files.len()),
         Effect::RemoveWorktree { .. } => "remove-worktree".into(),
         Effect::Report(r) => format!("report {}", r.status.as_str()),
     }

@@ -45,9 +45,21 @@ fn empty_and_null_configs_are_the_documented_defaults() {
     );
     assert!(row.retain_failed_artifacts && row.retain_worktrees && row.export_tsv);
     assert!(!row.cleanup_worktrees_on_success);
+    assert_eq!(row.max_handoff_chars, 16_384);
+    // The proposal route is absent (the calling agent's), and absent from the shipped row.
+    assert_eq!(
+        (&row.provider, &row.model, row.max_tokens),
+        (&None, &None, None)
+    );
     #[cfg(feature = "autoresearch")]
     assert_eq!(row.settings().unwrap(), fixture::settings());
-    let keys: Vec<String> = serde_json::to_value(&row)
+    let full = RowConfig {
+        provider: Some("p".into()),
+        model: Some("m".into()),
+        max_tokens: Some(1),
+        ..row
+    };
+    let keys: Vec<String> = serde_json::to_value(&full)
         .unwrap()
         .as_object()
         .unwrap()
@@ -62,11 +74,15 @@ fn empty_and_null_configs_are_the_documented_defaults() {
 #[test]
 fn a_full_valid_row_round_trips_into_settings() {
     let row = validate(&json!({
+        "provider": "deepseek",
+        "model": "deepseek-reasoner",
+        "maxTokens": 8192,
         "gitExecutable": "/usr/bin/git",
         "stateRoot": "state/ar",
         "branchPrefix": "exp/ar/",
         "defaultMaxExperiments": 5,
         "maxExperiments": 10,
+        "maxHandoffChars": 4096,
         "defaultTimeoutMs": 60_000,
         "maxTimeoutMs": 120_000,
         "terminationGraceMs": 0,
@@ -90,7 +106,27 @@ fn a_full_valid_row_round_trips_into_settings() {
     assert_eq!(s.termination_grace_ms, 0);
     assert_eq!(s.max_active_runs_per_repository, 2);
     assert_eq!((s.max_stdout_bytes, s.max_stderr_bytes), (4096, 2048));
-    assert!(s.cleanup_worktrees_on_success && !s.export_tsv);
+    assert!(!s.export_tsv);
+    assert_eq!(s.max_handoff_chars, 4096);
+    assert_eq!(
+        s.retention,
+        autoresearch::Retention {
+            artifact_retention_days: 7,
+            retain_failed_artifacts: false,
+            retain_worktrees: false,
+            cleanup_worktrees_on_success: true,
+            tsv_retention_days: 9,
+        }
+    );
+    // The route is the shim's: it reaches DSH as the row's JSON, never the core.
+    assert_eq!(
+        (
+            row.provider.as_deref(),
+            row.model.as_deref(),
+            row.max_tokens
+        ),
+        (Some("deepseek"), Some("deepseek-reasoner"), Some(8192))
+    );
     let back = serde_json::to_value(&row).unwrap();
     assert_eq!(validate(&back).unwrap(), row);
 }
@@ -159,10 +195,32 @@ fn bad_rows_name_the_field_the_rule_and_the_value() {
             vec!["defaultTimeoutMs must be <= maxTimeoutMs (5000) (got 9000)"],
         ),
         (
-            json!({"cleanupWorktreesOnSuccess": true}),
+            json!({"maxHandoffChars": 100}),
+            vec!["maxHandoffChars must be an integer >= 1024 (got 100)"],
+        ),
+        (
+            json!({"provider": " deepseek"}),
             vec![
-                "cleanupWorktreesOnSuccess cannot be true while retainWorktrees is true (set retainWorktrees: false to remove the worktrees of successful runs) (got true)",
+                "provider must be non-empty text without surrounding whitespace, CR, LF or NUL (got \" deepseek\")",
             ],
+        ),
+        (
+            json!({"model": ""}),
+            vec![
+                "model must be non-empty text without surrounding whitespace, CR, LF or NUL (got \"\")",
+            ],
+        ),
+        (
+            json!({"model": null}),
+            vec!["model must be a model id (got null)"],
+        ),
+        (
+            json!({"maxTokens": 0}),
+            vec!["maxTokens must be an integer >= 1 (got 0)"],
+        ),
+        (
+            json!({"maxTokens": 1.5}),
+            vec!["maxTokens must be an integer >= 1 (got 1.5)"],
         ),
     ];
     for (value, want) in cases {
@@ -174,6 +232,26 @@ fn bad_rows_name_the_field_the_rule_and_the_value() {
         "autoresearch: invalid config: maxExperiments must be an integer >= 1 (got 0); exportTsv must be true or false (got 1)"
     );
     assert_eq!(all[0].path, vec![PathSegment::Key("maxExperiments".into())]);
+}
+
+#[test]
+fn the_originals_shipped_row_is_valid_as_it_is() {
+    // EveGoodEvening/dsh-autoresearch's cordis.patch.yml, key for key.
+    let original = json!({
+        "gitExecutable": "git", "stateRoot": "dsh-autoresearch", "branchPrefix": "autoresearch/",
+        "defaultMaxExperiments": 20, "maxExperiments": 100, "maxHandoffChars": 16384,
+        "maxResultChars": 16384, "maxStdoutBytes": 1048576, "maxStderrBytes": 1048576,
+        "defaultTimeoutMs": 900000, "maxTimeoutMs": 3600000, "terminationGraceMs": 5000,
+        "maxActiveRunsPerRepository": 1, "artifactRetentionDays": 30,
+        "retainFailedArtifacts": true, "retainWorktrees": true,
+        "cleanupWorktreesOnSuccess": false, "exportTsv": true, "tsvRetentionDays": 30,
+    });
+    assert_eq!(validate(&original).unwrap(), RowConfig::default());
+    // Removing only successful runs' worktrees (what the original did with retainWorktrees:
+    // false and cleanupWorktreesOnSuccess: true, since it never read retainWorktrees) is
+    // cleanupWorktreesOnSuccess: true with retainWorktrees: true.
+    let success_only = validate(&json!({"cleanupWorktreesOnSuccess": true})).unwrap();
+    assert!(success_only.retain_worktrees && success_only.cleanup_worktrees_on_success);
 }
 
 #[test]

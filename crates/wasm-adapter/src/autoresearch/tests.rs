@@ -103,6 +103,23 @@ fn a_run_speaks_json_effects_and_inputs() {
     assert_eq!(e["path"], "/r/.git/dsh-autoresearch/tracker.sqlite");
     run.handle_json(&json!({"type": "done", "id": 2}), 3)
         .unwrap();
+    // The cleanup at the start reads the tracker's ended runs first.
+    assert_eq!(
+        run.poll_json().unwrap(),
+        json!({"kind": "loadRetention", "id": 3})
+    );
+    let bad_rows = run
+        .handle_json(
+            &json!({"type": "retention", "id": 3, "rows": {"runs": [{"run_id": 1}]}}),
+            3,
+        )
+        .unwrap_err();
+    assert_eq!(bad_rows, "`run_id` must be a string");
+    run.handle_json(
+        &json!({"type": "retention", "id": 3, "rows": {"runs": [], "artifacts": []}}),
+        3,
+    )
+    .unwrap();
     let e = run.poll_json().unwrap();
     assert_eq!(e["kind"], "persist");
     let params = &e["statements"][0]["params"];
@@ -113,14 +130,14 @@ fn a_run_speaks_json_effects_and_inputs() {
         .handle_json(&json!({"type": "done", "id": 99}), 4)
         .unwrap_err();
     let malformed = run
-        .handle_json(&json!({"type": "persisted", "id": 3}), 4)
+        .handle_json(&json!({"type": "persisted", "id": 4}), 4)
         .unwrap_err();
     expect_test::expect![[r#"
         driver error: no outstanding effect 99
         `changes` must be an array"#]]
     .assert_eq(&format!("{unknown}\n{malformed}"));
     // A refused lock ends the run with a report.
-    run.handle_json(&json!({"type": "persisted", "id": 3, "changes": [0, 0]}), 4)
+    run.handle_json(&json!({"type": "persisted", "id": 4, "changes": [0, 0]}), 4)
         .unwrap();
     let mut kinds = Vec::new();
     while let Some(e) = run.poll_json() {
@@ -179,11 +196,19 @@ fn list_renders_table_tsv_and_json() {
 
 #[test]
 fn report_arguments_are_checked() {
-    let ok = tool::check_report(r#"{"hypothesis": " cache the parse ", "summary": "memoized"}"#);
+    let ok = tool::check_report(
+        r#"{"hypothesis": " cache the parse ", "summary": "memoized"}"#,
+        1_024,
+    );
     assert_eq!(ok["ok"]["hypothesis"], "cache the parse");
-    let bad = tool::check_report(r#"{"hypothesis": "", "sumary": "x"}"#);
+    let bad = tool::check_report(r#"{"hypothesis": "", "sumary": "x"}"#, 1_024);
     expect_test::expect![[r#"sumary: unknown key (use hypothesis and summary); hypothesis: must be a non-empty string (got ""); summary: is required"#]].assert_eq(bad["error"].as_str().unwrap());
-    assert!(tool::check_report("[]")["error"].is_string());
+    assert!(tool::check_report("[]", 1_024)["error"].is_string());
+    // The row's maxHandoffChars bounds the report as JSON; the child is told how to fix it.
+    let long = json!({"hypothesis": "h".repeat(1_000), "summary": "s"}).to_string();
+    expect_test::expect!["the report is 1031 characters as JSON and maxHandoffChars allows 1024: shorten hypothesis or summary"]
+        .assert_eq(tool::check_report(&long, 1_024)["error"].as_str().unwrap());
+    assert!(tool::check_report(&long, 1_031)["ok"].is_object());
 }
 
 #[test]

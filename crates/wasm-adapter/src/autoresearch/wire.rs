@@ -21,6 +21,8 @@
 //! | `terminateProcessGroup` | `attemptId`, `pid`, `pgid`, `startTime`, `graceMs` | `terminated {gone}` |
 //! | `interrupt` | `target` (no id, no answer) | — |
 //! | `exportTsv` | `path`, `contents` | `done` |
+//! | `loadRetention` | — | `retention {rows: {runs, artifacts}}` (the rows of `listRetentionRuns` and `listRetentionArtifacts` as SQLite returns them) |
+//! | `removeFiles` | `files`, `dirs` | `done` (unlink each file, a missing one counts as removed; then rmdir each dir that is empty) |
 //! | `removeWorktree` | `path` | `done` |
 //! | `report` | `status` (no id, no answer: read the result) | — |
 //!
@@ -35,7 +37,8 @@
 use autoresearch::protocol::{InputPath, ProposalReport, SqlValue};
 use autoresearch::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, Effect, EffectId, HashedFile, Input,
-    ProcessIdentity, ProcessOutcome, RepoFacts, StoredRows, WorktreeFacts,
+    ProcessIdentity, ProcessOutcome, RepoFacts, RetentionArtifact, RetentionRows, RetentionRun,
+    StoredRows, WorktreeFacts,
 };
 use serde_json::{Map, Value, json};
 
@@ -136,6 +139,10 @@ pub fn effect_json(effect: &Effect) -> Value {
         Effect::ExportTsv { path, contents, .. } => {
             json!({"kind": "exportTsv", "path": path, "contents": contents})
         }
+        Effect::LoadRetention { .. } => json!({"kind": "loadRetention"}),
+        Effect::RemoveFiles { files, dirs, .. } => {
+            json!({"kind": "removeFiles", "files": files, "dirs": dirs})
+        }
         Effect::RemoveWorktree { path, .. } => json!({"kind": "removeWorktree", "path": path}),
         Effect::Report(result) => json!({"kind": "report", "status": result.status_text()}),
     };
@@ -203,6 +210,10 @@ pub fn input_from_json(v: &Value) -> Result<Input, String> {
                 None | Some(Value::Null) => None,
                 Some(rows) => Some(Box::new(rows_from_json(rows)?)),
             },
+        },
+        "retention" => Input::Retention {
+            id,
+            rows: retention_rows(object(o, "rows")?)?,
         },
         "hashed" => Input::Hashed {
             id,
@@ -354,6 +365,37 @@ fn worktree_facts(o: &Map<String, Value>) -> Result<WorktreeFacts, String> {
 /// Stored rows as the driver's `loaded` answer carries them (SQLite's columns by name).
 pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
     <StoredRows as serde::Deserialize>::deserialize(v).map_err(|e| format!("stored rows: {e}"))
+}
+
+/// The retention cleanup's rows as SQLite returns them.
+fn retention_rows(o: &Map<String, Value>) -> Result<RetentionRows, String> {
+    let runs = objects(o, "runs", "rows.runs")?
+        .map(|r| {
+            let r = r?;
+            Ok(RetentionRun {
+                run_id: text(r, "run_id")?,
+                state: text(r, "state")?,
+                worktree: text(r, "worktree")?,
+                terminal_at: opt_i64(r, "terminal_at")?,
+                worktree_removed_at: opt_i64(r, "worktree_removed_at")?,
+                tsv_removed_at: opt_i64(r, "tsv_removed_at")?,
+                lock_held: opt_flag(r, "lock_held")?,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    let artifacts = objects(o, "artifacts", "rows.artifacts")?
+        .map(|a| {
+            let a = a?;
+            Ok(RetentionArtifact {
+                artifact_id: text(a, "artifact_id")?,
+                run_id: text(a, "run_id")?,
+                attempt_id: text(a, "attempt_id")?,
+                location: text(a, "location")?,
+                attempt_failure_code: opt_text(a, "attempt_failure_code")?,
+            })
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(RetentionRows { runs, artifacts })
 }
 
 /// The items of an optional array member (missing or null: none), each an object or the error

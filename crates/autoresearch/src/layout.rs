@@ -1,0 +1,39 @@
+//! Where a repository's autoresearch state lives: under `<git common dir>/<state_root>`, the
+//! tracker, each run's worktree, its evaluator artifacts and its TSV export. One source for every
+//! path the core names, and for the paths retention may remove.
+
+/// The run's state directory: `<git common dir>/<state_root>`.
+pub fn state_dir(git_common_dir: &str, state_root: &str) -> String {
+    format!("{}/{state_root}", git_common_dir.trim_end_matches('/'))
+}
+
+/// The repository's tracker database: `<git common dir>/<state_root>/tracker.sqlite`.
+pub fn tracker_path(git_common_dir: &str, state_root: &str) -> String {
+    format!("{}/{TRACKER_FILE}", state_dir(git_common_dir, state_root))
+}
+
+/// The tracker's file name in the state directory.
+pub const TRACKER_FILE: &str = "tracker.sqlite";
+
+/// A run's worktree.
+pub fn worktree_path(state_dir: &str, run_id: &str) -> String {
+    format!("{state_dir}/worktrees/{run_id}")
+}
+
+/// The directory of a run's evaluator artifacts.
+pub fn run_artifacts_dir(state_dir: &str, run_id: &str) -> String {
+    format!("{state_dir}/artifacts/{run_id}")
+}
+
+/// The directory of one attempt's artifacts (`stdout.log`, `stderr.log`).
+pub fn attempt_artifacts_dir(state_dir: &str, run_id: &str, attempt_id: &str) -> String {
+    format!("{}/{attempt_id}", run_artifacts_dir(state_dir, run_id))
+}
+
+/// The file names an attempt's artifacts may have.
+pub const ARTIFACT_FILES: [&str; 2] = ["stdout.log", "stderr.log"];
+
+/// A run's TSV export.
+pub fn tsv_path(state_dir: &str, run_id: &str) -> String {
+    format!("{state_dir}/exports/{run_id}.tsv")
+}

@@ -647,7 +647,7 @@ pub struct StoredArtifact {
 }
 
 /// A run as the retention cleanup reads it (`sql::LIST_RETENTION_RUNS`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[allow(missing_docs)]
 pub struct RetentionRun {
     pub run_id: String,
@@ -656,11 +656,12 @@ pub struct RetentionRun {
     pub terminal_at: Option<i64>,
     pub worktree_removed_at: Option<i64>,
     pub tsv_removed_at: Option<i64>,
+    #[serde(default, deserialize_with = "flag")]
     pub lock_held: bool,
 }
 
 /// An artifact not yet removed, of an ended run (`sql::LIST_RETENTION_ARTIFACTS`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[allow(missing_docs)]
 pub struct RetentionArtifact {
     pub artifact_id: String,
@@ -672,11 +673,13 @@ pub struct RetentionArtifact {
 }
 
 /// What the retention cleanup reads from the tracker.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct RetentionRows {
     /// Ended runs with something left to remove (live ones included: the core skips them).
+    #[serde(default, deserialize_with = "list")]
     pub runs: Vec<RetentionRun>,
     /// Their artifacts not yet removed.
+    #[serde(default, deserialize_with = "list")]
     pub artifacts: Vec<RetentionArtifact>,
 }
 

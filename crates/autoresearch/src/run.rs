@@ -327,7 +327,7 @@ impl std::fmt::Display for StartError {
     }
 }
 
-pub use handoff::handoff_problem;
+pub use handoff::{handoff_problem, parse_spec};
 
 impl Run {
     /// A fresh run of `policy` under the driver-generated `run_id` (a random lowercase UUID).

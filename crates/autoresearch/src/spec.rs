@@ -52,6 +52,16 @@ pub struct SpecError {
     pub did_you_mean: Option<String>,
 }
 
+impl SpecError {
+    /// As the JS side reads it: `{field, rule, value, didYouMean, message}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "field": self.field, "rule": self.rule, "value": self.value,
+            "didYouMean": self.did_you_mean, "message": self.to_string(),
+        })
+    }
+}
+
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.field, self.rule)?;

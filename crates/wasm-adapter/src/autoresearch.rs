@@ -26,28 +26,12 @@ pub const PLUGIN_NAME: &str = "autoresearch";
 
 validate_config_binding!(validateAutoresearchConfig, RowConfig);
 
-fn spec_error_json(e: &SpecError) -> Value {
-    json!({
-        "field": e.field, "rule": e.rule, "value": e.value, "didYouMean": e.did_you_mean,
-        "message": e.to_string(),
-    })
-}
-
 /// Validates a run spec against the deployment's limits for the headless runner (`headless`) or
-/// the DSH tool ([`spec::parse_for`]; a fresh run's handoff must fit `maxHandoffChars`,
-/// [`autoresearch::run::handoff_problem`]). Answers `{"ok": {"kind": "fresh", "mode", "runTag",
+/// the DSH tool ([`autoresearch::run::parse_spec`]). Answers `{"ok": {"kind": "fresh", "mode", "runTag",
 /// "repository"}}`, `{"ok": {"kind": "resume", "runId", "mode", "repository"}}` or
 /// `{"errors": [{"field", "rule", "value", "didYouMean", "message"}]}`.
 pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value {
-    let request = spec::parse_for(spec_json, &settings.limits, headless).and_then(|r| match &r {
-        Request::Fresh { policy, .. } => match autoresearch::run::handoff_problem(policy, settings)
-        {
-            Some(problem) => Err(vec![problem]),
-            None => Ok(r),
-        },
-        Request::Resume { .. } | Request::Abandon { .. } => Ok(r),
-    });
-    match request {
+    match autoresearch::run::parse_spec(spec_json, settings, headless) {
         Ok(Request::Fresh { policy, mode }) => json!({"ok": {
             "kind": "fresh", "mode": mode.as_str(), "runTag": policy.run_tag,
             "repository": policy.repository,
@@ -65,7 +49,7 @@ pub fn check_spec(spec_json: &str, settings: &Settings, headless: bool) -> Value
         }) => json!({"ok": {
             "kind": "abandon", "runId": run_id, "mode": "foreground", "repository": repository,
         }}),
-        Err(errors) => json!({"errors": errors.iter().map(spec_error_json).collect::<Vec<_>>()}),
+        Err(errors) => json!({"errors": errors.iter().map(SpecError::to_json).collect::<Vec<_>>()}),
     }
 }
 

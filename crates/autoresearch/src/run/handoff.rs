@@ -36,6 +36,22 @@ fn render(policy: &RunPolicy, at: &Standing<'_>, history: Vec<Value>) -> String 
     .to_string()
 }
 
+/// A spec for one reader ([`crate::spec::parse_for`]) whose fresh run's handoff also fits
+/// `maxHandoffChars` ([`handoff_problem`]).
+pub fn parse_spec(
+    text: &str,
+    settings: &Settings,
+    headless: bool,
+) -> Result<crate::Request, Vec<SpecError>> {
+    let request = crate::spec::parse_for(text, &settings.limits, headless)?;
+    if let crate::Request::Fresh { policy, .. } = &request
+        && let Some(problem) = handoff_problem(policy, settings)
+    {
+        return Err(vec![problem]);
+    }
+    Ok(request)
+}
+
 /// Why `policy` cannot run under `settings`: the handoff without any history, with the longest
 /// ids, metrics and counts the run can reach, is longer than `max_handoff_chars`. The error names
 /// the largest of `objective`, `constraints` and `mutable_globs`.

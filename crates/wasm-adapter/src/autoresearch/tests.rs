@@ -114,7 +114,10 @@ fn a_run_speaks_json_effects_and_inputs() {
             3,
         )
         .unwrap_err();
-    assert_eq!(bad_rows, "`run_id` must be a string");
+    assert_eq!(
+        bad_rows,
+        "runs[0].run_id: invalid type: integer `1`, expected a string"
+    );
     run.handle_json(
         &json!({"type": "retention", "id": 3, "rows": {"runs": [], "artifacts": []}}),
         3,

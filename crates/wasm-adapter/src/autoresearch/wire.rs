@@ -37,8 +37,7 @@
 use autoresearch::protocol::{InputPath, ProposalReport, SqlValue};
 use autoresearch::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, Effect, EffectId, HashedFile, Input,
-    ProcessIdentity, ProcessOutcome, RepoFacts, RetentionArtifact, RetentionRows, RetentionRun,
-    StoredRows, WorktreeFacts,
+    ProcessIdentity, ProcessOutcome, RepoFacts, WorktreeFacts,
 };
 use serde_json::{Map, Value, json};
 
@@ -213,7 +212,7 @@ pub fn input_from_json(v: &Value) -> Result<Input, String> {
         },
         "retention" => Input::Retention {
             id,
-            rows: retention_rows(object(o, "rows")?)?,
+            rows: rows_from_json(o.get("rows").ok_or("retention needs `rows`")?)?,
         },
         "hashed" => Input::Hashed {
             id,
@@ -362,40 +361,10 @@ fn worktree_facts(o: &Map<String, Value>) -> Result<WorktreeFacts, String> {
     })
 }
 
-/// Stored rows as the driver's `loaded` answer carries them (SQLite's columns by name).
-pub fn rows_from_json(v: &Value) -> Result<StoredRows, String> {
-    <StoredRows as serde::Deserialize>::deserialize(v).map_err(|e| format!("stored rows: {e}"))
-}
-
-/// The retention cleanup's rows as SQLite returns them.
-fn retention_rows(o: &Map<String, Value>) -> Result<RetentionRows, String> {
-    let runs = objects(o, "runs", "rows.runs")?
-        .map(|r| {
-            let r = r?;
-            Ok(RetentionRun {
-                run_id: text(r, "run_id")?,
-                state: text(r, "state")?,
-                worktree: text(r, "worktree")?,
-                terminal_at: opt_i64(r, "terminal_at")?,
-                worktree_removed_at: opt_i64(r, "worktree_removed_at")?,
-                tsv_removed_at: opt_i64(r, "tsv_removed_at")?,
-                lock_held: opt_flag(r, "lock_held")?,
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    let artifacts = objects(o, "artifacts", "rows.artifacts")?
-        .map(|a| {
-            let a = a?;
-            Ok(RetentionArtifact {
-                artifact_id: text(a, "artifact_id")?,
-                run_id: text(a, "run_id")?,
-                attempt_id: text(a, "attempt_id")?,
-                location: text(a, "location")?,
-                attempt_failure_code: opt_text(a, "attempt_failure_code")?,
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    Ok(RetentionRows { runs, artifacts })
+/// Rows of the tracker's columns by name (stored rows as `loaded` carries them, retention
+/// rows); an error names the column (`runs[0].run_id: …`).
+pub fn rows_from_json<T: serde::de::DeserializeOwned>(v: &Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| format!("{}: {}", e.path(), e.inner()))
 }
 
 /// The items of an optional array member (missing or null: none), each an object or the error

@@ -305,8 +305,10 @@ pub fn tail(text: &str, lines: usize) -> String {
 
 /// A scenario's run: where, what, and with which overlay.
 pub struct TurnSpec<'a> {
-    /// Scenario name (also the scratch directory).
+    /// Scenario name (names its patch and log files).
     pub name: &'a str,
+    /// The scratch directory under `work/`, the turn's cwd (kept as an earlier turn left it).
+    pub dir: &'a str,
     /// The task given to dsh.
     pub task: &'a str,
     /// Files to create in the scratch cwd.
@@ -320,7 +322,7 @@ pub struct TurnSpec<'a> {
 impl Harness {
     /// Runs one headless turn against a fresh mock.
     pub fn turn(&self, spec: TurnSpec<'_>) -> Result<Turn> {
-        let cwd = self.dir.join("work").join(spec.name);
+        let cwd = self.dir.join("work").join(spec.dir);
         std::fs::create_dir_all(&cwd)?;
         for (file, text) in spec.files {
             let path = cwd.join(file);

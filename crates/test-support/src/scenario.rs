@@ -34,7 +34,8 @@
 //! in the scenario (task, script, patch, expectations) stands for its `http://127.0.0.1:<port>`,
 //! and `expect.served` maps a path to how many requests it must have had. `"then": [ { "task",
 //! "files"?, "patch"?, "script", "expect" } ]` runs further turns after the first, each a new dsh
-//! process and so a new session, in the same DSH home (what one session leaves for the next).
+//! process and so a new session, in the same DSH home (what one session leaves for the next);
+//! with `"same_cwd": true` it also runs in the first turn's directory, as that turn left it.
 //!
 //! An optional `"session_fixture": "packages/<row>/vectors/sessions/NAME.jsonl.zstd"` keeps the
 //! turn's DSH session log, scrubbed of machine paths, as a replay vector of that package
@@ -302,7 +303,7 @@ impl Scenario {
             )?,
             None => self.doc.clone(),
         };
-        let (first, mut summary) = self.run_turn(h, &doc, &self.name)?;
+        let (first, mut summary) = self.run_turn(h, &doc, &self.name, &self.name)?;
         for (i, then) in doc["then"]
             .as_array()
             .map_or(&[][..], Vec::as_slice)
@@ -310,7 +311,12 @@ impl Scenario {
             .enumerate()
         {
             let name = format!("{}-then-{}", self.name, i + 1);
-            let (_, line) = self.run_turn(h, then, &name)?;
+            let dir = if then["same_cwd"] == true {
+                &self.name
+            } else {
+                &name
+            };
+            let (_, line) = self.run_turn(h, then, &name, dir)?;
             summary.push_str(&format!("; then (a new session): {line}"));
         }
         if let Some(site) = &site {
@@ -329,7 +335,7 @@ impl Scenario {
         Ok((first, summary))
     }
 
-    fn run_turn(&self, h: &Harness, doc: &Value, name: &str) -> Result<(Turn, String)> {
+    fn run_turn(&self, h: &Harness, doc: &Value, name: &str, dir: &str) -> Result<(Turn, String)> {
         let files: Vec<(String, String)> = match &doc["files"] {
             Value::Object(map) => map
                 .iter()
@@ -352,6 +358,7 @@ impl Scenario {
         };
         let turn = h.turn(TurnSpec {
             name,
+            dir,
             task: doc["task"].as_str().context("a scenario needs a task")?,
             files: &files,
             script: self.script(doc)?,

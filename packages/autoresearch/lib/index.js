@@ -167,12 +167,9 @@ export function apply(ctx, config) {
     execute,
   })
 
+  const sectionText = () => (interrupted === undefined ? texts.guidance : `${texts.guidance}\n\n${interrupted}`)
   const prompts = ctx.get('systemPrompt')
-  prompts?.section({
-    name: 'tool:autoresearch',
-    order: 116.25,
-    text: () => (interrupted === undefined ? texts.guidance : `${texts.guidance}\n\n${interrupted}`),
-  })
+  prompts?.section({ name: 'tool:autoresearch', order: 116.25, text: sectionText })
 
   // Recovery on start: in this directory's repository and those the config names, a run whose
   // host is provably dead has its leftover processes stopped and its lock released, and is
@@ -181,6 +178,14 @@ export function apply(ctx, config) {
   const recovery = reconcileAll(row, configJson).then((note) => {
     interrupted = note
   }, (error) => report('recovery on start failed', error))
+  // The first request of a session already sees what recovery found.
+  ctx.on('system-prompt/assemble', async (_assembly, _context, next) => {
+    await recovery
+    const result = await next()
+    if (!Array.isArray(result?.sections)) return result
+    const sections = result.sections.map((s) => (s?.name === 'tool:autoresearch' ? { ...s, text: sectionText() } : s))
+    return { ...result, sections }
+  })
 
   // Unload or HMR: cancel this fiber's runs and wait until their processes are settled.
   ctx.effect(() => async () => {

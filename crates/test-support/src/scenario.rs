@@ -36,6 +36,9 @@
 //! "files"?, "patch"?, "script", "expect" } ]` runs further turns after the first, each a new dsh
 //! process and so a new session, in the same DSH home (what one session leaves for the next);
 //! with `"same_cwd": true` it also runs in the first turn's directory, as that turn left it.
+//! `"capture": { "NAME": "text before it" }` takes, from the first turn's last conversation
+//! request, the id (hex digits and `-`) right after the text; `$NAME` in the `then` turns stands
+//! for it (a run id the tool made up, say).
 //!
 //! An optional `"session_fixture": "packages/<row>/vectors/sessions/NAME.jsonl.zstd"` keeps the
 //! turn's DSH session log, scrubbed of machine paths, as a replay vector of that package
@@ -240,6 +243,7 @@ impl Scenario {
                 "session_fixture",
                 "serve",
                 "then",
+                "capture",
             ]
             .contains(&key.as_str())
             {
@@ -304,6 +308,7 @@ impl Scenario {
             None => self.doc.clone(),
         };
         let (first, mut summary) = self.run_turn(h, &doc, &self.name, &self.name)?;
+        let doc = capture(&doc, &first).with_context(|| format!("scenario {}", self.name))?;
         for (i, then) in doc["then"]
             .as_array()
             .map_or(&[][..], Vec::as_slice)
@@ -683,6 +688,33 @@ fn lines_of(lines: &[Value]) -> String {
 
 /// Every text a request carries, in message order: message contents, tool results and the
 /// model's own earlier replies.
+/// `doc` with each `capture`d id of the first turn put in for its `$NAME` in the `then` turns.
+fn capture(doc: &Value, first: &Turn) -> Result<Value> {
+    let Some(captures) = doc["capture"].as_object() else {
+        return Ok(doc.clone());
+    };
+    let text = first
+        .conversation()
+        .last()
+        .map(|r| request_text(&r.body))
+        .unwrap_or_default();
+    let mut then = serde_json::to_string(&doc["then"])?;
+    for (name, before) in captures {
+        let before = before.as_str().context("a capture is text")?;
+        let Some(at) = text.find(before) else {
+            bail!("capture {name}: {before:?} is in no tool result of the first turn");
+        };
+        let id: String = text[at + before.len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_hexdigit() || *c == '-')
+            .collect();
+        then = then.replace(&format!("${name}"), &id);
+    }
+    let mut doc = doc.clone();
+    doc["then"] = serde_json::from_str(&then)?;
+    Ok(doc)
+}
+
 pub fn request_text(body: &Value) -> String {
     let mut out = String::new();
     for message in body["messages"].as_array().map_or(&[][..], Vec::as_slice) {

@@ -156,7 +156,7 @@ pub fn events(texts: &[String]) -> Result<Vec<Value>> {
     Ok(out)
 }
 
-/// The session log dsh wrote for a run in `cwd`.
+/// The newest session log dsh wrote for a run in `cwd`.
 pub fn find(home: &Path, node: &Path, cwd: &Path) -> Result<PathBuf> {
     let root = home.join("sessions");
     let mut candidates = Vec::new();
@@ -176,12 +176,20 @@ pub fn find(home: &Path, node: &Path, cwd: &Path) -> Result<PathBuf> {
         }
     }
     let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    // Turns may share a cwd (`same_cwd`): the newest log is the last turn's.
+    let mut found: Option<(std::time::SystemTime, PathBuf)> = None;
     for file in candidates {
         let texts = read_frames(node, &file)?;
         let header = header(&texts).with_context(|| format!("reading {}", rel(&file)))?;
         if header.cwd.is_some_and(|c| Path::new(&c) == cwd) {
-            return Ok(file);
+            let modified = std::fs::metadata(&file)?.modified()?;
+            if found.as_ref().is_none_or(|(newest, _)| modified > *newest) {
+                found = Some((modified, file));
+            }
         }
+    }
+    if let Some((_, file)) = found {
+        return Ok(file);
     }
     bail!(
         "no session log under {} has cwd {}",

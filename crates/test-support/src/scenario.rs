@@ -686,8 +686,6 @@ fn lines_of(lines: &[Value]) -> String {
         .join("\n")
 }
 
-/// Every text a request carries, in message order: message contents, tool results and the
-/// model's own earlier replies.
 /// `doc` with each `capture`d id of the first turn put in for its `$NAME` in the `then` turns.
 fn capture(doc: &Value, first: &Turn) -> Result<Value> {
     let Some(captures) = doc["capture"].as_object() else {
@@ -715,6 +713,8 @@ fn capture(doc: &Value, first: &Turn) -> Result<Value> {
     Ok(doc)
 }
 
+/// Every text a request carries, in message order: message contents, tool results and the
+/// model's own earlier replies.
 pub fn request_text(body: &Value) -> String {
     let mut out = String::new();
     for message in body["messages"].as_array().map_or(&[][..], Vec::as_slice) {

@@ -360,12 +360,7 @@ impl Run {
         settings: Settings,
         now: Millis,
     ) -> Result<Run, StartError> {
-        if !crate::spec::is_run_id(run_id) {
-            return Err(StartError::BadRunId(run_id.to_owned()));
-        }
-        let mut run = Run::blank(settings, Origin::Resume { given }, run_id, repository, now);
-        run.emit_discover();
-        Ok(run)
+        Run::stored(Origin::Resume { given }, run_id, repository, settings, now)
     }
 
     /// Abandons the stored run `run_id` (the operator's way out of a run nobody will resume):
@@ -380,15 +375,10 @@ impl Run {
         settings: Settings,
         now: Millis,
     ) -> Result<Run, StartError> {
-        if !crate::spec::is_run_id(run_id) {
-            return Err(StartError::BadRunId(run_id.to_owned()));
-        }
         let origin = Origin::Abandon {
             reason: reason.to_owned(),
         };
-        let mut run = Run::blank(settings, origin, run_id, repository, now);
-        run.emit_discover();
-        Ok(run)
+        Run::stored(origin, run_id, repository, settings, now)
     }
 
     /// Reconciles `run_id` after a restart (see `recover.rs`): when the host that drove it is
@@ -400,10 +390,21 @@ impl Run {
         settings: Settings,
         now: Millis,
     ) -> Result<Run, StartError> {
+        Run::stored(Origin::Reconcile, run_id, repository, settings, now)
+    }
+
+    /// A machine for the stored run `run_id` (validated before any path is built), discovering.
+    fn stored(
+        origin: Origin,
+        run_id: &str,
+        repository: Option<String>,
+        settings: Settings,
+        now: Millis,
+    ) -> Result<Run, StartError> {
         if !crate::spec::is_run_id(run_id) {
             return Err(StartError::BadRunId(run_id.to_owned()));
         }
-        let mut run = Run::blank(settings, Origin::Reconcile, run_id, repository, now);
+        let mut run = Run::blank(settings, origin, run_id, repository, now);
         run.emit_discover();
         Ok(run)
     }

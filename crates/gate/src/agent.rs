@@ -197,10 +197,13 @@ impl AgentGate {
                 self.phase = Phase::Idle;
             }
         }
+        let repeated = counted.repeats >= settings.repeat_threshold();
         let trigger = Trigger {
+            counting,
             failures: (counted.failures >= settings.failure_threshold())
                 .then_some(counted.failures),
-            repeats: (counted.repeats >= settings.repeat_threshold()).then_some(counted.repeats),
+            repeats: repeated.then_some(counted.repeats),
+            cycle: repeated && counted.cycle,
         };
         if trigger.failures.is_none() && trigger.repeats.is_none() {
             return Observation::Counted;

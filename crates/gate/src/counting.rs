@@ -58,6 +58,8 @@ pub(crate) struct Counted {
     pub failures: u32,
     /// The repeats counted toward `repeatThreshold`.
     pub repeats: u32,
+    /// The repeats are of a two-call cycle, not of one call.
+    pub cycle: bool,
 }
 
 impl Counts {
@@ -121,9 +123,11 @@ impl Counts {
             Counting::SameProblem => self.failures_now(),
         }
         .max(failures);
+        let (repeats, cycle) = self.repeats_under(counting);
         self.now = Counted {
             failures,
-            repeats: self.repeats_under(counting),
+            repeats,
+            cycle,
         };
         Counted {
             failures: if counting == Counting::SameProblem && !failed {
@@ -146,12 +150,15 @@ impl Counts {
 
     /// The repeats counted now: under [`Counting::SameProblem`] how often the last call or
     /// two-call cycle came again, under [`Counting::AnyFailure`] the length of the run of
-    /// identical calls (0 before any experiment).
-    fn repeats_under(&self, counting: Counting) -> u32 {
+    /// identical calls (0 before any experiment); and whether they are a cycle's.
+    fn repeats_under(&self, counting: Counting) -> (u32, bool) {
         match counting {
-            _ if self.recent[0].is_none() => 0,
-            Counting::AnyFailure => 1 + self.same_as_last,
-            Counting::SameProblem => self.same_as_last.max(self.same_as_second_last / 2),
+            _ if self.recent[0].is_none() => (0, false),
+            Counting::AnyFailure => (1 + self.same_as_last, false),
+            Counting::SameProblem => {
+                let cycles = self.same_as_second_last / 2;
+                (self.same_as_last.max(cycles), cycles > self.same_as_last)
+            }
         }
     }
 

@@ -162,10 +162,21 @@ pub enum Language {
 /// Which thresholds armed the gate, with the counts at arming (`None` for one not reached).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Trigger {
-    /// Failed experiments, when `failure_threshold` was reached.
+    /// How the counts were counted, which decides what they mean.
+    pub counting: Counting,
+    /// The failures counted toward `failure_threshold`, when it was reached.
     pub failures: Option<u32>,
-    /// Consecutive identical calls, when `repeat_threshold` was reached.
+    /// The repeats counted toward `repeat_threshold`, when it was reached.
     pub repeats: Option<u32>,
+    /// The repeats were of a two-call cycle (`A B A B`), not of one call.
+    pub cycle: bool,
+}
+
+impl Trigger {
+    /// What armed the gate, in words the model reads (also the replay's).
+    pub fn describe(self, lang: Language) -> String {
+        text::trigger_text(lang, self)
+    }
 }
 
 /// Why a call was denied.

@@ -21,6 +21,16 @@ const X0: &str = r#"{"path":"p","x":0}"#;
 const ZH_ANSWER: &str = "卡点=测试在 CI 上超时 排除=不是缓存问题 性价比=先本地复现超时";
 const EN_ANSWER: &str = "blocker=the CI test times out\nruled_out=the cache is not the cause\nbest_path=reproduce the timeout locally";
 
+/// What arms under `s`'s counting, not of a cycle.
+fn trigger(s: &Settings, failures: Option<u32>, repeats: Option<u32>) -> Trigger {
+    Trigger {
+        counting: s.counting(),
+        failures,
+        repeats,
+        cycle: false,
+    }
+}
+
 fn shot(name: &str, json: &str) -> Shot {
     Shot::from_json(name, json)
 }
@@ -99,10 +109,7 @@ fn failed_retries_arm_at_the_threshold_inclusive_on_one_target() {
             "bash",
             &bash("cd /r && pytest tests/a.py -x")
         ),
-        Observation::Armed(Trigger {
-            failures: Some(2),
-            repeats: None
-        })
+        Observation::Armed(trigger(&s, Some(2), None))
     );
     assert_eq!(gate.status(), Status::Pending);
 }
@@ -129,10 +136,7 @@ fn unrelated_failures_do_not_arm() {
     fail(&mut gate, &s, "bash", &bash("grep foo a.py"));
     assert_eq!(
         fail(&mut gate, &s, "bash", &bash("python reproduce.py")),
-        Observation::Armed(Trigger {
-            failures: Some(2),
-            repeats: None
-        })
+        Observation::Armed(trigger(&s, Some(2), None))
     );
 }
 
@@ -237,10 +241,7 @@ fn repeats_need_the_same_outcome() {
     assert_eq!(gate.run_length(), 1);
     assert_eq!(
         run(&mut gate, Outcome::exited(1), fp(2)),
-        Observation::Armed(Trigger {
-            failures: Some(2),
-            repeats: Some(2)
-        })
+        Observation::Armed(trigger(&s, Some(2), Some(2)))
     );
 }
 
@@ -257,8 +258,8 @@ fn cycles_of_two_calls_arm() {
     assert_eq!(
         observed[5],
         Observation::Armed(Trigger {
-            failures: None,
-            repeats: Some(2)
+            cycle: true,
+            ..trigger(&s, None, Some(2))
         })
     );
 }
@@ -279,10 +280,7 @@ fn non_zero_exits_kills_and_timeouts_are_failures() {
         gate.on_result(&s, "bash", shot("bash", &bash("make a -k")), outcome, None);
         assert_eq!(
             gate.on_result(&s, "bash", shot("bash", &bash("make a -j4")), outcome, None),
-            Observation::Armed(Trigger {
-                failures: Some(2),
-                repeats: None
-            }),
+            Observation::Armed(trigger(&s, Some(2), None)),
             "{outcome:?}"
         );
     }
@@ -301,10 +299,7 @@ fn identical_calls_arm_regardless_of_key_order() {
     assert_eq!(gate.run_length(), 1);
     assert_eq!(
         succeed(&mut gate, &s, PROBE, r#"{"b":2,"a":1}"#),
-        Observation::Armed(Trigger {
-            failures: None,
-            repeats: Some(2)
-        })
+        Observation::Armed(trigger(&s, None, Some(2)))
     );
 }
 
@@ -328,10 +323,7 @@ fn identical_failures_report_both_thresholds() {
     fail(&mut gate, &s, "bash", X1);
     assert_eq!(
         fail(&mut gate, &s, "bash", X1),
-        Observation::Armed(Trigger {
-            failures: Some(2),
-            repeats: Some(2)
-        })
+        Observation::Armed(trigger(&s, Some(2), Some(2)))
     );
 }
 
@@ -370,10 +362,7 @@ fn strict_repeat_threshold_arms_on_every_counted_call() {
     );
     assert_eq!(
         succeed(&mut gate, &s, "edit", "{}"),
-        Observation::Armed(Trigger {
-            failures: None,
-            repeats: Some(1)
-        })
+        Observation::Armed(trigger(&s, None, Some(1)))
     );
 }
 
@@ -475,11 +464,11 @@ fn the_check_block_is_shown_once_per_arming() {
     assert_eq!(notice.kind, NoticeKind::Check);
     assert_eq!(
         notice.summary,
-        "pain-point gate: 2 failed experiments on this problem"
+        "pain-point gate: 3 failed attempts at the same problem"
     );
     assert_eq!(
         notice.text,
-        "[pain-point-check] Pain-point check: 2 failed experiments on this problem. Until you \
+        "[pain-point-check] Pain-point check: 3 failed attempts at the same problem. Until you \
          answer, only investigation tools run.
 1. Is this blocker still the most critical one to solve?
 2. What did the last negative result actually rule out?
@@ -509,10 +498,10 @@ fn chinese_texts_follow_a_chinese_user_prompt_under_auto() {
     let notice = gate.pre_step(&s).unwrap();
     assert_eq!(
         notice.summary,
-        "卡点检查：2 次失败的尝试，最近 2 次完全相同"
+        "卡点检查：2 次失败的调用，最近 2 次完全相同"
     );
     expect_test::expect![[r#"
-        [pain-point-check] 卡点检查：2 次失败的尝试，最近 2 次完全相同。在你回答之前，只有调查类工具可用。
+        [pain-point-check] 卡点检查：2 次失败的调用，最近 2 次完全相同。在你回答之前，只有调查类工具可用。
         1. 这个卡点仍然是当前最关键的吗？
         2. 上一次的负面结果实际排除了什么？
         3. 哪条路径性价比最高（不一定是最便宜的）？
@@ -945,10 +934,7 @@ fn handle_reports_a_replay_timeline() {
         .iter()
         .filter_map(|&input| gate.handle(&s, input).timeline_entry())
         .collect();
-    let both = Trigger {
-        failures: Some(2),
-        repeats: Some(2),
-    };
+    let both = trigger(&s, Some(2), Some(2));
     assert_eq!(
         timeline,
         [
@@ -976,4 +962,54 @@ fn agent_state_is_small_and_copy() {
     assert_copy::<AgentGate>();
     // Constant size: the counters and PROBLEM_SLOTS remembered targets, no text.
     assert!(std::mem::size_of::<AgentGate>() <= 512);
+}
+
+#[test]
+fn trigger_texts_count_attempts_under_each_counting() {
+    let mut out = String::new();
+    for counting in Counting::ALL {
+        for (failures, repeats, cycle) in [
+            (Some(1), None, false),
+            (Some(2), None, false),
+            (None, Some(2), false),
+            (None, Some(2), true),
+            (Some(2), Some(2), false),
+        ] {
+            let trigger = Trigger {
+                counting,
+                failures,
+                repeats,
+                cycle,
+            };
+            for lang in [Language::En, Language::Zh] {
+                out.push_str(&format!(
+                    "{} {failures:?} {repeats:?} cycle={cycle}: {}\n",
+                    counting.key(),
+                    trigger.describe(lang)
+                ));
+            }
+        }
+    }
+    expect_test::expect![[r#"
+        same-problem Some(1) None cycle=false: 2 failed attempts at the same problem
+        same-problem Some(1) None cycle=false: 同一问题上已有 2 次失败的尝试
+        same-problem Some(2) None cycle=false: 3 failed attempts at the same problem
+        same-problem Some(2) None cycle=false: 同一问题上已有 3 次失败的尝试
+        same-problem None Some(2) cycle=false: the same call 3 times in a row with the same result
+        same-problem None Some(2) cycle=false: 同一调用连续 3 次，结果相同
+        same-problem None Some(2) cycle=true: the same two calls alternating 3 times with the same results
+        same-problem None Some(2) cycle=true: 两个调用交替出现 3 次，结果相同
+        same-problem Some(2) Some(2) cycle=false: 3 failed attempts at the same problem; the same call 3 times in a row with the same result
+        same-problem Some(2) Some(2) cycle=false: 同一问题上已有 3 次失败的尝试；同一调用连续 3 次，结果相同
+        any-failure Some(1) None cycle=false: 1 failed call
+        any-failure Some(1) None cycle=false: 1 次失败的调用
+        any-failure Some(2) None cycle=false: 2 failed calls
+        any-failure Some(2) None cycle=false: 2 次失败的调用
+        any-failure None Some(2) cycle=false: 2 identical calls in a row
+        any-failure None Some(2) cycle=false: 连续 2 次完全相同的调用
+        any-failure None Some(2) cycle=true: 2 identical calls in a row
+        any-failure None Some(2) cycle=true: 连续 2 次完全相同的调用
+        any-failure Some(2) Some(2) cycle=false: 2 failed calls, the last 2 identical
+        any-failure Some(2) Some(2) cycle=false: 2 次失败的调用，最近 2 次完全相同
+    "#]].assert_eq(&out);
 }

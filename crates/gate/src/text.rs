@@ -8,7 +8,7 @@
 
 use crate::answers::MarkerSet;
 use crate::questions::{QUESTIONS_EN, QUESTIONS_ZH};
-use crate::{Language, Trigger};
+use crate::{Counting, Language, Trigger};
 
 /// The tag every text starts with.
 pub const PLUGIN_TAG: &str = "[pain-point-check]";
@@ -25,19 +25,64 @@ pub const FORMAT_ZH: &str = "卡点=… 排除=… 性价比=…";
 /// The answer format with English markers.
 pub const FORMAT_EN: &str = "blocker=… ruled_out=… best_path=…";
 
-fn trigger_text(lang: Language, trigger: Trigger) -> String {
-    match (lang, trigger.failures, trigger.repeats) {
-        (Language::Zh, Some(f), Some(r)) => format!("{f} 次失败的尝试，最近 {r} 次完全相同"),
-        (Language::Zh, Some(f), None) => format!("同一问题上已有 {f} 次失败的尝试"),
-        (Language::Zh, None, Some(r)) => format!("连续 {r} 次完全相同的调用"),
-        (Language::En, Some(f), Some(r)) => {
-            format!("{f} failed experiments, the last {r} identical")
+pub(crate) fn trigger_text(lang: Language, trigger: Trigger) -> String {
+    let Trigger {
+        counting,
+        failures,
+        repeats,
+        cycle,
+    } = trigger;
+    match counting {
+        // Counted retries and repeats exclude the first attempt; the model reads attempts.
+        Counting::SameProblem => {
+            let failures = failures.map(|f| match lang {
+                Language::Zh => format!("同一问题上已有 {} 次失败的尝试", f + 1),
+                Language::En => format!("{} failed attempts at the same problem", f + 1),
+            });
+            let repeats = repeats.map(|r| match (lang, cycle) {
+                (Language::Zh, false) => format!("同一调用连续 {} 次，结果相同", r + 1),
+                (Language::Zh, true) => format!("两个调用交替出现 {} 次，结果相同", r + 1),
+                (Language::En, false) => {
+                    format!(
+                        "the same call {} times in a row with the same result",
+                        r + 1
+                    )
+                }
+                (Language::En, true) => {
+                    format!(
+                        "the same two calls alternating {} times with the same results",
+                        r + 1
+                    )
+                }
+            });
+            let sep = match lang {
+                Language::Zh => "；",
+                Language::En => "; ",
+            };
+            let parts: Vec<String> = failures.into_iter().chain(repeats).collect();
+            if parts.is_empty() {
+                fallback(lang)
+            } else {
+                parts.join(sep)
+            }
         }
-        (Language::En, Some(1), None) => "1 failed experiment on this problem".to_owned(),
-        (Language::En, Some(f), None) => format!("{f} failed experiments on this problem"),
-        (Language::En, None, Some(r)) => format!("{r} identical calls in a row"),
-        (Language::Zh, None, None) => "卡点检查".to_owned(),
-        (Language::En, None, None) => "pain-point check".to_owned(),
+        Counting::AnyFailure => match (lang, failures, repeats) {
+            (Language::Zh, Some(f), Some(r)) => format!("{f} 次失败的调用，最近 {r} 次完全相同"),
+            (Language::Zh, Some(f), None) => format!("{f} 次失败的调用"),
+            (Language::Zh, None, Some(r)) => format!("连续 {r} 次完全相同的调用"),
+            (Language::En, Some(f), Some(r)) => format!("{f} failed calls, the last {r} identical"),
+            (Language::En, Some(1), None) => "1 failed call".to_owned(),
+            (Language::En, Some(f), None) => format!("{f} failed calls"),
+            (Language::En, None, Some(r)) => format!("{r} identical calls in a row"),
+            (_, None, None) => fallback(lang),
+        },
+    }
+}
+
+fn fallback(lang: Language) -> String {
+    match lang {
+        Language::Zh => "卡点检查".to_owned(),
+        Language::En => "pain-point check".to_owned(),
     }
 }
 

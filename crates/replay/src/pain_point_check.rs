@@ -30,8 +30,8 @@
 
 use crate::{Agents, Engine, Format};
 use gate::{
-    AgentGate, Counting, Decision, Input, LiftOutcome, Marker, Observation, Outcome, Reaction,
-    ResetCause, Settings, Shot, Status, TimelineEntry, canonical_args_hash,
+    AgentGate, Counting, Decision, Input, Language, LiftOutcome, Marker, Observation, Outcome,
+    Reaction, ResetCause, Settings, Shot, Status, TimelineEntry, canonical_args_hash,
     canonical_args_hash_str, failure_fingerprint,
 };
 use policy::Policy;
@@ -535,16 +535,7 @@ fn clip(text: &str, width: usize) -> String {
 /// A timeline entry in words, for the JSON lines and the session-log timeline.
 pub fn describe(entry: TimelineEntry) -> String {
     match entry {
-        TimelineEntry::Armed(trigger) => {
-            let mut why = Vec::new();
-            if let Some(failures) = trigger.failures {
-                why.push(format!("{failures} failed experiments"));
-            }
-            if let Some(repeats) = trigger.repeats {
-                why.push(format!("{repeats} repeated calls"));
-            }
-            format!("armed ({})", why.join(", "))
-        }
+        TimelineEntry::Armed(trigger) => format!("armed ({})", trigger.describe(Language::En)),
         TimelineEntry::CheckShown => "check shown".to_owned(),
         TimelineEntry::Denied => "denied".to_owned(),
         TimelineEntry::SameShotDenied => "same-direction shot denied".to_owned(),

@@ -22,7 +22,7 @@ test('replay shows where the gate arms, denies and lifts', () => {
     '{"tool":"edit","args":{"path":"x"}}',
   ])
   assert.equal(status, 0, stderr)
-  assert.deepEqual(json.map((l) => l.timeline), [[], [], ['armed (2 failed experiments)'], ['check shown'], ['denied'], ['lifted'], []])
+  assert.deepEqual(json.map((l) => l.timeline), [[], [], ['armed (3 failed attempts at the same problem)'], ['check shown'], ['denied'], ['lifted'], []])
   assert.deepEqual(json.map((l) => l.gate), ['idle', 'idle', 'pending', 'pending', 'pending', 'probation', 'idle'])
 })
 

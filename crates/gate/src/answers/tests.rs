@@ -188,8 +188,10 @@ fn placeholders_and_the_template_do_not_count() {
 fn the_check_blocks_themselves_do_not_lift() {
     let s = crate::Settings::default();
     let trigger = crate::Trigger {
+        counting: s.counting(),
         failures: Some(2),
         repeats: Some(2),
+        cycle: false,
     };
     let tools: Vec<&str> = s.allowlist().iter().map(|p| p.source()).collect();
     for lang in [crate::Language::Zh, crate::Language::En] {

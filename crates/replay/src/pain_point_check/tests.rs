@@ -52,7 +52,10 @@ fn two_failed_retries_arm_deny_and_an_answer_lifts() {
     assert_eq!(out[1]["failures"], 1);
     assert_eq!(out[2]["failures"], 1, "another target");
     let out = &out[2..];
-    assert_eq!(out[1]["timeline"], json!(["armed (2 failed experiments)"]));
+    assert_eq!(
+        out[1]["timeline"],
+        json!(["armed (3 failed attempts at the same problem)"])
+    );
     assert_eq!(out[1]["gate"], "pending");
     assert_eq!(out[2]["timeline"], json!(["check shown"]));
     assert_eq!(out[3]["decision"], "deny");

@@ -1,27 +1,35 @@
-//! `cargo xtask chart-test`: `research-nudge replay --html` checked in a real headless browser.
+//! `cargo xtask chart-test`: the family's pictures checked in a real headless browser.
 //!
-//! It draws the vector session `vectors/sessions/synthetic-loop.jsonl.zstd` (reminders, holds by
-//! snooze and cooldown, a research reset, prompts, failures, a live reminder) with the real CLI
-//! on Node 24, opens the page in Debian's Chromium (installed with apt-get when it is missing and
-//! this runs as root), takes a screenshot, decodes the PNG and checks what a person would see:
-//! the page's size, each fixed color of `crates/replay/src/research_nudge/chart.rs` in
-//! enough pixels, two separate reminder markers, and the debt line crossing the threshold line.
+//! - `research-nudge replay --html`: it draws the vector session
+//!   `vectors/sessions/synthetic-loop.jsonl.zstd` (reminders, holds by snooze and cooldown, a
+//!   research reset, prompts, failures, a live reminder) with the real CLI on Node 24.
+//! - `dsh-autoresearch show --html`: it runs `tests/support/example-run.mjs`, a real headless
+//!   run in a scratch repository (kept, rejected and failed candidates, a target), and draws it.
 //!
-//! `--write-example` also copies the screenshot to `packages/research-nudge/docs/replay-chart.png`,
-//! the image the package README links.
+//! Each page is opened in Debian's Chromium (installed with apt-get when it is missing and this
+//! runs as root); the screenshot is decoded and checked for what a person would see: the page's
+//! size and each fixed color of the page (`crates/replay/src/research_nudge/chart.rs`,
+//! `crates/autoresearch/src/picture.rs`) in enough pixels; for research-nudge also two separate
+//! reminder markers and the debt line crossing the threshold line.
+//!
+//! `--write-example` also copies the screenshots to `packages/research-nudge/docs/replay-chart.png`
+//! and `packages/autoresearch/docs/run-picture.png`, the images the package READMEs link.
 
 use crate::util::{self, rel, root};
 use crate::{build, node, packages};
 use anyhow::{Context, Result, bail, ensure};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The browser window: the page is 1000 px wide plus margins.
+/// The browser window: the pages are 1000 px wide plus margins.
 const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 900;
 
-/// The colors of the page (`chart::COLORS`) and how many pixels of each the screenshot must have.
-const EXPECTED: [(&str, [u8; 3], usize); 10] = [
+/// A color the screenshot must show, and in how many pixels at least.
+type Expected = (&'static str, [u8; 3], usize);
+
+/// research-nudge's colors (`chart::COLORS`).
+const NUDGE_COLORS: [Expected; 10] = [
     ("debt line", [0x1d, 0x4e, 0xd8], 800),
     ("threshold lines", [0x7f, 0x1d, 0x1d], 1000),
     ("reminder markers", [0xef, 0x44, 0x44], 150),
@@ -32,6 +40,16 @@ const EXPECTED: [(&str, [u8; 3], usize); 10] = [
     ("calls line", [0x08, 0x91, 0xb2], 400),
     ("minutes line", [0xa1, 0x62, 0x07], 400),
     ("failure ticks", [0xdb, 0x27, 0x77], 60),
+];
+
+/// autoresearch's colors (`picture::COLORS`), for the example run's marks.
+const RUN_COLORS: [Expected; 6] = [
+    ("baseline", [0x25, 0x63, 0xeb], 100),
+    ("baseline band", [0xbf, 0xdb, 0xfe], 1500),
+    ("kept + best line", [0x16, 0xa3, 0x4a], 2500),
+    ("rejected", [0x94, 0xa3, 0xb8], 200),
+    ("failed", [0xdc, 0x26, 0x26], 60),
+    ("target", [0x7c, 0x3a, 0xed], 1000),
 ];
 
 fn usage() -> &'static str {
@@ -51,43 +69,84 @@ pub fn run(args: &[String]) -> Result<()> {
             other => bail!("unknown argument `{other}`\n{}", usage()),
         }
     }
-    let package = packages::research_nudge();
-    build::ensure_built(package)?;
     let bin = node::ensure_node()?;
     let chromium = ensure_chromium()?;
     let out = root().join("target").join("chart-test");
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", rel(&out)))?;
 
+    let nudge = packages::research_nudge();
+    build::ensure_built(nudge)?;
     let html = out.join("synthetic-loop.html");
-    let session = package
+    let session = nudge
         .dir()
         .join("vectors")
         .join("sessions")
         .join("synthetic-loop.jsonl.zstd");
     util::run(
         Command::new(bin.join("node"))
-            .current_dir(package.dir())
+            .current_dir(nudge.dir())
             .arg("bin/research-nudge.js")
             .arg("replay")
             .arg(&session)
             .arg("--html")
             .arg(&html),
     )?;
-    let page = std::fs::read_to_string(&html).with_context(|| format!("reading {}", rel(&html)))?;
+    let png = screenshot(&chromium, &html)?;
+    let image =
+        decode_png(&std::fs::read(&png)?).with_context(|| format!("decoding {}", rel(&png)))?;
+    check_colors(&image, &NUDGE_COLORS)?;
+    check_nudge(&image)?;
+    println!("chart-test: {} checked", rel(&png));
+    if write_example {
+        example(&png, &nudge.dir().join("docs").join("replay-chart.png"))?;
+    }
+
+    let autoresearch = packages::autoresearch();
+    build::ensure_built(autoresearch)?;
+    let html = out.join("autoresearch-run.html");
+    util::run(
+        Command::new(bin.join("node"))
+            .current_dir(autoresearch.dir())
+            .arg("tests/support/example-run.mjs")
+            .arg(&html),
+    )?;
+    let png = screenshot(&chromium, &html)?;
+    let image =
+        decode_png(&std::fs::read(&png)?).with_context(|| format!("decoding {}", rel(&png)))?;
+    check_colors(&image, &RUN_COLORS)?;
+    println!("chart-test: {} checked", rel(&png));
+    if write_example {
+        example(
+            &png,
+            &autoresearch.dir().join("docs").join("run-picture.png"),
+        )?;
+    }
+    Ok(())
+}
+
+fn example(png: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to.parent().context("an example path has a folder")?)?;
+    std::fs::copy(png, to)?;
+    println!("chart-test: wrote {}", rel(to));
+    Ok(())
+}
+
+/// The page, checked to be self-contained, as a screenshot next to it (`.png`).
+fn screenshot(chromium: &Path, html: &Path) -> Result<PathBuf> {
+    let page = std::fs::read_to_string(html).with_context(|| format!("reading {}", rel(html)))?;
     for banned in ["<script", "https://", " src=", "url("] {
         ensure!(
             !page.contains(banned),
             "{} is not self-contained: it has `{banned}`",
-            rel(&html)
+            rel(html)
         );
     }
-
-    let png = out.join("synthetic-loop.png");
+    let png = html.with_extension("png");
     let _ = std::fs::remove_file(&png);
-    let profile = out.join(format!("profile-{}", std::process::id()));
+    let profile = html.with_file_name(format!("profile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&profile);
     let url = format!("file://{}", html.display());
-    let mut cmd = Command::new(&chromium);
+    let mut cmd = Command::new(chromium);
     cmd.args([
         "--headless",
         "--no-sandbox",
@@ -111,23 +170,7 @@ pub fn run(args: &[String]) -> Result<()> {
         status.status,
         String::from_utf8_lossy(&status.stderr)
     );
-
-    let image =
-        decode_png(&std::fs::read(&png)?).with_context(|| format!("decoding {}", rel(&png)))?;
-    check(&image)?;
-    println!(
-        "chart-test: {} checked ({}x{})",
-        rel(&png),
-        image.width,
-        image.height
-    );
-    if write_example {
-        let example = package.dir().join("docs").join("replay-chart.png");
-        std::fs::create_dir_all(example.parent().unwrap_or(&out))?;
-        std::fs::copy(&png, &example)?;
-        println!("chart-test: wrote {}", rel(&example));
-    }
-    Ok(())
+    Ok(png)
 }
 
 /// Chromium from Debian's packages: on `PATH`, or installed with apt-get (as root) when missing.
@@ -175,36 +218,37 @@ fn close(a: [u8; 3], b: [u8; 3]) -> bool {
     a.iter().zip(b).all(|(x, y)| x.abs_diff(y) <= 10)
 }
 
-/// What a person would see: the size, every color in enough pixels, two separate reminder
-/// markers on the debt panel, and debt above the debt threshold line somewhere.
-fn check(image: &Image) -> Result<()> {
+/// The size, and every color in enough pixels.
+fn check_colors(image: &Image, expected: &[Expected]) -> Result<()> {
     ensure!(
         (image.width, image.height) == (WIDTH as usize, HEIGHT as usize),
         "screenshot is {}x{}, want {WIDTH}x{HEIGHT}",
         image.width,
         image.height
     );
-    let mut counts = Vec::new();
-    for (what, color, min) in EXPECTED {
+    let mut missing = Vec::new();
+    for &(what, color, min) in expected {
         let n = image.rgb.iter().filter(|&&p| close(p, color)).count();
         println!("chart-test: {what:<18} {n:>6} px (at least {min})");
-        counts.push((what, n, min));
+        if n < min {
+            missing.push(format!("{what}: {n} px < {min}"));
+        }
     }
-    let missing: Vec<String> = counts
-        .iter()
-        .filter(|(_, n, min)| n < min)
-        .map(|(what, n, min)| format!("{what}: {n} px < {min}"))
-        .collect();
     ensure!(
         missing.is_empty(),
-        "the chart lacks: {}",
+        "the picture lacks: {}",
         missing.join("; ")
     );
+    Ok(())
+}
 
+/// research-nudge's chart: two separate reminder markers on the debt panel, and debt above the
+/// debt threshold line somewhere.
+fn check_nudge(image: &Image) -> Result<()> {
     // The debt threshold: the row with the most threshold-colored pixels in the upper half.
-    let threshold = EXPECTED[1].1;
-    let debt = EXPECTED[0].1;
-    let nudge = EXPECTED[2].1;
+    let threshold = NUDGE_COLORS[1].1;
+    let debt = NUDGE_COLORS[0].1;
+    let nudge = NUDGE_COLORS[2].1;
     let rows = image.height / 2;
     let (threshold_y, _) = (0..rows)
         .map(|y| {
@@ -267,13 +311,16 @@ fn decode_png(bytes: &[u8]) -> Result<Image> {
 mod tests {
     use super::*;
     #[test]
-    fn the_expected_colors_are_the_charts() {
-        let source =
-            std::fs::read_to_string(root().join("crates/replay/src/research_nudge/chart.rs"))
-                .unwrap();
-        for (what, [r, g, b], _) in EXPECTED {
-            let hex = format!("\"#{r:02x}{g:02x}{b:02x}\"");
-            assert!(source.contains(&hex), "{what}: {hex}");
+    fn the_expected_colors_are_the_pages() {
+        for (file, expected) in [
+            ("crates/replay/src/research_nudge/chart.rs", &NUDGE_COLORS[..]),
+            ("crates/autoresearch/src/picture.rs", &RUN_COLORS[..]),
+        ] {
+            let source = std::fs::read_to_string(root().join(file)).unwrap();
+            for (what, [r, g, b], _) in expected {
+                let hex = format!("\"#{r:02x}{g:02x}{b:02x}\"");
+                assert!(source.contains(&hex), "{file}: {what}: {hex}");
+            }
         }
     }
 }

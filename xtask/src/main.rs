@@ -71,7 +71,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "chart-test [--write-example]",
-        "research-nudge replay --html in headless Chromium (apt-get installs it when missing): screenshot, checked",
+        "research-nudge replay --html and dsh-autoresearch show --html in headless Chromium (apt-get installs it when missing): screenshots, checked",
     ),
     (
         "build-fault",

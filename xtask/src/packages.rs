@@ -173,6 +173,11 @@ pub fn research_nudge() -> &'static Package {
     &ALL[0]
 }
 
+/// dsh-autoresearch, whose run picture `chart-test` checks.
+pub fn autoresearch() -> &'static Package {
+    by_row("autoresearch").expect("autoresearch is one of the packages")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ pub mod jcs;
 pub mod layout;
 pub mod list;
 pub mod metric;
+pub mod picture;
 pub mod progress;
 pub mod protocol;
 pub mod render;

@@ -61,17 +61,23 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
 }
 
 impl RunResult {
-    /// `show`'s rendering: `table` (the last [`RESULT_WINDOW`] experiments), `tsv`, or `json`
-    /// (bounded to `max_chars`, terminal controls escaped), each ending in a newline.
+    /// `show`'s rendering: `table` (the last [`RESULT_WINDOW`] experiments), `tsv`, `json`
+    /// (bounded to `max_chars`, terminal controls escaped) or `html` (every experiment, the
+    /// picture), each ending in a newline.
     pub fn render(&self, format: &str, max_chars: usize) -> Result<String, String> {
         Ok(match format {
             "table" => self.to_table(RESULT_WINDOW),
             "tsv" => self.to_tsv(),
+            "html" => self.to_html(),
             "json" => format!(
                 "{}\n",
                 escape_controls(&self.to_json(max_chars).to_string())
             ),
-            other => return Err(format!("unknown format {other:?} (use table, tsv or json)")),
+            other => {
+                return Err(format!(
+                    "unknown format {other:?} (use table, tsv, json or html)"
+                ));
+            }
         })
     }
 

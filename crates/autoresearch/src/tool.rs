@@ -294,7 +294,18 @@ pub fn summary(run: &Value) -> String {
             }
         );
     }
+    if let Some(id) = run["run_id"].as_str().filter(|id| !id.is_empty()) {
+        let _ = writeln!(out, "{}", picture_command(id));
+    }
     out
+}
+
+/// The line that tells the model (and its user) how to draw the run as a page.
+pub fn picture_command(run_id: &str) -> String {
+    format!(
+        "picture: run `dsh-autoresearch show --html autoresearch-{}.html {run_id}` in the repository",
+        &run_id[..run_id.len().min(8)]
+    )
 }
 
 /// A background job's final output: the summary, then the bounded result JSON.

@@ -1240,6 +1240,7 @@ fn the_renderings_of_a_finished_run() {
     let r = run_to_end(&mut w, policy(json!({"max_consecutive_failures": 5})));
     expect_test::expect_file!["snapshots/finished-run.table"].assert_eq(&r.to_table(20));
     expect_test::expect_file!["snapshots/finished-run.tsv"].assert_eq(&r.to_tsv());
+    expect_test::expect_file!["snapshots/finished-run.html"].assert_eq(&r.to_html());
 }
 
 #[test]

@@ -5,7 +5,7 @@
 // line is the result JSON). Exit 0 when a run completed (target-reached or budget-limited), 1
 // when it ended otherwise, 2 for a bad command line, config or spec (naming field, rule, value).
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import {
   AutoresearchRun, autoresearchTrackerPath, encodeConfig, isAutoresearchRunId, renderAutoresearchList,
   renderAutoresearchRun, validateAutoresearchConfig, validateAutoresearchSpec,
@@ -19,7 +19,7 @@ import { LIST_LIMIT, openTrackerReadOnly } from '../lib/tracker.js'
 const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
        dsh-autoresearch resume [--json] [--config FILE] [--repo DIR] [--env NAME]... RUN_ID
        dsh-autoresearch list [--tsv | --json] [--config FILE] [--repo DIR] [--limit N]
-       dsh-autoresearch show [--tsv | --json] [--config FILE] [--repo DIR] RUN_ID
+       dsh-autoresearch show [--tsv | --json | --html OUT.html] [--config FILE] [--repo DIR] RUN_ID
        dsh-autoresearch abandon [--json] [--config FILE] [--repo DIR] [--reason TEXT] RUN_ID
 
   Runs a baseline-first, keep/reject optimization loop in an isolated git worktree of the
@@ -36,7 +36,9 @@ const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
   run      start a run (a spec with resume_run_id resumes instead)
   resume   continue an interrupted run from its durable state (stored policy and proposer)
   list     the repository's newest runs
-  show     one run's experiments (table, or --tsv / --json), read-only
+  show     one run's experiments (table, or --tsv / --json), read-only; --html OUT.html
+           draws the run as one self-contained page (metric per experiment, best so far,
+           baseline band, target)
   abandon  stop a run nobody will resume: leftover processes are stopped, the run is
            cancelled and its lock released
 
@@ -72,6 +74,10 @@ function parse(argv) {
     }
     if (arg === '--json') opts.format = 'json'
     else if (arg === '--tsv') opts.format = 'tsv'
+    else if (arg === '--html') {
+      opts.format = 'html'
+      opts.out = value()
+    }
     else if (arg === '--config') opts.config = value()
     else if (arg === '--repo') opts.repo = value()
     else if (arg === '--limit') opts.limit = value()
@@ -93,6 +99,7 @@ function parse(argv) {
     fail(`${command} takes ${wants === 0 ? 'no argument' : `one ${command === 'run' ? 'SPEC.json' : 'RUN_ID'}`} (got ${opts.positional.length})\n${USAGE}`)
   }
   if (opts.format === 'tsv' && !['list', 'show'].includes(command)) fail(`--tsv is for list and show`)
+  if (opts.format === 'html' && command !== 'show') fail('--html is for show')
   if (opts.env !== undefined && command !== 'resume') fail('--env is for resume')
   if (opts.limit !== undefined && (command !== 'list' || !/^[1-9]\d{0,5}$/.test(opts.limit))) {
     fail('--limit takes a positive integer, for list')
@@ -217,7 +224,18 @@ async function main() {
         process.exitCode = 1
         return undefined
       }
-      process.stdout.write(renderAutoresearchRun(JSON.stringify(rows), path, config.json, opts.format))
+      const text = renderAutoresearchRun(JSON.stringify(rows), path, config.json, opts.format)
+      if (opts.out === undefined) process.stdout.write(text)
+      else {
+        try {
+          writeFileSync(opts.out, text)
+        } catch (error) {
+          process.stderr.write(`dsh-autoresearch: cannot write --html ${opts.out}: ${error.message}\n`)
+          process.exitCode = 1
+          return undefined
+        }
+        process.stdout.write(`wrote ${opts.out}\n`)
+      }
       return undefined
     }
     default:

@@ -78,6 +78,8 @@ test('foreground: the run result, rendered for the model', async (t) => {
   const text = r.content[0].text
   assert.match(text, /^autoresearch run [0-9a-f-]{36}: target-reached\nmetric score \(minimize\): baseline 10 at [0-9a-f]{8}, best 10 at [0-9a-f]{8}, target 10\n/)
   assert.match(text, /your checkout is unchanged/)
+  const id = r.value.run.run_id
+  assert.ok(text.endsWith(`\npicture: run \`dsh-autoresearch show --html autoresearch-${id.slice(0, 8)}.html ${id}\` in the repository\n`), text)
 })
 
 test('background: the job handshake, its output, and a start that is refused', async (t) => {

@@ -172,12 +172,6 @@ pub struct Trigger {
     pub cycle: bool,
 }
 
-impl Trigger {
-    /// What armed the gate, in words the model reads (also the replay's).
-    pub fn describe(self, lang: Language) -> String {
-        text::trigger_text(lang, self)
-    }
-}
 
 /// Why a call was denied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,7 +25,14 @@ pub const FORMAT_ZH: &str = "卡点=… 排除=… 性价比=…";
 /// The answer format with English markers.
 pub const FORMAT_EN: &str = "blocker=… ruled_out=… best_path=…";
 
-pub(crate) fn trigger_text(lang: Language, trigger: Trigger) -> String {
+impl Trigger {
+    /// What armed the gate, in words the model reads (also the replay's).
+    pub fn describe(self, lang: Language) -> String {
+        trigger_text(lang, self)
+    }
+}
+
+fn trigger_text(lang: Language, trigger: Trigger) -> String {
     let Trigger {
         counting,
         failures,

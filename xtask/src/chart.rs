@@ -313,7 +313,10 @@ mod tests {
     #[test]
     fn the_expected_colors_are_the_pages() {
         for (file, expected) in [
-            ("crates/replay/src/research_nudge/chart.rs", &NUDGE_COLORS[..]),
+            (
+                "crates/replay/src/research_nudge/chart.rs",
+                &NUDGE_COLORS[..],
+            ),
             ("crates/autoresearch/src/picture.rs", &RUN_COLORS[..]),
         ] {
             let source = std::fs::read_to_string(root().join(file)).unwrap();

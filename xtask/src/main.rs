@@ -16,6 +16,7 @@ mod memory_bench;
 mod node;
 mod pack;
 mod packages;
+mod recipe;
 mod schema;
 mod smoke;
 mod util;
@@ -68,6 +69,10 @@ const COMMANDS: &[(&str, &str)] = &[
     (
         "recall-bench",
         "limit-break's recall set (crates/memory/recall): hit@1, hit@3, MRR per category",
+    ),
+    (
+        "recipe-test",
+        "dsh-autoresearch's Ray recipe on a local Ray cluster (pip installs Ray into .cache/ray) in a private network namespace",
     ),
     (
         "chart-test [--write-example]",
@@ -123,6 +128,7 @@ fn main() -> ExitCode {
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
         "chart-test" => chart::run(rest),
+        "recipe-test" => recipe::run(rest),
         "recall-bench" => memory_bench::recall_bench(rest),
         "build-fault" => fault::run(rest),
         "fuzz" => fuzz::run(rest),

@@ -172,7 +172,6 @@ pub struct Trigger {
     pub cycle: bool,
 }
 
-
 /// Why a call was denied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DenyKind {

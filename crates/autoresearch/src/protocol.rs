@@ -626,6 +626,9 @@ pub struct StoredAttempt {
     pub process_start_time: Option<String>,
     #[serde(default, deserialize_with = "optional_flag")]
     pub quiescent: Option<bool>,
+    /// A successful evaluation's metric (schema 3; absent in older rows).
+    #[serde(default)]
+    pub metric: Option<f64>,
 }
 
 /// An `artifacts` row.
@@ -906,8 +909,10 @@ pub struct ExperimentRow {
     pub parent_commit: String,
     /// Candidate commit.
     pub candidate_commit: Option<String>,
-    /// Metric.
+    /// Metric: the mean of `samples`.
     pub metric: Option<f64>,
+    /// Each successful evaluation's metric (`repeats` of them once complete).
+    pub samples: Vec<f64>,
     /// `accept`, `reject` or `fail`.
     pub decision: Option<String>,
     /// Failure code.
@@ -956,6 +961,8 @@ pub struct RunResult {
     pub direction: &'static str,
     /// Target.
     pub target: Option<f64>,
+    /// Evaluations per experiment.
+    pub repeats: u32,
     /// Baseline.
     pub baseline: Option<Point>,
     /// Best so far.

@@ -17,7 +17,7 @@ use crate::retention::{self, Removal, Retention};
 use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
 use crate::sql;
 use crate::surface::{self, CandidateCheck};
-use crate::{git_config, jcs, layout};
+use crate::{git_config, jcs, layout, stats};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -148,7 +148,10 @@ struct Experiment {
     commit: Option<String>,
     report: Option<ProposalReport>,
     changed_paths: Vec<String>,
+    /// The mean of `samples` once every repeat is in.
     metric: Option<f64>,
+    /// The metric of each successful evaluation, in attempt order.
+    samples: Vec<f64>,
     decision: Option<&'static str>,
     failure_code: Option<String>,
     failure_message: Option<String>,
@@ -160,6 +163,8 @@ struct Attempt {
     id: String,
     experiment: usize,
     running: bool,
+    /// Stopped by recovery or an ending before it exited (not a sample).
+    interrupted: bool,
     process: Option<ProcessIdentity>,
 }
 
@@ -233,6 +238,9 @@ enum Then {
     Propose { exp: usize },
     Commit { exp: usize },
     Revalidate { exp: usize },
+    /// A repeat is recorded: clean the worktree back to the evaluated commit, then the next.
+    Resample { exp: usize },
+    NextSample { exp: usize },
     Measured { exp: usize },
     Decide { exp: usize },
     Retry { exp: usize },
@@ -1197,18 +1205,30 @@ impl Run {
         let a = &mut self.attempts[attempt];
         a.running = false;
         let attempt_id = a.id.clone();
+        let repeats = self.p().repeats as usize;
         let e = &mut self.experiments[exp];
-        e.state = ExpState::Evaluated;
+        // Another repeat follows a successful one until `repeats` samples are in; the first
+        // failed one fails the experiment.
+        let mut resample = false;
         match &verdict {
-            Verdict::Metric(m) => e.metric = Some(*m),
+            Verdict::Metric(m) => {
+                e.samples.push(*m);
+                resample = e.samples.len() < repeats;
+                if !resample {
+                    e.metric = Some(stats::mean(&e.samples));
+                }
+            }
             Verdict::Failure { code, message } => {
                 e.failure_code = Some(code.as_str().to_owned());
                 e.failure_message = Some(message.clone());
             }
         }
-        let failure_code = match &verdict {
-            Verdict::Failure { code, .. } => Some(code.as_str()),
-            Verdict::Metric(_) => None,
+        if !resample {
+            e.state = ExpState::Evaluated;
+        }
+        let (failure_code, sample) = match &verdict {
+            Verdict::Failure { code, .. } => (Some(code.as_str()), None),
+            Verdict::Metric(m) => (None, Some(*m)),
         };
         let mut sts = vec![
             sql::FinishAttempt {
@@ -1218,6 +1238,7 @@ impl Run {
                 timed_out: outcome.timed_out.into(),
                 quiescent: outcome.quiescent.into(),
                 failure_code: failure_code.into(),
+                metric: sample.into(),
                 now: self.now.into(),
                 attempt_id: attempt_id.clone().into(),
             }
@@ -1259,9 +1280,13 @@ impl Run {
                 sha256: art.sha256.clone(),
             });
         }
-        sts.push(self.finish_experiment(exp));
         let mut cas = Vec::new();
-        if self.experiments[exp].kind == Kind::Candidate && self.state == RunState::CandidateRunning
+        if !resample {
+            sts.push(self.finish_experiment(exp));
+        }
+        if !resample
+            && self.experiments[exp].kind == Kind::Candidate
+            && self.state == RunState::CandidateRunning
         {
             cas.push(sts.len());
             sts.push(self.set_state(RunState::Deciding));
@@ -1276,7 +1301,12 @@ impl Run {
                 false,
             );
         }
-        self.write(sts, cas, Then::Measured { exp });
+        let then = if resample {
+            Then::Resample { exp }
+        } else {
+            Then::Measured { exp }
+        };
+        self.write(sts, cas, then);
     }
 
     fn process_evidence(&self, attempt: usize) -> Vec<String> {
@@ -1588,6 +1618,15 @@ impl Run {
                 };
                 self.clean(target, Then::Decide { exp });
             }
+            Then::Resample { exp } => {
+                let commit = self.evaluated_commit(exp);
+                self.clean(commit, Then::NextSample { exp });
+            }
+            Then::NextSample { exp } => {
+                let attempt = self.new_attempt(exp);
+                let st = self.insert_attempt(attempt);
+                self.write(vec![st], vec![], Then::Spawn { exp, attempt });
+            }
             Then::Decide { exp } => self.decide(exp),
             Then::RecordFailure { exp } => {
                 let sts = vec![
@@ -1608,11 +1647,39 @@ impl Run {
         }
     }
 
+    /// The keep rule ([`stats::improves`]) over the experiment's samples and the best's (a
+    /// point stored without samples, by an earlier version, counts as one).
     fn accepts(&self, exp: usize) -> bool {
         let e = &self.experiments[exp];
+        let samples = |metric: f64, samples: &[f64]| {
+            if samples.is_empty() {
+                vec![metric]
+            } else {
+                samples.to_vec()
+            }
+        };
         match (e.metric, e.failure_code.as_ref(), &self.best) {
-            (Some(m), None, Some(best)) => self.p().direction.improves(m, best.metric),
+            (Some(m), None, Some(best)) => {
+                let best_samples = self
+                    .experiments
+                    .iter()
+                    .find(|x| x.id == best.experiment_id)
+                    .map_or(&[][..], |x| &x.samples);
+                stats::improves(
+                    self.p().direction,
+                    &samples(m, &e.samples),
+                    &samples(best.metric, best_samples),
+                )
+            }
             _ => false,
+        }
+    }
+
+    /// The commit an experiment evaluates.
+    fn evaluated_commit(&self, exp: usize) -> String {
+        match self.experiments[exp].kind {
+            Kind::Baseline => self.start_commit.clone(),
+            Kind::Candidate => self.experiments[exp].commit.clone().unwrap_or_default(),
         }
     }
 
@@ -1901,6 +1968,7 @@ fn row(e: &Experiment) -> ExperimentRow {
         parent_commit: e.parent.clone(),
         candidate_commit: e.commit.clone(),
         metric: e.metric,
+        samples: e.samples.clone(),
         decision: e.decision.map(str::to_owned),
         failure_code: e.failure_code.clone(),
         failure_message: e.failure_message.clone(),

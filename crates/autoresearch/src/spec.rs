@@ -24,6 +24,10 @@ pub const MAX_METRIC_NAME_CHARS: usize = 128;
 pub const MAX_LIST_ENTRIES: usize = 256;
 /// Default for `max_consecutive_failures`.
 pub const DEFAULT_MAX_CONSECUTIVE_FAILURES: u32 = 3;
+/// Default for `repeats`: one evaluation per experiment, the original's single sample.
+pub const DEFAULT_REPEATS: u32 = 1;
+/// Largest `repeats`.
+pub const MAX_REPEATS: u32 = 20;
 
 /// Deployment limits and defaults (the plugin row config, converted); the spec is validated
 /// against them.
@@ -181,6 +185,8 @@ pub struct RunPolicy {
     pub max_experiments: u32,
     /// Consecutive failed rounds after which the run ends `round-failed`.
     pub max_consecutive_failures: u32,
+    /// Evaluations of the baseline and of every candidate (`stats` decides on them).
+    pub repeats: u32,
     /// Optional stopping threshold (inclusive).
     pub target: Option<f64>,
     /// Provenance label or path of the evaluator.
@@ -243,6 +249,7 @@ const TOP_KEYS: &[&str] = &[
     "timeout_ms",
     "max_experiments",
     "max_consecutive_failures",
+    "repeats",
     "target",
     "provenance",
     "environment",
@@ -569,6 +576,11 @@ impl RunPolicy {
             "max_consecutive_failures".into(),
             json!(self.max_consecutive_failures),
         );
+        // Written only when set, so a stored policy of the single-sample default (and its
+        // hash) is what earlier versions wrote.
+        if self.repeats != DEFAULT_REPEATS {
+            obj.insert("repeats".into(), json!(self.repeats));
+        }
         if let Some(t) = self.target {
             obj.insert("target".into(), json!(t));
         }
@@ -709,6 +721,12 @@ fn policy(
             )
             .map(|n| n as u32),
     };
+    let repeats = match obj.get("repeats") {
+        None => Some(DEFAULT_REPEATS),
+        Some(x) => v
+            .int("repeats", x, 1, u64::from(MAX_REPEATS))
+            .map(|n| n as u32),
+    };
     let target = match obj.get("target") {
         None | Some(Value::Null) => Some(None),
         Some(Value::Number(n)) if n.as_f64().is_some_and(f64::is_finite) => Some(n.as_f64()),
@@ -776,6 +794,7 @@ fn policy(
         timeout_ms: timeout_ms?,
         max_experiments: max_experiments?,
         max_consecutive_failures: max_consecutive_failures?,
+        repeats: repeats?,
         target: target?,
         provenance_evaluator: prov_eval?,
         provenance_dataset: prov_data?,

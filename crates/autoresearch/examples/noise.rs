@@ -79,8 +79,10 @@ fn main() {
                 no_op * 100.0,
                 improvement * 100.0
             );
-            figures.push(json!({"repeats": repeats, "rounds": rounds, "no_op_kept": no_op,
-                "improvement_kept": improvement}));
+            figures.push(
+                json!({"repeats": repeats, "rounds": rounds, "no_op_kept": no_op,
+                "improvement_kept": improvement}),
+            );
         }
     }
     println!("{}", json!(figures));

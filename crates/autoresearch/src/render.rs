@@ -5,9 +5,9 @@
 //! totals, and N shrinks until the text fits `max_chars` (the original overflowed its limit at
 //! about 27 candidates).
 
-use crate::{jcs, stats};
 use crate::metric::clip;
 use crate::protocol::{ExperimentRow, Point, RunResult, Status};
+use crate::{jcs, stats};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 

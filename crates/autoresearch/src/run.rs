@@ -233,18 +233,39 @@ enum HashFor {
 #[derive(Clone, Debug)]
 enum Then {
     CreateWorktree,
-    Spawn { exp: usize, attempt: usize },
+    Spawn {
+        exp: usize,
+        attempt: usize,
+    },
     Ready,
-    Propose { exp: usize },
-    Commit { exp: usize },
-    Revalidate { exp: usize },
+    Propose {
+        exp: usize,
+    },
+    Commit {
+        exp: usize,
+    },
+    Revalidate {
+        exp: usize,
+    },
     /// A repeat is recorded: clean the worktree back to the evaluated commit, then the next.
-    Resample { exp: usize },
-    NextSample { exp: usize },
-    Measured { exp: usize },
-    Decide { exp: usize },
-    Retry { exp: usize },
-    RecordFailure { exp: usize },
+    Resample {
+        exp: usize,
+    },
+    NextSample {
+        exp: usize,
+    },
+    Measured {
+        exp: usize,
+    },
+    Decide {
+        exp: usize,
+    },
+    Retry {
+        exp: usize,
+    },
+    RecordFailure {
+        exp: usize,
+    },
     Recover,
     Reconciled,
     Cancel,
@@ -1596,6 +1617,7 @@ impl Run {
                     e.changed_paths.clone(),
                 );
                 let message = format!("autoresearch candidate {}", e.id);
+                let keep_ref = layout::candidate_ref(&self.run_id, e.ordinal);
                 self.emit(
                     |id| Effect::Commit {
                         id,
@@ -1603,6 +1625,7 @@ impl Run {
                         parent,
                         paths,
                         message,
+                        keep_ref,
                     },
                     Await::Commit { exp },
                 );

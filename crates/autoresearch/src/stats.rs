@@ -152,8 +152,16 @@ mod tests {
             &[9.8, 10.8, 8.8, 10.3, 9.3],
             &best
         ));
-        assert!(improves(Direction::Minimize, &[8.0, 9.0, 7.0, 8.5, 7.5], &best));
-        assert!(!improves(Direction::Maximize, &[8.0, 9.0, 7.0, 8.5, 7.5], &best));
+        assert!(improves(
+            Direction::Minimize,
+            &[8.0, 9.0, 7.0, 8.5, 7.5],
+            &best
+        ));
+        assert!(!improves(
+            Direction::Maximize,
+            &[8.0, 9.0, 7.0, 8.5, 7.5],
+            &best
+        ));
         // Exact on both sides: any gain counts, a tie does not.
         assert!(improves(Direction::Minimize, &[9.0, 9.0], &[10.0, 10.0]));
         assert!(!improves(Direction::Minimize, &[10.0, 10.0], &[10.0, 10.0]));

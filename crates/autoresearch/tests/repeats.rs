@@ -51,7 +51,10 @@ fn each_experiment_is_evaluated_repeats_times_and_only_a_significant_gain_is_kep
     // Nine attempts, each with its own id (the DSH_AUTORESEARCH_ATTEMPT marker) and metric.
     let evaluated: Vec<&String> = w.log.iter().filter(|l| l.starts_with("evaluate")).collect();
     assert_eq!(evaluated.len(), 9);
-    assert!(evaluated[8].ends_with("candidate-2-attempt-3"), "{evaluated:?}");
+    assert!(
+        evaluated[8].ends_with("candidate-2-attempt-3"),
+        "{evaluated:?}"
+    );
     assert_eq!(
         w.scalar::<i64>("SELECT count(DISTINCT attempt_id) FROM attempts WHERE metric IS NOT NULL"),
         9
@@ -134,7 +137,11 @@ fn every_crash_point_between_repeats_resumes_without_evaluating_a_sample_twice()
                 "SELECT count(*) FROM attempts WHERE experiment_id = '{}' AND state = 'exited'",
                 e.experiment_id
             ));
-            assert!(finished <= 3, "crash at {k}: {} ran {finished}", e.experiment_id);
+            assert!(
+                finished <= 3,
+                "crash at {k}: {} ran {finished}",
+                e.experiment_id
+            );
             if matches!(e.outcome(), "baseline" | "kept" | "rejected") {
                 assert_eq!(e.samples.len(), 3, "crash at {k}: {e:?}");
                 assert_eq!(finished, 3, "crash at {k}: {e:?}");

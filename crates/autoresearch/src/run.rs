@@ -1897,6 +1897,29 @@ impl Run {
         if started >= p.max_experiments {
             return self.finish(Status::BudgetLimited, None, true);
         }
+        let stale = self
+            .experiments
+            .iter()
+            .rev()
+            .take_while(|e| e.kind == Kind::Candidate && e.state != ExpState::Accepted)
+            .count() as u32;
+        if let Some(max) = p.max_stale_experiments
+            && stale >= max
+        {
+            let blocker = Blocker {
+                code: Failure::Plateau.as_str().into(),
+                message: format!(
+                    "{stale} candidates in a row were not kept (max_stale_experiments {max})"
+                ),
+                evidence: vec![format!(
+                    "best {}",
+                    self.best
+                        .as_ref()
+                        .map_or("-".into(), |b| b.experiment_id.clone())
+                )],
+            };
+            return self.finish(Status::BudgetLimited, Some(blocker), true);
+        }
         if self.consecutive_failures >= p.max_consecutive_failures {
             let last: Vec<String> = self
                 .experiments

@@ -187,6 +187,9 @@ pub struct RunPolicy {
     pub max_consecutive_failures: u32,
     /// Evaluations of the baseline and of every candidate (`stats` decides on them).
     pub repeats: u32,
+    /// Candidates in a row without a kept one after which the run ends `budget-limited`
+    /// (reason `plateau`); `None`: only the budget ends it.
+    pub max_stale_experiments: Option<u32>,
     /// Optional stopping threshold (inclusive).
     pub target: Option<f64>,
     /// Provenance label or path of the evaluator.
@@ -250,6 +253,7 @@ const TOP_KEYS: &[&str] = &[
     "max_experiments",
     "max_consecutive_failures",
     "repeats",
+    "max_stale_experiments",
     "target",
     "provenance",
     "environment",
@@ -581,6 +585,9 @@ impl RunPolicy {
         if self.repeats != DEFAULT_REPEATS {
             obj.insert("repeats".into(), json!(self.repeats));
         }
+        if let Some(n) = self.max_stale_experiments {
+            obj.insert("max_stale_experiments".into(), json!(n));
+        }
         if let Some(t) = self.target {
             obj.insert("target".into(), json!(t));
         }
@@ -727,6 +734,17 @@ fn policy(
             .int("repeats", x, 1, u64::from(MAX_REPEATS))
             .map(|n| n as u32),
     };
+    let max_stale_experiments = match obj.get("max_stale_experiments") {
+        None | Some(Value::Null) => Some(None),
+        Some(x) => v
+            .int(
+                "max_stale_experiments",
+                x,
+                1,
+                u64::from(limits.max_experiments),
+            )
+            .map(|n| Some(n as u32)),
+    };
     let target = match obj.get("target") {
         None | Some(Value::Null) => Some(None),
         Some(Value::Number(n)) if n.as_f64().is_some_and(f64::is_finite) => Some(n.as_f64()),
@@ -795,6 +813,7 @@ fn policy(
         max_experiments: max_experiments?,
         max_consecutive_failures: max_consecutive_failures?,
         repeats: repeats?,
+        max_stale_experiments: max_stale_experiments?,
         target: target?,
         provenance_evaluator: prov_eval?,
         provenance_dataset: prov_data?,

@@ -56,6 +56,7 @@ pub fn parameters() -> Value {
             "timeout_ms": {"type": "integer", "description": "Per-attempt timeout for the evaluator and each proposal round."},
             "max_experiments": {"type": "integer", "description": "Candidate budget (the baseline is extra)."},
             "max_consecutive_failures": {"type": "integer", "description": "Failed rounds in a row that end the run (default 3)."},
+            "max_stale_experiments": {"type": "integer", "description": "End the run early (budget-limited, reason plateau) after this many candidates in a row without a kept one."},
             "repeats": {"type": "integer", "description": "Evaluations of the baseline and of each candidate, 1-20 (default 1). With 2 or more a candidate is kept only when its mean gain passes Welch's one-sided t-test at 2.5 %, so noise is not kept."},
             "target": {"type": "number", "description": "Stop as soon as the best metric reaches this value (inclusive)."},
             "provenance": {

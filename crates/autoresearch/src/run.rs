@@ -1723,6 +1723,7 @@ impl Run {
             .collect();
         let attempt_id = self.attempts[attempt].id.clone();
         env.insert(ATTEMPT_MARKER_ENV.into(), attempt_id.clone());
+        env.insert(crate::spec::SLOT_ENV.into(), "0".into());
         let timeout_ms = p.timeout_ms;
         let s = &self.settings;
         let (grace_ms, stdout_cap, stderr_cap) = (

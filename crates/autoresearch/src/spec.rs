@@ -28,6 +28,9 @@ pub const DEFAULT_MAX_CONSECUTIVE_FAILURES: u32 = 3;
 pub const DEFAULT_REPEATS: u32 = 1;
 /// Largest `repeats`.
 pub const MAX_REPEATS: u32 = 20;
+/// The variable every evaluator gets with its slot (`0` while one candidate runs at a time), so
+/// a recipe can pin a GPU or a port per slot; the run sets it, so a spec cannot.
+pub const SLOT_ENV: &str = "AUTORESEARCH_SLOT";
 
 /// Deployment limits and defaults (the plugin row config, converted); the spec is validated
 /// against them.
@@ -951,6 +954,13 @@ fn environment(v: &mut Check, x: &Value) -> Option<BTreeMap<String, EnvValue>> {
             ok = false;
         } else if key.to_ascii_uppercase().starts_with("DSH_") {
             v.err(&field, "the DSH_ prefix is reserved", Some(&json!(key)));
+            ok = false;
+        } else if key == SLOT_ENV {
+            v.err(
+                &field,
+                "is set by the run (the evaluator's slot)",
+                Some(&json!(key)),
+            );
             ok = false;
         }
         let sealed = value

@@ -158,6 +158,13 @@ fn repeats_outside_one_to_twenty_is_refused_naming_the_field() {
         expect_test::expect!["repeats: must be an integer from 1 to 20"]
             .assert_eq(&format!("{}: {}", errors[0].field, errors[0].rule));
     }
+    let errors = spec::validate(
+        &spec_json(json!({"environment": {"AUTORESEARCH_SLOT": "3"}})),
+        &limits(),
+    )
+    .unwrap_err();
+    expect_test::expect!["environment.AUTORESEARCH_SLOT: is set by the run (the evaluator's slot) (got \"AUTORESEARCH_SLOT\")"]
+        .assert_eq(&errors[0].to_string());
     // The default is not written into the stored policy, so its hash is the earlier versions'.
     assert!(policy(json!({})).to_json().get("repeats").is_none());
     assert_eq!(policy(json!({"repeats": 20})).to_json()["repeats"], 20);

@@ -1,5 +1,5 @@
 // `repeats` end to end through the headless runner: a real noisy evaluator (its value plus
-// N(0, 1) noise), every evaluation its own attempt and DSH_AUTORESEARCH_ATTEMPT, the keep rule on
+// N(0, 1) noise), every evaluation its own attempt, DSH_AUTORESEARCH_ATTEMPT and AUTORESEARCH_SLOT, the keep rule on
 // the samples, and mean, spread and n in the result and the TSV.
 import test from 'node:test'
 import assert from 'node:assert/strict'
@@ -20,7 +20,7 @@ const uniform = () => {
   return (((z ^ (z >>> 14)) >>> 0) + 0.5) / 4294967296
 }
 const noise = Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform())
-appendFileSync(process.env.AR_EVAL_LOG, attempt + '\\n')
+appendFileSync(process.env.AR_EVAL_LOG, attempt + ' slot ' + process.env.AUTORESEARCH_SLOT + '\\n')
 console.log(JSON.stringify({ score: Number(readFileSync('score.txt', 'utf8')) + noise }))
 `
 
@@ -46,6 +46,8 @@ test('repeats 5: no-op candidates are rejected, the 3 sigma gain is kept, every 
   // 7 experiments x 5 evaluations, each its own attempt with its own marker.
   assert.equal(attempts.length, 35)
   assert.equal(new Set(attempts).size, 35)
+  // One candidate at a time: every evaluator runs in slot 0.
+  assert.ok(attempts.every((line) => line.endsWith(' slot 0')), attempts.join('\n'))
   assert.equal(result.counts.attempts, 35)
   assert.equal(result.repeats, 5)
   for (const e of result.experiments) {

@@ -314,7 +314,7 @@ impl RunResult {
                 out,
                 "{} evaluations per experiment; noise floor (baseline spread) {}",
                 self.repeats,
-                self.noise_floor().map_or("-".into(), jcs::number)
+                self.noise_floor().map_or("-".into(), short_number)
             );
         }
         let _ = writeln!(
@@ -354,8 +354,8 @@ impl RunResult {
     }
 }
 
-/// A spread to three decimals, for the table's narrow metric column.
-fn short_number(x: f64) -> String {
+/// A spread to three decimals, for the tables' narrow metric columns.
+pub(crate) fn short_number(x: f64) -> String {
     jcs::number(format!("{x:.3}").parse().unwrap_or(x))
 }
 

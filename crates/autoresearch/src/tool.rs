@@ -242,6 +242,16 @@ pub fn summary(run: &Value) -> String {
             format!(", target {}", num(&run["target"]))
         }
     );
+    if run["repeats"].as_u64().is_some_and(|n| n > 1) {
+        let _ = writeln!(
+            out,
+            "{} evaluations per experiment (mean±stddev); noise floor (baseline spread) {}",
+            run["repeats"],
+            run["noise_floor"]
+                .as_f64()
+                .map_or("-".into(), crate::render::short_number)
+        );
+    }
     let c = &run["counts"];
     let _ = writeln!(
         out,
@@ -287,7 +297,12 @@ pub fn summary(run: &Value) -> String {
             "#{} {} {} {}{}",
             e["ordinal"],
             e["state"].as_str().unwrap_or("-"),
-            num(&e["metric"]),
+            if e["stddev"].is_null() {
+                num(&e["metric"])
+            } else {
+                let sd = e["stddev"].as_f64().unwrap_or(f64::NAN);
+                format!("{}±{}", num(&e["metric"]), crate::render::short_number(sd))
+            },
             short(&e["candidate_commit"]),
             if note.is_empty() {
                 String::new()

@@ -65,6 +65,21 @@ fn each_experiment_is_evaluated_repeats_times_and_only_a_significant_gain_is_kep
     assert_eq!(json["experiments"][2]["samples"], json!([5.5, 4.5, 5.0]));
     assert_eq!(json["experiments"][2]["stddev"], 0.5);
     assert_eq!(json["experiments"][2]["n"], 3);
+    // What the calling model reads.
+    let text = tool::job_output(&json.to_string());
+    let summary: Vec<&str> = text.lines().skip(1).take(8).collect();
+    expect_test::expect![[r##"
+        [
+            "metric score (minimize): baseline 10 at fc2b2565, best 5 at fcd90b89",
+            "3 evaluations per experiment (mean±stddev); noise floor (baseline spread) 0.5",
+            "candidates: 2 started, 1 accepted, 1 rejected, 0 failed, 0 policy violations",
+            "branch autoresearch/exp-1-0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9 (your checkout is unchanged)",
+            "#0 accepted 10±0.5 -",
+            "#1 rejected 9.9±0.5 234a267e — try 9.9",
+            "#2 accepted 5±0.5 fcd90b89 — try 5",
+            "",
+        ]
+    "##]].assert_debug_eq(&summary);
     let tsv = w.tsv.clone().unwrap();
     assert!(tsv.lines().next().unwrap().ends_with("\tn\tstddev"));
     assert!(tsv.lines().nth(1).unwrap().ends_with("\t3\t0.5"), "{tsv}");

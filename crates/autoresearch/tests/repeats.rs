@@ -80,6 +80,16 @@ fn each_experiment_is_evaluated_repeats_times_and_only_a_significant_gain_is_kep
             "",
         ]
     "##]].assert_debug_eq(&summary);
+    let table: Vec<String> = r.to_table(20).lines().skip(3).map(str::to_owned).collect();
+    expect_test::expect![[r#"
+        [
+            "3 evaluations per experiment; noise floor (baseline spread) 0.5",
+            "   #  state                     metric  decision  commit    note",
+            "   0  accepted                  10±0.5  accept    -         ",
+            "   1  rejected                 9.9±0.5  reject    234a267e  try 9.9",
+            "   2  accepted                   5±0.5  accept    fcd90b89  try 5",
+        ]
+    "#]].assert_debug_eq(&table);
     let tsv = w.tsv.clone().unwrap();
     assert!(tsv.lines().next().unwrap().ends_with("\tn\tstddev"));
     assert!(tsv.lines().nth(1).unwrap().ends_with("\t3\t0.5"), "{tsv}");

@@ -89,7 +89,8 @@ fn each_experiment_is_evaluated_repeats_times_and_only_a_significant_gain_is_kep
             "   1  rejected                 9.9±0.5  reject    234a267e  try 9.9",
             "   2  accepted                   5±0.5  accept    fcd90b89  try 5",
         ]
-    "#]].assert_debug_eq(&table);
+    "#]]
+    .assert_debug_eq(&table);
     let tsv = w.tsv.clone().unwrap();
     assert!(tsv.lines().next().unwrap().ends_with("\tn\tstddev"));
     assert!(tsv.lines().nth(1).unwrap().ends_with("\t3\t0.5"), "{tsv}");

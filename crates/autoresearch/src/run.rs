@@ -247,11 +247,9 @@ enum Then {
     Revalidate {
         exp: usize,
     },
-    /// A repeat is recorded: clean the worktree back to the evaluated commit, then the next.
+    /// A repeat is recorded: clean the worktree back to the evaluated commit, check the
+    /// evaluator's inputs again (an outside one may have changed), then run the next.
     Resample {
-        exp: usize,
-    },
-    NextSample {
         exp: usize,
     },
     Measured {
@@ -1643,12 +1641,7 @@ impl Run {
             }
             Then::Resample { exp } => {
                 let commit = self.evaluated_commit(exp);
-                self.clean(commit, Then::NextSample { exp });
-            }
-            Then::NextSample { exp } => {
-                let attempt = self.new_attempt(exp);
-                let st = self.insert_attempt(attempt);
-                self.write(vec![st], vec![], Then::Spawn { exp, attempt });
+                self.clean(commit, Then::Retry { exp });
             }
             Then::Decide { exp } => self.decide(exp),
             Then::RecordFailure { exp } => {

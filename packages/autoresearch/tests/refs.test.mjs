@@ -4,6 +4,8 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { cli, git, makeRepo, proposer, specFile } from './support/fixture.mjs'
 
 const exists = (repo, commit) => {
@@ -47,4 +49,20 @@ test('every candidate keeps a ref; gc keeps a rejected diff and show --diff prin
   assert.equal(unknown.status, 1)
   assert.match(unknown.stderr, /show --diff: no experiment "9" \(ordinals 0-5, or an experiment id\)/)
   assert.equal(cli(['show', '--json', '--diff', '1', id], { cwd: repo }).status, 2)
+})
+
+test('retention removes the worktree but keeps the candidate refs: show --diff still works', (t) => {
+  const { root, repo } = makeRepo(t)
+  const prop = proposer(root, 'return [undefined, score - 2, score + 5][ordinal]')
+  const spec = specFile(root, { proposer: prop, max_experiments: 2 })
+  const config = join(root, 'config.json')
+  writeFileSync(config, JSON.stringify({ retainWorktrees: false }))
+  const r = cli(['run', '--json', '--config', config, spec], { cwd: repo })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.json.removed.worktree, true)
+  assert.equal(existsSync(r.json.worktree), false)
+  const refs = git(repo, 'for-each-ref', '--format=%(refname:strip=3)', `refs/autoresearch/${r.json.run_id}/`)
+  assert.deepEqual(refs.split('\n'), ['candidate-1', 'candidate-2'])
+  const diff = cli(['show', '--config', config, '--diff', '2', r.json.run_id], { cwd: repo })
+  assert.match(diff.stdout, /\n-8\n\+13\n$/)
 })

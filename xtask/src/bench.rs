@@ -42,7 +42,7 @@ const BASH_FAILURES: &str = "bash exit != 0 (1-3 KiB of output)";
 const BASELINE: &str = "bench/baseline.json";
 
 fn usage() -> &'static str {
-    "usage: cargo xtask bench [--package ROW]... [--quick] [--before DIR [--write-baseline]] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --package     only that package's benches: research-nudge or pain-point-check (the set below, report.json) or limit-break (memory at scale, target/bench/limit-break.json)\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --before DIR  also measure the checkout DIR (the commit before, pkg/ built) in the same run\n  --write-baseline  with --before: record its figures in bench/baseline.json\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
+    "usage: cargo xtask bench [--package ROW]... [--quick] [--before DIR [--write-baseline]] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --package     only that package's benches: research-nudge or pain-point-check (the set below, report.json) or limit-break (memory at scale, target/bench/limit-break.json) or autoresearch (the keep rule against noise, target/bench/autoresearch.json)\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --before DIR  also measure the checkout DIR (the commit before, pkg/ built) in the same run\n  --write-baseline  with --before: record its figures in bench/baseline.json\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
 }
 
 /// `cargo xtask bench`.
@@ -85,6 +85,15 @@ pub fn run(args: &[String]) -> Result<()> {
             "wasm-study" => wasm_study(&node, &out_dir, quick)?,
             _ => all(&node, &out_dir, quick, before.as_deref(), write_baseline)?,
         }
+    }
+    if rows.contains(&"autoresearch") && mode == "all" {
+        println!("\n==> bench: autoresearch keep rule (crates/autoresearch/examples/noise.rs)");
+        let text = crate::memory_bench::example("autoresearch-core", "noise")?;
+        print!("{text}");
+        let path = out_dir.join("autoresearch.json");
+        std::fs::write(&path, text.lines().last().unwrap_or_default())
+            .with_context(|| format!("writing {}", rel(&path)))?;
+        println!("\nbench: wrote {}", rel(&path));
     }
     if rows.contains(&"limit-break") && mode == "all" {
         let package = packages::by_row("limit-break")?;

@@ -10,14 +10,14 @@ use serde_json::{Value, json};
 /// The memory core's package name.
 const MEMORY_CRATE: &str = "limit-break-memory";
 
-/// Runs one of the memory crate's examples in release mode and returns its stdout.
-fn example(name: &str) -> Result<String> {
+/// Runs an example of `package` in release mode and returns its stdout.
+pub fn example(package: &str, name: &str) -> Result<String> {
     let mut cmd = cargo_cmd([
         "run",
         "--quiet",
         "--release",
         "-p",
-        MEMORY_CRATE,
+        package,
         "--example",
         name,
     ]);
@@ -38,7 +38,7 @@ pub fn recall_bench(args: &[String]) -> Result<()> {
     if let Some(arg) = args.first() {
         bail!("`cargo xtask recall-bench` takes no arguments (got `{arg}`)");
     }
-    print!("{}", example("recall_bench")?);
+    print!("{}", example(MEMORY_CRATE, "recall_bench")?);
     Ok(())
 }
 
@@ -80,7 +80,7 @@ fn scale_ratios(text: &str) -> Vec<Value> {
 /// The memory section of `cargo xtask bench`; `node_bench` runs a `bench/` script on Node 24.
 pub fn bench(node_bench: impl Fn(&str, &[&str]) -> Result<Value>) -> Result<Value> {
     println!("\n==> bench: limit-break memory, native (crates/memory/examples/scale.rs)");
-    let scale = example("scale")?;
+    let scale = example(MEMORY_CRATE, "scale")?;
     print!("{scale}");
     println!("\n==> bench: limit-break memory through the driver and the .wasm (Node 24)");
     let node = node_bench("limit-break-memory.mjs", &[])?;

@@ -36,6 +36,9 @@ pub enum Failure {
     MetricProtocol,
     /// A process group did not exit.
     NotQuiescent,
+    /// Not a failure: `max_stale_experiments` candidates in a row were not kept, so the run
+    /// ended `budget-limited` early (the code of its stop reason).
+    Plateau,
     /// The output was truncated and no complete final line survived.
     OutputLimit,
     /// A tracker write failed.
@@ -84,7 +87,7 @@ pub enum Failure {
 
 impl Failure {
     /// Every code.
-    pub const ALL: [Failure; 38] = [
+    pub const ALL: [Failure; 39] = [
         Failure::BaselineFailed,
         Failure::Cancelled,
         Failure::CandidateEmpty,
@@ -101,6 +104,7 @@ impl Failure {
         Failure::LockUnavailable,
         Failure::MetricProtocol,
         Failure::NotQuiescent,
+        Failure::Plateau,
         Failure::OutputLimit,
         Failure::PersistFailed,
         Failure::PolicyCorrupt,
@@ -144,6 +148,7 @@ impl Failure {
             Failure::LockUnavailable => "lock-unavailable",
             Failure::MetricProtocol => "metric-protocol",
             Failure::NotQuiescent => "not-quiescent",
+            Failure::Plateau => "plateau",
             Failure::OutputLimit => "output-limit",
             Failure::PersistFailed => "persist-failed",
             Failure::PolicyCorrupt => "policy-corrupt",

@@ -1,6 +1,7 @@
 //! Where a repository's autoresearch state lives: under `<git common dir>/<state_root>`, the
 //! tracker, each run's worktree, its evaluator artifacts and its TSV export. One source for every
-//! path the core names, and for the paths retention may remove.
+//! path the core names, and for the paths retention may remove; and the ref that keeps each
+//! candidate commit.
 
 /// The run's state directory: `<git common dir>/<state_root>`.
 pub fn state_dir(git_common_dir: &str, state_root: &str) -> String {
@@ -36,4 +37,15 @@ pub const ARTIFACT_FILES: [&str; 2] = ["stdout.log", "stderr.log"];
 /// A run's TSV export.
 pub fn tsv_path(state_dir: &str, run_id: &str) -> String {
     format!("{state_dir}/exports/{run_id}.tsv")
+}
+
+/// The ref namespace of a run's candidate commits.
+pub fn run_refs(run_id: &str) -> String {
+    format!("refs/autoresearch/{run_id}/")
+}
+
+/// The ref that keeps one candidate's commit: `refs/autoresearch/<run_id>/candidate-<ordinal>`.
+/// Like the run branch it is never removed: every diff the tracker names stays in git.
+pub fn candidate_ref(run_id: &str, ordinal: u32) -> String {
+    format!("{}candidate-{ordinal}", run_refs(run_id))
 }

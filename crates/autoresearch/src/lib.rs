@@ -33,6 +33,7 @@ pub mod run;
 pub mod spec;
 pub mod sql;
 pub mod state;
+pub mod stats;
 pub mod surface;
 pub mod tool;
 

@@ -1,7 +1,7 @@
 //! `dsh-autoresearch show --html OUT.html RUN_ID`: one run drawn as a self-contained page.
 //!
 //! One panel: the metric per experiment (x: the experiment's ordinal, the baseline at 0), each
-//! marked by what became of it (baseline, kept, rejected, superseded, failed), with its spread
+//! marked by what became of it (baseline, kept, rejected, failed), with its spread
 //! as an error bar and every attempt's value as a dot; the best-so-far line; the baseline's band
 //! (its spread: the run's noise floor) and the target. Below it, the experiments as a table.
 //!
@@ -13,12 +13,11 @@ use std::fmt::Write as _;
 
 /// The fixed colors of the page (CSS hex). `cargo xtask chart-test` looks for them in a
 /// screenshot.
-pub const COLORS: [(&str, &str); 7] = [
+pub const COLORS: [(&str, &str); 6] = [
     ("baseline", "#2563eb"),
     ("band", "#bfdbfe"),
     ("kept", "#16a34a"),
     ("rejected", "#94a3b8"),
-    ("superseded", "#f59e0b"),
     ("failed", "#dc2626"),
     ("target", "#7c3aed"),
 ];
@@ -39,8 +38,6 @@ pub enum Fate {
     Kept,
     /// Measured and not kept.
     Rejected,
-    /// Improved, but another candidate of its generation improved more.
-    Superseded,
     /// No metric: the round failed.
     Failed,
     /// Not decided yet (a live run).
@@ -53,7 +50,6 @@ impl Fate {
             ("baseline", _) => Fate::Baseline,
             (_, Some("accept")) => Fate::Kept,
             (_, Some("reject")) => Fate::Rejected,
-            (_, Some("supersede")) => Fate::Superseded,
             (_, Some(_)) => Fate::Failed,
             (_, None) => Fate::Pending,
         }
@@ -64,7 +60,6 @@ impl Fate {
             Fate::Baseline => "baseline",
             Fate::Kept => "kept",
             Fate::Rejected => "rejected",
-            Fate::Superseded => "superseded",
             Fate::Failed => "failed",
             Fate::Pending => "pending",
         }
@@ -87,18 +82,18 @@ struct Sample<'a> {
     value: Option<f64>,
     /// The attempts' standard deviation (0 for one attempt).
     spread: f64,
+    /// Each attempt's value.
     values: Vec<f64>,
 }
 
 impl<'a> Sample<'a> {
     fn of(row: &'a ExperimentRow) -> Self {
-        let values: Vec<f64> = row.metric.into_iter().collect();
         Sample {
             row,
             fate: Fate::of(row),
             value: row.metric,
-            spread: 0.0,
-            values,
+            spread: row.stddev().unwrap_or(0.0),
+            values: row.samples.clone(),
         }
     }
 }
@@ -445,7 +440,6 @@ fn legend() -> String {
         Fate::Baseline,
         Fate::Kept,
         Fate::Rejected,
-        Fate::Superseded,
         Fate::Failed,
     ] {
         let _ = write!(

@@ -135,7 +135,9 @@ pub enum Effect {
     /// Commit exactly `paths` (additions, edits and deletions) on top of `parent` without
     /// touching any branch: a temporary index from `parent`, `git add -A -- <paths>`,
     /// `write-tree`, `commit-tree` with a fixed author; then detach the worktree at the new commit
-    /// and `clean -ffdx` (nothing unvalidated survives into the evaluation). Answer
+    /// and `clean -ffdx` (nothing unvalidated survives into the evaluation). Before answering,
+    /// point `keep_ref` at the new commit (`git update-ref`, moving it if it exists), so the
+    /// candidate stays reachable (and `git gc` keeps it) whatever is decided. Answer
     /// [`Input::Committed`].
     Commit {
         /// Id.
@@ -148,6 +150,8 @@ pub enum Effect {
         paths: Vec<String>,
         /// Commit message.
         message: String,
+        /// The full ref that keeps the candidate (`refs/autoresearch/<run_id>/candidate-<n>`).
+        keep_ref: String,
     },
     /// Put the worktree exactly at `commit`, detached, whatever its HEAD and contents are now:
     /// `checkout --detach --force <commit>`, `reset --hard`, `clean -ffdx`. Used after every
@@ -626,6 +630,9 @@ pub struct StoredAttempt {
     pub process_start_time: Option<String>,
     #[serde(default, deserialize_with = "optional_flag")]
     pub quiescent: Option<bool>,
+    /// A successful evaluation's metric (schema 3; absent in older rows).
+    #[serde(default)]
+    pub metric: Option<f64>,
 }
 
 /// An `artifacts` row.
@@ -906,8 +913,10 @@ pub struct ExperimentRow {
     pub parent_commit: String,
     /// Candidate commit.
     pub candidate_commit: Option<String>,
-    /// Metric.
+    /// Metric: the mean of `samples`.
     pub metric: Option<f64>,
+    /// Each successful evaluation's metric (`repeats` of them once complete).
+    pub samples: Vec<f64>,
     /// `accept`, `reject` or `fail`.
     pub decision: Option<String>,
     /// Failure code.
@@ -956,6 +965,8 @@ pub struct RunResult {
     pub direction: &'static str,
     /// Target.
     pub target: Option<f64>,
+    /// Evaluations per experiment.
+    pub repeats: u32,
     /// Baseline.
     pub baseline: Option<Point>,
     /// Best so far.

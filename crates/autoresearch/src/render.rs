@@ -5,9 +5,9 @@
 //! totals, and N shrinks until the text fits `max_chars` (the original overflowed its limit at
 //! about 27 candidates).
 
-use crate::jcs;
 use crate::metric::clip;
 use crate::protocol::{ExperimentRow, Point, RunResult, Status};
+use crate::{jcs, stats};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
 
@@ -45,14 +45,37 @@ fn point(p: &Option<Point>) -> Value {
     }
 }
 
+impl ExperimentRow {
+    /// What became of the experiment, for a picture of the run: `baseline` (measured), `kept`,
+    /// `rejected`, `failed` (a failed round, a policy violation, a cancel), or the state of one
+    /// still under way.
+    pub fn outcome(&self) -> &str {
+        match (self.kind, self.state.as_str()) {
+            ("baseline", "accepted") => "baseline",
+            (_, "accepted") => "kept",
+            (_, "failed" | "policy-violation" | "cancelled") => "failed",
+            (_, state) => state,
+        }
+    }
+
+    /// The spread of the samples (sample standard deviation; `None` below two).
+    pub fn stddev(&self) -> Option<f64> {
+        stats::stddev(&self.samples)
+    }
+}
+
 fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
     json!({
         "experiment_id": e.experiment_id,
         "ordinal": e.ordinal,
         "kind": e.kind,
         "state": e.state,
+        "outcome": e.outcome(),
         "candidate_commit": e.candidate_commit,
         "metric": e.metric,
+        "n": e.samples.len(),
+        "stddev": e.stddev(),
+        "samples": e.samples,
         "decision": e.decision,
         "failure_code": e.failure_code,
         "failure_message": e.failure_message.as_deref().map(|m| clip(m, text_max)),
@@ -79,6 +102,15 @@ impl RunResult {
                 ));
             }
         })
+    }
+
+    /// The baseline's spread (its samples' standard deviation): gains of about this size are
+    /// what noise alone gives. `None` below two baseline samples.
+    pub fn noise_floor(&self) -> Option<f64> {
+        self.experiments
+            .iter()
+            .find(|e| e.kind == "baseline")
+            .and_then(ExperimentRow::stddev)
     }
 
     /// The status name, or the stored state of a run that has not ended.
@@ -123,6 +155,8 @@ impl RunResult {
         obj.insert("metric_name".into(), json!(self.metric_name));
         obj.insert("metric_direction".into(), json!(self.direction));
         obj.insert("target".into(), json!(self.target));
+        obj.insert("repeats".into(), json!(self.repeats));
+        obj.insert("noise_floor".into(), json!(self.noise_floor()));
         obj.insert("baseline".into(), point(&self.baseline));
         obj.insert("best".into(), point(&self.best));
         let c = &self.counts;
@@ -205,7 +239,7 @@ impl RunResult {
 
     fn tsv_text(&self) -> String {
         let mut out = String::from(
-            "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\n",
+            "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\n",
         );
         for e in &self.experiments {
             let cells = [
@@ -220,6 +254,8 @@ impl RunResult {
                 e.failure_code.clone().unwrap_or_default(),
                 e.failure_message.clone().unwrap_or_default(),
                 e.hypothesis.clone().unwrap_or_default(),
+                e.samples.len().to_string(),
+                e.stddev().map(jcs::number).unwrap_or_default(),
             ];
             let line: Vec<String> = cells.iter().map(|c| tsv_escape(c)).collect();
             out.push_str(&line.join("\t"));
@@ -279,6 +315,14 @@ impl RunResult {
         if skip > 0 {
             let _ = writeln!(out, "({skip} earlier experiments not shown)");
         }
+        if self.repeats > 1 {
+            let _ = writeln!(
+                out,
+                "{} evaluations per experiment; noise floor (baseline spread) {}",
+                self.repeats,
+                self.noise_floor().map_or("-".into(), short_number)
+            );
+        }
         let _ = writeln!(
             out,
             "{:>4}  {:<16}  {:>14}  {:<8}  {:<8}  note",
@@ -302,7 +346,11 @@ impl RunResult {
                 "{:>4}  {:<16}  {:>14}  {:<8}  {:<8}  {}",
                 e.ordinal,
                 e.state,
-                e.metric.map(jcs::number).unwrap_or_else(|| "-".into()),
+                match (e.metric, e.stddev()) {
+                    (Some(m), Some(sd)) => format!("{}±{}", jcs::number(m), short_number(sd)),
+                    (Some(m), None) => jcs::number(m),
+                    (None, _) => "-".into(),
+                },
                 e.decision.as_deref().unwrap_or("-"),
                 e.candidate_commit.as_deref().map(short).unwrap_or("-"),
                 note
@@ -310,6 +358,11 @@ impl RunResult {
         }
         out
     }
+}
+
+/// A spread to three decimals, for the tables' narrow metric columns.
+pub(crate) fn short_number(x: f64) -> String {
+    jcs::number(format!("{x:.3}").parse().unwrap_or(x))
 }
 
 fn short(commit: &str) -> &str {

@@ -17,7 +17,7 @@ use crate::retention::{self, Removal, Retention};
 use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
 use crate::sql;
 use crate::surface::{self, CandidateCheck};
-use crate::{git_config, jcs, layout};
+use crate::{git_config, jcs, layout, stats};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -148,7 +148,10 @@ struct Experiment {
     commit: Option<String>,
     report: Option<ProposalReport>,
     changed_paths: Vec<String>,
+    /// The mean of `samples` once every repeat is in.
     metric: Option<f64>,
+    /// The metric of each successful evaluation, in attempt order.
+    samples: Vec<f64>,
     decision: Option<&'static str>,
     failure_code: Option<String>,
     failure_message: Option<String>,
@@ -160,6 +163,8 @@ struct Attempt {
     id: String,
     experiment: usize,
     running: bool,
+    /// Stopped by recovery or an ending before it exited (not a sample).
+    interrupted: bool,
     process: Option<ProcessIdentity>,
 }
 
@@ -228,15 +233,37 @@ enum HashFor {
 #[derive(Clone, Debug)]
 enum Then {
     CreateWorktree,
-    Spawn { exp: usize, attempt: usize },
+    Spawn {
+        exp: usize,
+        attempt: usize,
+    },
     Ready,
-    Propose { exp: usize },
-    Commit { exp: usize },
-    Revalidate { exp: usize },
-    Measured { exp: usize },
-    Decide { exp: usize },
-    Retry { exp: usize },
-    RecordFailure { exp: usize },
+    Propose {
+        exp: usize,
+    },
+    Commit {
+        exp: usize,
+    },
+    Revalidate {
+        exp: usize,
+    },
+    /// A repeat is recorded: clean the worktree back to the evaluated commit, check the
+    /// evaluator's inputs again (an outside one may have changed), then run the next.
+    Resample {
+        exp: usize,
+    },
+    Measured {
+        exp: usize,
+    },
+    Decide {
+        exp: usize,
+    },
+    Retry {
+        exp: usize,
+    },
+    RecordFailure {
+        exp: usize,
+    },
     Recover,
     Reconciled,
     Cancel,
@@ -1197,18 +1224,30 @@ impl Run {
         let a = &mut self.attempts[attempt];
         a.running = false;
         let attempt_id = a.id.clone();
+        let repeats = self.p().repeats as usize;
         let e = &mut self.experiments[exp];
-        e.state = ExpState::Evaluated;
+        // Another repeat follows a successful one until `repeats` samples are in; the first
+        // failed one fails the experiment.
+        let mut resample = false;
         match &verdict {
-            Verdict::Metric(m) => e.metric = Some(*m),
+            Verdict::Metric(m) => {
+                e.samples.push(*m);
+                resample = e.samples.len() < repeats;
+                if !resample {
+                    e.metric = Some(stats::mean(&e.samples));
+                }
+            }
             Verdict::Failure { code, message } => {
                 e.failure_code = Some(code.as_str().to_owned());
                 e.failure_message = Some(message.clone());
             }
         }
-        let failure_code = match &verdict {
-            Verdict::Failure { code, .. } => Some(code.as_str()),
-            Verdict::Metric(_) => None,
+        if !resample {
+            e.state = ExpState::Evaluated;
+        }
+        let (failure_code, sample) = match &verdict {
+            Verdict::Failure { code, .. } => (Some(code.as_str()), None),
+            Verdict::Metric(m) => (None, Some(*m)),
         };
         let mut sts = vec![
             sql::FinishAttempt {
@@ -1218,6 +1257,7 @@ impl Run {
                 timed_out: outcome.timed_out.into(),
                 quiescent: outcome.quiescent.into(),
                 failure_code: failure_code.into(),
+                metric: sample.into(),
                 now: self.now.into(),
                 attempt_id: attempt_id.clone().into(),
             }
@@ -1259,9 +1299,13 @@ impl Run {
                 sha256: art.sha256.clone(),
             });
         }
-        sts.push(self.finish_experiment(exp));
         let mut cas = Vec::new();
-        if self.experiments[exp].kind == Kind::Candidate && self.state == RunState::CandidateRunning
+        if !resample {
+            sts.push(self.finish_experiment(exp));
+        }
+        if !resample
+            && self.experiments[exp].kind == Kind::Candidate
+            && self.state == RunState::CandidateRunning
         {
             cas.push(sts.len());
             sts.push(self.set_state(RunState::Deciding));
@@ -1276,7 +1320,12 @@ impl Run {
                 false,
             );
         }
-        self.write(sts, cas, Then::Measured { exp });
+        let then = if resample {
+            Then::Resample { exp }
+        } else {
+            Then::Measured { exp }
+        };
+        self.write(sts, cas, then);
     }
 
     fn process_evidence(&self, attempt: usize) -> Vec<String> {
@@ -1566,6 +1615,7 @@ impl Run {
                     e.changed_paths.clone(),
                 );
                 let message = format!("autoresearch candidate {}", e.id);
+                let keep_ref = layout::candidate_ref(&self.run_id, e.ordinal);
                 self.emit(
                     |id| Effect::Commit {
                         id,
@@ -1573,6 +1623,7 @@ impl Run {
                         parent,
                         paths,
                         message,
+                        keep_ref,
                     },
                     Await::Commit { exp },
                 );
@@ -1587,6 +1638,10 @@ impl Run {
                     (Kind::Baseline, _) => self.start_commit.clone(),
                 };
                 self.clean(target, Then::Decide { exp });
+            }
+            Then::Resample { exp } => {
+                let commit = self.evaluated_commit(exp);
+                self.clean(commit, Then::Retry { exp });
             }
             Then::Decide { exp } => self.decide(exp),
             Then::RecordFailure { exp } => {
@@ -1608,11 +1663,39 @@ impl Run {
         }
     }
 
+    /// The keep rule ([`stats::improves`]) over the experiment's samples and the best's (a
+    /// point stored without samples, by an earlier version, counts as one).
     fn accepts(&self, exp: usize) -> bool {
         let e = &self.experiments[exp];
+        let samples = |metric: f64, samples: &[f64]| {
+            if samples.is_empty() {
+                vec![metric]
+            } else {
+                samples.to_vec()
+            }
+        };
         match (e.metric, e.failure_code.as_ref(), &self.best) {
-            (Some(m), None, Some(best)) => self.p().direction.improves(m, best.metric),
+            (Some(m), None, Some(best)) => {
+                let best_samples = self
+                    .experiments
+                    .iter()
+                    .find(|x| x.id == best.experiment_id)
+                    .map_or(&[][..], |x| &x.samples);
+                stats::improves(
+                    self.p().direction,
+                    &samples(m, &e.samples),
+                    &samples(best.metric, best_samples),
+                )
+            }
             _ => false,
+        }
+    }
+
+    /// The commit an experiment evaluates.
+    fn evaluated_commit(&self, exp: usize) -> String {
+        match self.experiments[exp].kind {
+            Kind::Baseline => self.start_commit.clone(),
+            Kind::Candidate => self.experiments[exp].commit.clone().unwrap_or_default(),
         }
     }
 
@@ -1633,6 +1716,7 @@ impl Run {
             .collect();
         let attempt_id = self.attempts[attempt].id.clone();
         env.insert(ATTEMPT_MARKER_ENV.into(), attempt_id.clone());
+        env.insert(crate::spec::SLOT_ENV.into(), "0".into());
         let timeout_ms = p.timeout_ms;
         let s = &self.settings;
         let (grace_ms, stdout_cap, stderr_cap) = (
@@ -1807,6 +1891,29 @@ impl Run {
         if started >= p.max_experiments {
             return self.finish(Status::BudgetLimited, None, true);
         }
+        let stale = self
+            .experiments
+            .iter()
+            .rev()
+            .take_while(|e| e.kind == Kind::Candidate && e.state != ExpState::Accepted)
+            .count() as u32;
+        if let Some(max) = p.max_stale_experiments
+            && stale >= max
+        {
+            let blocker = Blocker {
+                code: Failure::Plateau.as_str().into(),
+                message: format!(
+                    "{stale} candidates in a row were not kept (max_stale_experiments {max})"
+                ),
+                evidence: vec![format!(
+                    "best {}",
+                    self.best
+                        .as_ref()
+                        .map_or("-".into(), |b| b.experiment_id.clone())
+                )],
+            };
+            return self.finish(Status::BudgetLimited, Some(blocker), true);
+        }
         if self.consecutive_failures >= p.max_consecutive_failures {
             let last: Vec<String> = self
                 .experiments
@@ -1901,6 +2008,7 @@ fn row(e: &Experiment) -> ExperimentRow {
         parent_commit: e.parent.clone(),
         candidate_commit: e.commit.clone(),
         metric: e.metric,
+        samples: e.samples.clone(),
         decision: e.decision.map(str::to_owned),
         failure_code: e.failure_code.clone(),
         failure_message: e.failure_message.clone(),

@@ -24,6 +24,13 @@ pub const MAX_METRIC_NAME_CHARS: usize = 128;
 pub const MAX_LIST_ENTRIES: usize = 256;
 /// Default for `max_consecutive_failures`.
 pub const DEFAULT_MAX_CONSECUTIVE_FAILURES: u32 = 3;
+/// Default for `repeats`: one evaluation per experiment, the original's single sample.
+pub const DEFAULT_REPEATS: u32 = 1;
+/// Largest `repeats`.
+pub const MAX_REPEATS: u32 = 20;
+/// The variable every evaluator gets with its slot (`0` while one candidate runs at a time), so
+/// a recipe can pin a GPU or a port per slot; the run sets it, so a spec cannot.
+pub const SLOT_ENV: &str = "AUTORESEARCH_SLOT";
 
 /// Deployment limits and defaults (the plugin row config, converted); the spec is validated
 /// against them.
@@ -181,6 +188,11 @@ pub struct RunPolicy {
     pub max_experiments: u32,
     /// Consecutive failed rounds after which the run ends `round-failed`.
     pub max_consecutive_failures: u32,
+    /// Evaluations of the baseline and of every candidate (`stats` decides on them).
+    pub repeats: u32,
+    /// Candidates in a row without a kept one after which the run ends `budget-limited`
+    /// (reason `plateau`); `None`: only the budget ends it.
+    pub max_stale_experiments: Option<u32>,
     /// Optional stopping threshold (inclusive).
     pub target: Option<f64>,
     /// Provenance label or path of the evaluator.
@@ -243,6 +255,8 @@ const TOP_KEYS: &[&str] = &[
     "timeout_ms",
     "max_experiments",
     "max_consecutive_failures",
+    "repeats",
+    "max_stale_experiments",
     "target",
     "provenance",
     "environment",
@@ -569,6 +583,14 @@ impl RunPolicy {
             "max_consecutive_failures".into(),
             json!(self.max_consecutive_failures),
         );
+        // Written only when set, so a stored policy of the single-sample default (and its
+        // hash) is what earlier versions wrote.
+        if self.repeats != DEFAULT_REPEATS {
+            obj.insert("repeats".into(), json!(self.repeats));
+        }
+        if let Some(n) = self.max_stale_experiments {
+            obj.insert("max_stale_experiments".into(), json!(n));
+        }
         if let Some(t) = self.target {
             obj.insert("target".into(), json!(t));
         }
@@ -709,6 +731,23 @@ fn policy(
             )
             .map(|n| n as u32),
     };
+    let repeats = match obj.get("repeats") {
+        None => Some(DEFAULT_REPEATS),
+        Some(x) => v
+            .int("repeats", x, 1, u64::from(MAX_REPEATS))
+            .map(|n| n as u32),
+    };
+    let max_stale_experiments = match obj.get("max_stale_experiments") {
+        None | Some(Value::Null) => Some(None),
+        Some(x) => v
+            .int(
+                "max_stale_experiments",
+                x,
+                1,
+                u64::from(limits.max_experiments),
+            )
+            .map(|n| Some(n as u32)),
+    };
     let target = match obj.get("target") {
         None | Some(Value::Null) => Some(None),
         Some(Value::Number(n)) if n.as_f64().is_some_and(f64::is_finite) => Some(n.as_f64()),
@@ -776,6 +815,8 @@ fn policy(
         timeout_ms: timeout_ms?,
         max_experiments: max_experiments?,
         max_consecutive_failures: max_consecutive_failures?,
+        repeats: repeats?,
+        max_stale_experiments: max_stale_experiments?,
         target: target?,
         provenance_evaluator: prov_eval?,
         provenance_dataset: prov_data?,
@@ -913,6 +954,13 @@ fn environment(v: &mut Check, x: &Value) -> Option<BTreeMap<String, EnvValue>> {
             ok = false;
         } else if key.to_ascii_uppercase().starts_with("DSH_") {
             v.err(&field, "the DSH_ prefix is reserved", Some(&json!(key)));
+            ok = false;
+        } else if key == SLOT_ENV {
+            v.err(
+                &field,
+                "is set by the run (the evaluator's slot)",
+                Some(&json!(key)),
+            );
             ok = false;
         }
         let sealed = value

@@ -16,7 +16,7 @@ use crate::protocol::{SqlValue, Statement};
 use crate::state::{RunState, transition_allowed};
 
 /// The schema version the latest migration produces.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Connection settings, run on every open before migrating.
 pub const PRAGMAS: &str = "PRAGMA journal_mode = WAL;
@@ -43,6 +43,10 @@ pub fn migrations() -> Vec<Migration> {
         Migration {
             version: 2,
             sql: V2.to_owned(),
+        },
+        Migration {
+            version: 3,
+            sql: V3.to_owned(),
         },
     ]
 }
@@ -221,6 +225,11 @@ ALTER TABLE runs ADD COLUMN tsv_removed_at INTEGER;
 ALTER TABLE artifacts ADD COLUMN removed_at INTEGER;
 ";
 
+/// Each attempt's own metric (`repeats`: an experiment's metric is the mean of its attempts').
+const V3: &str = "
+ALTER TABLE attempts ADD COLUMN metric REAL;
+";
+
 /// The statements the core writes with: each a type whose fields are exactly the `:name`
 /// parameters of its text (in order of first use), so a call site names every parameter once.
 macro_rules! statements {
@@ -331,10 +340,10 @@ VALUES (:attempt_id, :run_id, :experiment_id, :ordinal, 'running', :argv_json, :
     SetAttemptProcess { pid, pgid, process_start_time, attempt_id } = "UPDATE attempts SET pid = :pid, pgid = :pgid,
   process_start_time = :process_start_time WHERE attempt_id = :attempt_id";
 
-    /// Records an attempt's exit facts.
-    FinishAttempt { state, exit_code, signal, timed_out, quiescent, failure_code, now, attempt_id } = "UPDATE attempts SET state = :state, exit_code = :exit_code,
+    /// Records an attempt's exit facts and its metric (a successful evaluation's).
+    FinishAttempt { state, exit_code, signal, timed_out, quiescent, failure_code, metric, now, attempt_id } = "UPDATE attempts SET state = :state, exit_code = :exit_code,
   signal = :signal, timed_out = :timed_out, quiescent = :quiescent, failure_code = :failure_code,
-  ended_at = :now WHERE attempt_id = :attempt_id AND state = 'running'";
+  metric = :metric, ended_at = :now WHERE attempt_id = :attempt_id AND state = 'running'";
 
     /// Records that an attempt's process group is proven gone.
     MarkAttemptQuiescent { attempt_id } = "UPDATE attempts SET quiescent = 1 WHERE attempt_id = :attempt_id";
@@ -393,7 +402,7 @@ FROM experiments WHERE run_id = :run_id ORDER BY ordinal";
 /// Loads a run's attempts (columns map onto `StoredAttempt`).
 pub const LOAD_ATTEMPTS: &str =
     "SELECT attempt_id, experiment_id, ordinal, state, pid, pgid, process_start_time,
-  quiescent FROM attempts WHERE run_id = :run_id ORDER BY experiment_id, ordinal";
+  quiescent, metric FROM attempts WHERE run_id = :run_id ORDER BY experiment_id, ordinal";
 
 /// Loads a run's artifacts (columns map onto `ArtifactFact` plus ids).
 pub const LOAD_ARTIFACTS: &str =

@@ -56,6 +56,8 @@ pub fn parameters() -> Value {
             "timeout_ms": {"type": "integer", "description": "Per-attempt timeout for the evaluator and each proposal round."},
             "max_experiments": {"type": "integer", "description": "Candidate budget (the baseline is extra)."},
             "max_consecutive_failures": {"type": "integer", "description": "Failed rounds in a row that end the run (default 3)."},
+            "max_stale_experiments": {"type": "integer", "description": "End the run early (budget-limited, reason plateau) after this many candidates in a row without a kept one."},
+            "repeats": {"type": "integer", "description": "Evaluations of the baseline and of each candidate, 1-20 (default 1). With 2 or more a candidate is kept only when its mean gain passes Welch's one-sided t-test at 2.5 %, so noise is not kept."},
             "target": {"type": "number", "description": "Stop as soon as the best metric reaches this value (inclusive)."},
             "provenance": {
                 "type": "object",
@@ -240,6 +242,16 @@ pub fn summary(run: &Value) -> String {
             format!(", target {}", num(&run["target"]))
         }
     );
+    if run["repeats"].as_u64().is_some_and(|n| n > 1) {
+        let _ = writeln!(
+            out,
+            "{} evaluations per experiment (mean±stddev); noise floor (baseline spread) {}",
+            run["repeats"],
+            run["noise_floor"]
+                .as_f64()
+                .map_or("-".into(), crate::render::short_number)
+        );
+    }
     let c = &run["counts"];
     let _ = writeln!(
         out,
@@ -285,7 +297,12 @@ pub fn summary(run: &Value) -> String {
             "#{} {} {} {}{}",
             e["ordinal"],
             e["state"].as_str().unwrap_or("-"),
-            num(&e["metric"]),
+            if e["stddev"].is_null() {
+                num(&e["metric"])
+            } else {
+                let sd = e["stddev"].as_f64().unwrap_or(f64::NAN);
+                format!("{}±{}", num(&e["metric"]), crate::render::short_number(sd))
+            },
             short(&e["candidate_commit"]),
             if note.is_empty() {
                 String::new()

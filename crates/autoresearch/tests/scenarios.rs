@@ -1263,3 +1263,38 @@ fn the_originals_live_runs_count_toward_the_active_run_limit() {
         Status::BudgetLimited
     );
 }
+
+#[test]
+fn max_stale_experiments_ends_the_run_budget_limited_with_reason_plateau() {
+    let proposals = || score_proposer(vec![8.0, 9.0, 9.5, 9.8, 7.0]);
+    let spec = |extra: serde_json::Value| {
+        let mut v = json!({"max_experiments": 5, "max_consecutive_failures": 5});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        policy(v)
+    };
+    let mut w = World::new(score_evaluator(), proposals());
+    let r = run_to_end(&mut w, spec(json!({"max_stale_experiments": 3})));
+    assert_eq!(r.status, Status::BudgetLimited);
+    assert_eq!(
+        r.counts.experiments_started, 4,
+        "stopped before candidate 5"
+    );
+    let b = r.blocker.clone().unwrap();
+    expect_test::expect!["plateau: 3 candidates in a row were not kept (max_stale_experiments 3)"]
+        .assert_eq(&format!("{}: {}", b.code, b.message));
+    assert_eq!(
+        w.scalar::<String>("SELECT terminal_reason FROM runs"),
+        "plateau"
+    );
+    assert_eq!(r.best.unwrap().metric, 8.0);
+    // Without it the budget alone ends the run, and candidate 5 is kept.
+    let mut w = World::new(score_evaluator(), proposals());
+    let r = run_to_end(&mut w, spec(json!({})));
+    assert_eq!((r.counts.experiments_started, r.blocker), (5, None));
+    assert_eq!(r.best.unwrap().metric, 7.0);
+    let errors =
+        spec::validate(&spec_json(json!({"max_stale_experiments": 0})), &limits()).unwrap_err();
+    assert_eq!(errors[0].field, "max_stale_experiments");
+}

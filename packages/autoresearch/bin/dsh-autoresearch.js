@@ -19,7 +19,7 @@ import { LIST_LIMIT, openTrackerReadOnly } from '../lib/tracker.js'
 const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
        dsh-autoresearch resume [--json] [--config FILE] [--repo DIR] [--env NAME]... RUN_ID
        dsh-autoresearch list [--tsv | --json] [--config FILE] [--repo DIR] [--limit N]
-       dsh-autoresearch show [--tsv | --json | --html OUT.html] [--config FILE] [--repo DIR] RUN_ID
+       dsh-autoresearch show [--tsv | --json | --html OUT.html | --diff EXPERIMENT] [--config FILE] [--repo DIR] RUN_ID
        dsh-autoresearch abandon [--json] [--config FILE] [--repo DIR] [--reason TEXT] RUN_ID
 
   Runs a baseline-first, keep/reject optimization loop in an isolated git worktree of the
@@ -38,7 +38,8 @@ const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
   list     the repository's newest runs
   show     one run's experiments (table, or --tsv / --json), read-only; --html OUT.html
            draws the run as one self-contained page (metric per experiment, best so far,
-           baseline band, target)
+           baseline band, target); --diff EXPERIMENT (its ordinal or id) prints that
+           candidate's diff against its parent
   abandon  stop a run nobody will resume: leftover processes are stopped, the run is
            cancelled and its lock released
 
@@ -82,6 +83,7 @@ function parse(argv) {
     else if (arg === '--repo') opts.repo = value()
     else if (arg === '--limit') opts.limit = value()
     else if (arg === '--reason') opts.reason = value()
+    else if (arg === '--diff') opts.diff = value()
     else if (arg === '--env') {
       const name = value()
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) fail(`--env takes a variable name (got ${JSON.stringify(name)})`)
@@ -101,6 +103,7 @@ function parse(argv) {
   if (opts.format === 'tsv' && !['list', 'show'].includes(command)) fail(`--tsv is for list and show`)
   if (opts.format === 'html' && command !== 'show') fail('--html is for show')
   if (opts.env !== undefined && command !== 'resume') fail('--env is for resume')
+  if (opts.diff !== undefined && (command !== 'show' || opts.format !== 'table')) fail('--diff is for show, without --tsv, --json or --html')
   if (opts.limit !== undefined && (command !== 'list' || !/^[1-9]\d{0,5}$/.test(opts.limit))) {
     fail('--limit takes a positive integer, for list')
   }
@@ -172,7 +175,23 @@ async function trackerOf(opts, config, runner) {
   const git = createGit({ runner, executable: config.row.gitExecutable })
   const facts = await git.discover(opts.repo, process.cwd())
   const path = autoresearchTrackerPath(facts.gitCommonDir, config.json)
-  return { path, gitCommonDir: facts.gitCommonDir, tracker: await openTrackerReadOnly(path) }
+  return { git, path, gitCommonDir: facts.gitCommonDir, tracker: await openTrackerReadOnly(path) }
+}
+
+/** `show --diff`: the candidate's diff against its parent, from the commit its ref keeps. */
+async function showDiff(rows, wanted, git, gitCommonDir) {
+  const experiment = rows.experiments.find((e) => String(e.ordinal) === wanted || e.experiment_id === wanted)
+  const problem = experiment === undefined
+    ? `no experiment ${JSON.stringify(wanted)} (ordinals 0-${rows.experiments.length - 1}, or an experiment id)`
+    : experiment.candidate_commit === null
+      ? `experiment ${wanted} has no candidate commit (${experiment.kind === 'baseline' ? 'the baseline measures the start commit' : `its round ended ${experiment.failure_code ?? experiment.state} before committing`})`
+      : undefined
+  if (problem !== undefined) {
+    process.stderr.write(`dsh-autoresearch: show --diff: ${problem}\n`)
+    process.exitCode = 1
+    return
+  }
+  process.stdout.write(await git.diff({ gitCommonDir, from: experiment.parent_commit, to: experiment.candidate_commit }))
 }
 
 async function main() {
@@ -216,7 +235,7 @@ async function main() {
     }
     case 'show': {
       checkRunId(arg, 'show')
-      const { path, tracker } = await trackerOf(opts, config, runner)
+      const { git, path, gitCommonDir, tracker } = await trackerOf(opts, config, runner)
       const rows = tracker?.load(arg) ?? null
       tracker?.close()
       if (rows === null) {
@@ -224,6 +243,7 @@ async function main() {
         process.exitCode = 1
         return undefined
       }
+      if (opts.diff !== undefined) return showDiff(rows, opts.diff, git, gitCommonDir)
       const text = renderAutoresearchRun(JSON.stringify(rows), path, config.json, opts.format)
       if (opts.out === undefined) process.stdout.write(text)
       else {

@@ -283,8 +283,9 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
 
     /** Commits exactly `paths` on top of `parent` in a temporary index (no branch moves), with a
      * fixed author and the parent's date (deterministic, replayable); checks the commit changes
-     * exactly those paths; then detaches the worktree at it and cleans everything else. */
-    async commit({ gitCommonDir, worktree, parent, paths, message }) {
+     * exactly those paths; points `keepRef` at it (so no decision and no gc loses the diff); then
+     * detaches the worktree at it and cleans everything else. */
+    async commit({ gitCommonDir, worktree, parent, paths, message, keepRef }) {
       const dir = mkdtempSync(join(tmpdir(), 'dsh-autoresearch-index-'))
       const git = (args, opts) => inWorktree(gitCommonDir, worktree, args, opts)
       try {
@@ -312,6 +313,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
         if (changed.join('\0') !== wanted.join('\0')) {
           throw new GitError(`the candidate commit changes [${changed.join(', ')}], not the validated [${wanted.join(', ')}]`)
         }
+        await run(['--git-dir', gitCommonDir, 'update-ref', keepRef, commit])
         await this.checkoutClean({ gitCommonDir, worktree, commit })
         return commit
       } finally {
@@ -355,6 +357,11 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
         const now = line(await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { ok: [0, 1] }))
         if (now !== to) throw error
       }
+    },
+
+    /** The diff `from..to` as text (`show --diff`), with no external diff or textconv program. */
+    async diff({ gitCommonDir, from, to }) {
+      return (await run(['--git-dir', gitCommonDir, 'diff', '--no-ext-diff', '--no-textconv', from, to])).stdout
     },
 
     /** Removes the run worktree, dirty or not. */

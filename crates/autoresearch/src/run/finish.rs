@@ -221,6 +221,10 @@ impl Run {
                 .map(|p| p.direction.as_str())
                 .unwrap_or(""),
             target: self.policy.as_ref().and_then(|p| p.target),
+            repeats: self
+                .policy
+                .as_ref()
+                .map_or(crate::spec::DEFAULT_REPEATS, |p| p.repeats),
             baseline: self.baseline.clone(),
             best: self.best.clone(),
             counts,

@@ -256,6 +256,7 @@ impl Run {
                     .and_then(|j| serde_json::from_str(j).ok())
                     .unwrap_or_default(),
                 metric: e.metric,
+                samples: Vec::new(),
                 decision: match e.decision.as_deref() {
                     Some("accept") => Some("accept"),
                     Some("reject") => Some("reject"),
@@ -281,10 +282,14 @@ impl Run {
                 }),
                 _ => None,
             };
+            if let Some(m) = a.metric {
+                self.experiments[exp].samples.push(m);
+            }
             self.attempts.push(Attempt {
                 id: a.attempt_id.clone(),
                 experiment: exp,
                 running: a.state == "running" || a.quiescent == Some(false),
+                interrupted: a.state == "interrupted",
                 process,
             });
         }
@@ -386,9 +391,14 @@ impl Run {
         }
     }
 
-    /// Reruns an interrupted evaluation as the experiment's next attempt, or gives up.
+    /// Reruns an interrupted evaluation as the experiment's next attempt (its samples so far
+    /// stay), or gives up once `max_attempts_per_experiment` of its attempts were interrupted.
     pub(super) fn retry(&mut self, exp: usize) {
-        let used = self.attempts.iter().filter(|a| a.experiment == exp).count() as u32;
+        let used = self
+            .attempts
+            .iter()
+            .filter(|a| a.experiment == exp && a.interrupted)
+            .count() as u32;
         if used >= self.settings.max_attempts_per_experiment || self.provenance_sha256.is_none() {
             let e = &mut self.experiments[exp];
             e.state = ExpState::Evaluated;
@@ -400,10 +410,7 @@ impl Run {
             }
             return self.write(sts, vec![], Then::Measured { exp });
         }
-        let commit = match self.experiments[exp].kind {
-            Kind::Baseline => self.start_commit.clone(),
-            Kind::Candidate => self.experiments[exp].commit.clone().unwrap_or_default(),
-        };
+        let commit = self.evaluated_commit(exp);
         self.clean(commit, Then::Retry { exp });
     }
 }

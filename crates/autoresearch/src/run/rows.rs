@@ -23,6 +23,7 @@ impl Run {
             report: None,
             changed_paths: Vec::new(),
             metric: None,
+            samples: Vec::new(),
             decision: None,
             failure_code: None,
             failure_message: None,
@@ -37,6 +38,7 @@ impl Run {
             id: format!("{}-attempt-{k}", self.experiments[exp].id),
             experiment: exp,
             running: true,
+            interrupted: false,
             process: None,
         });
         self.attempts.len() - 1
@@ -130,7 +132,8 @@ impl Run {
     }
 
     /// Closes a running attempt whose process group is proven gone as `interrupted`.
-    pub(super) fn interrupted_attempt(&self, attempt: usize, failure_code: &str) -> Statement {
+    pub(super) fn interrupted_attempt(&mut self, attempt: usize, failure_code: &str) -> Statement {
+        self.attempts[attempt].interrupted = true;
         sql::FinishAttempt {
             state: "interrupted".into(),
             exit_code: SqlValue::Null,
@@ -138,6 +141,7 @@ impl Run {
             timed_out: false.into(),
             quiescent: true.into(),
             failure_code: failure_code.into(),
+            metric: SqlValue::Null,
             now: self.now.into(),
             attempt_id: self.attempts[attempt].id.clone().into(),
         }

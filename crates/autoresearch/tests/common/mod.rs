@@ -531,6 +531,7 @@ impl World {
                     pgid: r.get("pgid")?,
                     process_start_time: r.get("process_start_time")?,
                     quiescent: r.get::<_, Option<i64>>("quiescent")?.map(|q| q == 1),
+                    metric: r.get("metric")?,
                 })
             })
             .unwrap()

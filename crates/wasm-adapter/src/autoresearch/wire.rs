@@ -14,7 +14,7 @@
 //! | `runEvaluator` | `attemptId`, `argv`, `cwd`, `env`, `timeoutMs`, `graceMs`, `stdoutCap`, `stderrCap`, `artifactDir` | `spawned {process: {pid, pgid, startTime}}`, then `exited {outcome}` |
 //! | `runProposer` | `worktree`, `argv` (null inside DSH), `handoff`, `timeoutMs`, `graceMs` | `proposerExited {outcome}` or `proposed {report: {hypothesis, summary}}` |
 //! | `listChanges` | `worktree` | `changes {porcelainZ, worktree}` |
-//! | `commit` | `worktree`, `parent`, `paths`, `message` | `committed {commit}` |
+//! | `commit` | `worktree`, `parent`, `paths`, `message`, `keepRef` | `committed {commit}` (`keepRef` now names it) |
 //! | `checkoutClean` | `worktree`, `commit` | `done` |
 //! | `fastForward` | `branch`, `from`, `to` | `done` |
 //! | `probeHost` | `host` (the stored JSON) | `hostProbed {alive: true \| false \| null}` |
@@ -112,10 +112,10 @@ pub fn effect_json(effect: &Effect) -> Value {
             parent,
             paths,
             message,
+            keep_ref,
             ..
-        } => {
-            json!({"kind": "commit", "worktree": worktree, "parent": parent, "paths": paths, "message": message})
-        }
+        } => json!({"kind": "commit", "worktree": worktree, "parent": parent, "paths": paths,
+            "message": message, "keepRef": keep_ref}),
         Effect::CheckoutClean {
             worktree, commit, ..
         } => json!({"kind": "checkoutClean", "worktree": worktree, "commit": commit}),

@@ -1,5 +1,5 @@
 // A real headless run whose picture shows every mark: a kept, a rejected and a failed
-// candidate, a target, and a best-so-far line. `node example-run.mjs OUT.html` runs it in a
+// candidate, each measured three times with a little noise, a target, and a best-so-far line. `node example-run.mjs OUT.html` runs it in a
 // scratch repository and draws it with `dsh-autoresearch show --html`; picture.test.mjs and
 // `cargo xtask chart-test` use it.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -13,10 +13,13 @@ const CLI = fileURLToPath(new URL('../../bin/dsh-autoresearch.js', import.meta.u
 /** The candidates' scores, by round; `broken` makes the evaluator print no metric. */
 export const ROUNDS = [7, 9, 'broken', 4, 6]
 
+/** Noise in [-0.4, 0.4] from the attempt's id, so every repeat reads a little differently. */
 const EVAL = `import { readFileSync } from 'node:fs'
 const text = readFileSync('score.txt', 'utf8').trim()
 if (text === 'broken') process.exit(3)
-console.log(JSON.stringify({ score: Number(text) }))
+let h = 0
+for (const c of process.env.DSH_AUTORESEARCH_ATTEMPT ?? '') h = (h * 31 + c.charCodeAt(0)) >>> 0
+console.log(JSON.stringify({ score: Number(text) + ((h % 81) - 40) / 100 }))
 `
 
 const PROPOSE = `import * as fs from 'node:fs'
@@ -52,6 +55,7 @@ export function exampleRun(root) {
     run_tag: 'picture',
     max_experiments: ROUNDS.length,
     max_consecutive_failures: 3,
+    repeats: 3,
     target: 3,
     timeout_ms: 60_000,
     proposer: { command: process.execPath, args: [join(root, 'propose.mjs')] },

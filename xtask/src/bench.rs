@@ -169,7 +169,8 @@ fn merge_runs(runs: &[Value]) -> Value {
     };
     match first {
         Value::Object(map) if map.contains_key("median") => {
-            let of = |key: &str| -> Vec<f64> { runs.iter().filter_map(|r| r[key].as_f64()).collect() };
+            let of =
+                |key: &str| -> Vec<f64> { runs.iter().filter_map(|r| r[key].as_f64()).collect() };
             let runs_total: u64 = runs.iter().filter_map(|r| r["runs"].as_u64()).sum();
             let processes: u64 = runs
                 .iter()
@@ -385,7 +386,10 @@ fn goals(figures: &Value) -> Vec<Goal> {
     let cold_ms = f(&cold["in_process_ms"]["median"]);
     // Side by side with the original when it was measured in the same run.
     let (cold_goal, cold_target) = match cold["original"]["in_process_ms"]["median"].as_f64() {
-        Some(original) => (original, format!("<= {original:.2} ms, the original's in this run")),
+        Some(original) => (
+            original,
+            format!("<= {original:.2} ms, the original's in this run"),
+        ),
         None => (
             HOST_COLD_START_MS_GOAL,
             format!("<= {HOST_COLD_START_MS_GOAL} ms"),

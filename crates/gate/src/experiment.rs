@@ -25,9 +25,9 @@ pub struct Shot {
     pub(crate) waits: bool,
 }
 
-/// A fact of a finished call that [`crate::AgentGate::on_result`] reads only for a result it
-/// counts: the value itself, or a closure that makes it, so a driver can defer parsing the
-/// arguments ([`Shot`]) and fingerprinting the text (`Option<Fingerprint>`) until then.
+/// A fact of a finished call that `AgentGate::on_result` reads only for a result it counts: the
+/// value itself, or a closure that makes it, so a driver can defer parsing the arguments
+/// ([`Shot`]) and fingerprinting the text (`Option<Fingerprint>`) until then.
 pub trait Deferred<T> {
     /// The value.
     fn get(self) -> T;

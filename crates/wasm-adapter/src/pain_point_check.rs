@@ -99,8 +99,7 @@ impl Gate {
         Gate::default()
     }
 
-    /// Where the gate stands: the shim routes replies to a pending gate and calls to a non-idle
-    /// one only (an idle gate allows every call unread).
+    /// Where the gate stands: replies go to a pending gate, calls to a non-idle one only.
     #[wasm_bindgen(getter)]
     pub fn status(&self) -> GateStatus {
         status_of(&self.inner)
@@ -142,7 +141,9 @@ impl Gate {
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
         let failure = || failure_fingerprint(name, &outcome, head, tail);
         let shot = || Shot::from_json(name, args_json);
-        let _ = self.inner.on_result(&plugin.settings, name, shot, outcome, failure);
+        let _ = self
+            .inner
+            .on_result(&plugin.settings, name, shot, outcome, failure);
         status_of(&self.inner)
     }
 

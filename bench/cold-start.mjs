@@ -8,6 +8,10 @@
 // app boot) and makes a Cordis context with a `tools` service, as a booting DSH has them; the
 // clock then covers import + instantiate + validate + apply (`ctx.plugin(Plugin, config)`), each
 // phase reported on its own.
+//
+// `--original DIR` (a built copy of the original research-nudge) alternates each run's child with
+// one of the original's, the first of each pair alternating, and reports the original's figures
+// and the ratio of each pair next to ours.
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -78,35 +82,48 @@ if (process.argv[2] === '--child') {
     since_process_start_ms: t3,
   })}\n`)
 } else {
-  const opt = options({ root: 'packages/research-nudge', runs: 20, host: '' })
+  const opt = options({ root: 'packages/research-nudge', runs: 20, host: '', original: '' })
   const script = new URL(import.meta.url).pathname
-  const rows = { total: [], cpu: [], import: [], validate: [], apply: [], process: [] }
-  // One unmeasured run warms the file system cache.
+  const empty = () => ({ total: [], cpu: [], import: [], validate: [], apply: [], process: [] })
+  const sides = [['ours', opt.root, empty()]]
+  if (opt.original) sides.push(['original', opt.original, empty()])
+  // One unmeasured run of each side warms the file system cache.
   for (let i = 0; i <= opt.runs; i++) {
-    const t0 = performance.now()
-    const args = [script, '--child', opt.root]
-    if (opt.host) args.push(opt.host)
-    const child = spawnSync(process.execPath, args, { encoding: 'utf8' })
-    const elapsed = performance.now() - t0
-    if (child.status !== 0) throw new Error(`cold-start child failed: ${child.stderr}`)
-    if (i === 0) continue
-    const r = JSON.parse(child.stdout.trim().split('\n').pop())
-    rows.total.push(r.total_ms)
-    rows.cpu.push(r.cpu_ms)
-    rows.import.push(r.import_ms)
-    rows.validate.push(r.validate_ms)
-    rows.apply.push(r.apply_ms)
-    rows.process.push(elapsed)
+    for (let k = 0; k < sides.length; k++) {
+      const [, root, rows] = sides[(i + k) % sides.length]
+      const t0 = performance.now()
+      const args = [script, '--child', root]
+      if (opt.host) args.push(opt.host)
+      const child = spawnSync(process.execPath, args, { encoding: 'utf8' })
+      const elapsed = performance.now() - t0
+      if (child.status !== 0) throw new Error(`cold-start child failed: ${child.stderr}`)
+      if (i === 0) continue
+      const r = JSON.parse(child.stdout.trim().split('\n').pop())
+      rows.total.push(r.total_ms)
+      rows.cpu.push(r.cpu_ms)
+      rows.import.push(r.import_ms)
+      rows.validate.push(r.validate_ms)
+      rows.apply.push(r.apply_ms)
+      rows.process.push(elapsed)
+    }
   }
-  emit({
-    bench: 'cold-start',
-    host: opt.host ? 'dsh modules loaded first' : 'bare node',
-    runs: opt.runs,
+  const figures = (rows) => ({
     in_process_ms: stats(rows.total),
     in_process_cpu_ms: stats(rows.cpu),
     import_ms: stats(rows.import),
     validate_ms: stats(rows.validate),
     apply_ms: stats(rows.apply),
     process_ms: stats(rows.process),
+  })
+  const [[, , ours], original] = sides
+  emit({
+    bench: 'cold-start',
+    host: opt.host ? 'dsh modules loaded first' : 'bare node',
+    runs: opt.runs,
+    ...figures(ours),
+    ...(original && {
+      original: figures(original[2]),
+      ratio_to_original: stats(ours.total.map((t, i) => t / original[2].total[i])),
+    }),
   })
 }

@@ -209,7 +209,8 @@ const inner = async () => DECISION
  * noisy machine it leaves out the time the process waited for a core) or `wall`. */
 export const CLOCK = process.env.BENCH_CLOCK === 'wall' ? 'wall' : 'cpu'
 
-function cpuNs() {
+/** This process's CPU time so far, ns. */
+export function cpuNs() {
   const { user, system } = process.cpuUsage()
   return (user + system) * 1000
 }

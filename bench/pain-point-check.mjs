@@ -3,13 +3,14 @@
 // guard and a no-op result listener, in the same process and round. The stream is 8 agents
 // running a realistic mix (successes, failing shell runs, repeated calls, investigation calls),
 // so gates arm, deny and (with a reply that answers) lift. Also: cold start (import + validate).
+// `--before DIR` also measures the package at DIR (an earlier checkout's) in the same rounds.
 import { Context, Service } from '@deepseek-ai/cordis'
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { emit, options, random, stats } from './common.mjs'
+import { CLOCK, cpuNs, emit, options, random, stats } from './common.mjs'
 
-const opt = options({ root: 'packages/pain-point-check', calls: 100000, rounds: 15, runs: 20, child: '' })
+const opt = options({ root: 'packages/pain-point-check', before: '', calls: 100000, rounds: 15, runs: 20, child: '' })
 
 if (opt.child) {
   // One cold start: import (compile + instantiate the WebAssembly) and validate, as DSH does.
@@ -37,11 +38,13 @@ class Tools extends Service {
   }
 }
 
-async function setup(withPlugin) {
+/** A Cordis context with the package at `root` mounted, or the baseline (no-op guard and
+ * result listener) without one. */
+async function setup(root) {
   const ctx = new Context()
   const tools = new Tools(ctx)
-  if (withPlugin) {
-    const Plugin = await import(pathToFileURL(path.resolve(opt.root, 'lib/index.js')).href)
+  if (root) {
+    const Plugin = await import(pathToFileURL(path.resolve(root, 'lib/index.js')).href)
     await ctx.plugin(Plugin, {})
   } else {
     tools.guard(() => undefined)
@@ -69,7 +72,9 @@ function stream(n) {
   return out
 }
 
+/** ns per call on [`CLOCK`]. */
 async function drive({ ctx, tools }, events) {
+  const c0 = cpuNs()
   const t0 = process.hrtime.bigint()
   for (const { exec, result, reply } of events) {
     let reason
@@ -83,19 +88,34 @@ async function drive({ ctx, tools }, events) {
       ctx.emit('session/event', { id: exec.agent.id }, { type: 'assistant/message', data: { message: { content: [{ type: 'text', text: ANSWER }] } } })
     }
   }
-  return Number(process.hrtime.bigint() - t0) / events.length
+  const wall = Number(process.hrtime.bigint() - t0) / events.length
+  return CLOCK === 'wall' ? wall : (cpuNs() - c0) / events.length
 }
 
 const events = stream(opt.calls)
-const plugin = []
-const baseline = []
+const sides = [['baseline', ''], ['plugin', opt.root]]
+if (opt.before) sides.push(['before', opt.before])
+const ns = Object.fromEntries(sides.map(([side]) => [side, []]))
+// Warm-up: JIT every path.
+for (const [, root] of sides) await drive(await setup(root), events)
 for (let round = 0; round < opt.rounds; round++) {
-  // A fresh context per round, so every round starts with no gates.
-  baseline.push(await drive(await setup(false), events))
-  plugin.push(await drive(await setup(true), events))
+  // A fresh context per round, so every round starts with no gates; the side that goes first
+  // rotates.
+  const mounted = await Promise.all(sides.map(([, root]) => setup(root)))
+  for (let k = 0; k < sides.length; k++) {
+    const i = (round + k) % sides.length
+    ns[sides[i][0]].push(await drive(mounted[i], events))
+  }
 }
-const added = plugin.map((p, i) => p - baseline[i])
-const ratio = plugin.map((p, i) => p / baseline[i])
+/** A side against the baseline of the same round. */
+const against = (side) => ({
+  [side]: stats(ns[side]),
+  [`${side}_added`]: stats(ns[side].map((p, i) => p - ns.baseline[i])),
+  [`${side}_ratio`]: stats(ns[side].map((p, i) => p / ns.baseline[i])),
+})
+const plugin = against('plugin')
+const perCall = { baseline: stats(ns.baseline), plugin: plugin.plugin, added: plugin.plugin_added, ratio: plugin.plugin_ratio }
+if (opt.before) Object.assign(perCall, against('before'))
 
 const cold = []
 for (let i = 0; i <= opt.runs; i++) {
@@ -106,7 +126,8 @@ for (let i = 0; i <= opt.runs; i++) {
 
 emit({
   bench: 'pain-point-check',
+  clock: CLOCK,
   calls: opt.calls,
-  per_call_ns: { baseline: stats(baseline), plugin: stats(plugin), added: stats(added), ratio: stats(ratio) },
+  per_call_ns: perCall,
   cold_start_ms: stats(cold),
 })

@@ -1,29 +1,35 @@
 // Cost per tool event: the real Cordis `tools/post-execute` waterfall with research-nudge mounted,
 // against the same waterfall with a no-op listener, over the realistic stream of 8 agents.
 // Rounds alternate which side runs first; each round's ratio and added ns compare the two sides
-// of that round only, so machine noise that spans a round cancels out.
+// of that round only, so machine noise that spans a round cancels out. `--original DIR` (a built
+// copy of the original research-nudge) runs as a third side of every round, and of every group.
 import { writeFileSync } from 'node:fs'
 import { CLOCK, emit, loadPlugin, mountBaseline, mountPlugin, runEvents, stats, stream, options } from './common.mjs'
 
-const opt = options({ root: 'packages/research-nudge', events: 100000, rounds: 15, config: '{}', label: 'default config', 'write-stream': '' })
+const opt = options({ root: 'packages/research-nudge', events: 100000, rounds: 15, config: '{}', label: 'default config', 'write-stream': '', original: '' })
 const Plugin = await loadPlugin(opt.root)
+const Original = opt.original ? await loadPlugin(opt.original) : undefined
 const config = JSON.parse(opt.config)
 const events = stream({ count: 4096, agents: 8 })
 // The same stream, plainly, for the native replay (`bench/src/main.rs`).
 if (opt['write-stream']) writeFileSync(opt['write-stream'], JSON.stringify({ agents: 8, events: events.map((e) => e.plain) }))
 const plugin = await mountPlugin(Plugin, config)
 const baseline = mountBaseline()
+const original = Original && await mountPlugin(Original, config)
 
-// Warm-up: JIT both paths, fill the name cache and create the agents' trackers.
+// Warm-up: JIT every path, fill the name cache and create the agents' trackers.
 for (let i = 0; i < 3; i++) {
   await runEvents(baseline, events, opt.events)
   await runEvents(plugin, events, opt.events)
+  if (original) await runEvents(original, events, opt.events)
 }
 
 const base = []
 const with_ = []
 const ratio = []
 const added = []
+const originalRatio = []
+const originalAdded = []
 let start = 0
 for (let r = 0; r < opt.rounds; r++) {
   let b
@@ -34,6 +40,12 @@ for (let r = 0; r < opt.rounds; r++) {
   } else {
     p = await runEvents(plugin, events, opt.events, start)
     b = await runEvents(baseline, events, opt.events, start)
+  }
+  if (original) {
+    // The same events, after ours; compared with this round's baseline.
+    const o = await runEvents(original, events, opt.events, start)
+    originalRatio.push(o / b)
+    originalAdded.push(o - b)
   }
   start += opt.events
   base.push(b)
@@ -56,6 +68,7 @@ function asciiOnly(e) {
   return { ...e, result: { ...e.result, content: [{ type: 'text', text }] } }
 }
 const byKind = {}
+const originalByKind = {}
 const subsets = Object.entries(GROUPS).map(([group, pick]) => [group, events.filter(pick)])
 subsets.push(['bash exit != 0, ASCII-only output', events.filter((e) => e.kind === 'bash exit != 0').map(asciiOnly)])
 for (const [group, subset] of subsets) {
@@ -64,13 +77,18 @@ for (const [group, subset] of subsets) {
   const b2 = mountBaseline()
   await runEvents(b2, subset, n)
   await runEvents(p2, subset, n)
+  const o2 = original && await mountPlugin(Original, config)
+  if (o2) await runEvents(o2, subset, n)
   const addedHere = []
+  const originalHere = []
   for (let r = 0; r < Math.max(5, opt.rounds >> 1); r++) {
     const b = await runEvents(b2, subset, n)
     const p = await runEvents(p2, subset, n)
     addedHere.push(p - b)
+    if (o2) originalHere.push(await runEvents(o2, subset, n) - b)
   }
   byKind[group] = { share: subset.length / events.length, added_ns: stats(addedHere) }
+  if (o2) originalByKind[group] = { added_ns: stats(originalHere) }
 }
 
 emit({
@@ -86,4 +104,5 @@ emit({
   ratio: stats(ratio),
   added_ns: stats(added),
   by_kind: byKind,
+  ...(original && { original: { ratio: stats(originalRatio), added_ns: stats(originalAdded), by_kind: originalByKind } }),
 })

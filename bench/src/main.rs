@@ -4,7 +4,10 @@
 //!   by `bench/tool-event.mjs`), in events per second;
 //! - `fingerprint::fingerprint` over `Failure::windows` of 1 KiB, 64 KiB, 1 MiB and 10 MiB failure
 //!   texts (the cost must stay flat past the two bounded windows);
-//! - the size of one agent's state.
+//! - the size of one agent's state;
+//! - pain-point-check's gate replaying the call mix of `bench/pain-point-check.mjs` (8 agents:
+//!   reads, greps, globs, edits, writes, bash with 30 % of its calls failing, a reply answering
+//!   the check on 2 % of calls), driven as the shim drives it, in events per second.
 //!
 //! Every figure is the median of several timed runs, with min and max. The result is one JSON
 //! object on the last line of stdout.
@@ -71,9 +74,10 @@ fn run() -> Result<(), String> {
         "agent_state_bytes": std::mem::size_of::<AgentState>(),
         "note": "size_of::<AgentState>() on this (64-bit) host; the WebAssembly figure is in memory.node",
     });
+    let gate_replay = gate_replay(runs);
     println!(
         "{}",
-        json!({ "replay": replay, "fingerprint": fingerprint, "memory": memory })
+        json!({ "replay": replay, "fingerprint": fingerprint, "memory": memory, "gate_replay": gate_replay })
     );
     Ok(())
 }
@@ -148,6 +152,105 @@ fn observe(policy: &mut Policy, states: &mut [AgentState], e: &Event, now: Milli
     };
     let observation = policy.observe(&mut states[e.agent], now, black_box(&call));
     matches!(observation, policy::Observation::Nudge { .. })
+}
+
+/// One call of the gate's stream: the agent, the tool, its arguments as JSON text, whether it
+/// fails (exit code 1), whether a reply that answers the check follows it.
+struct Call {
+    agent: usize,
+    name: &'static str,
+    args: String,
+    failing: bool,
+    reply: bool,
+}
+
+/// The mix of `bench/pain-point-check.mjs`, from a small deterministic generator (xorshift).
+fn gate_stream(count: usize) -> Vec<Call> {
+    const NAMES: [&str; 8] = [
+        "read", "grep", "edit", "bash", "bash", "write", "glob", "bash",
+    ];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    (0..count)
+        .map(|_| {
+            let agent = next(8) as usize;
+            let name = NAMES[next(8) as usize];
+            let failing = name == "bash" && next(10) < 3;
+            let args = format!(
+                r#"{{"command":"cmd {}","path":"src/f{}.rs"}}"#,
+                next(4),
+                next(6)
+            );
+            Call {
+                agent,
+                name,
+                args,
+                failing,
+                reply: next(50) == 0,
+            }
+        })
+        .collect()
+}
+
+/// The gate over [`gate_stream`], as the shim drives it: `pre_execute` only while the gate may
+/// deny, a denial's result as an error, the arguments parsed and the text fingerprinted only when
+/// the gate counts the result, replies only while pending.
+fn gate_replay(runs: usize) -> Value {
+    use gate::{AgentGate, Decision, Outcome, Shot, canonical_args_hash_str, failure_fingerprint};
+    const ANSWER: &str = "blocker=the test runner cannot load the fixture\nruled_out=a path typo: the file exists\nbest_path=print the loader search path";
+    let settings = match config::pain_point_check::RowConfig::default().settings() {
+        Ok(settings) => settings,
+        Err(_) => return Value::Null,
+    };
+    let calls = gate_stream(4096);
+    let per_run = 1_000_000usize;
+    let mut ns = Vec::new();
+    let mut denials = 0u64;
+    for run in 0..=runs {
+        let mut gates = [AgentGate::new(); 8];
+        let t0 = Instant::now();
+        for i in 0..per_run {
+            let call = &calls[i % calls.len()];
+            let gate = &mut gates[call.agent];
+            let mut denial = None;
+            if gate.may_deny() {
+                let args = canonical_args_hash_str(&call.args);
+                if let Decision::Deny { reason, .. } = gate.pre_execute(&settings, call.name, args)
+                {
+                    denial = Some(reason);
+                }
+            }
+            let (outcome, text) = match &denial {
+                Some(reason) => (Outcome::error(), reason.as_str()),
+                None if call.failing => (Outcome::exited(1), "[exit code: 1]"),
+                None => (Outcome::success(), "ok"),
+            };
+            denials += u64::from(denial.is_some());
+            let shot = || Shot::from_json(call.name, &call.args);
+            let failure = || failure_fingerprint(call.name, &outcome, text, "");
+            black_box(gate.on_result(&settings, call.name, shot, outcome, failure));
+            if call.reply && gate.is_pending() {
+                black_box(gate.on_assistant_text(&settings, ANSWER));
+            }
+        }
+        let elapsed = t0.elapsed().as_nanos() as f64;
+        if run > 0 {
+            ns.push(elapsed / per_run as f64);
+        }
+    }
+    let eps: Vec<f64> = ns.iter().map(|n| 1e9 / n).collect();
+    json!({
+        "events_per_run": per_run,
+        "stream_events": calls.len(),
+        "ns_per_event": stats(ns),
+        "events_per_s": stats(eps),
+        "denials": denials,
+    })
 }
 
 /// Median, min and max.

@@ -4,7 +4,7 @@
 use crate::answers::{MarkerSet, is_han_or_kana, missing_answers};
 use crate::args::{ArgsHash, CallKey};
 use crate::counting::Counts;
-use crate::experiment::Shot;
+use crate::experiment::{Deferred, Shot};
 use crate::settings::{Counting, LanguageChoice, Settings, ToolPattern};
 use crate::text;
 use crate::{
@@ -13,6 +13,7 @@ use crate::{
 };
 use fingerprint::Fingerprint;
 use outcome::Outcome;
+use std::cell::LazyCell;
 
 /// A pending episode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +66,12 @@ impl AgentGate {
     /// Whether the gate is pending (the driver may skip reply parsing otherwise).
     pub fn is_pending(&self) -> bool {
         matches!(self.phase, Phase::Pending(_))
+    }
+
+    /// Whether [`pre_execute`](Self::pre_execute) can deny now: an idle gate allows every call
+    /// without reading it, so a driver may skip the call (and its arguments' encoding) then.
+    pub fn may_deny(&self) -> bool {
+        !matches!(self.phase, Phase::Idle)
     }
 
     /// Failed experiments counted toward `failureThreshold` now (see "Counting" in the crate
@@ -149,25 +156,28 @@ impl AgentGate {
 
     /// Records a finished call (see "Counting" in the crate docs). Call it for every call that
     /// went through [`pre_execute`](Self::pre_execute), denied ones included. `failure` is the
-    /// fingerprint of a failed call's text ([`crate::failure_fingerprint`]).
+    /// fingerprint of a failed call's text ([`crate::failure_fingerprint`]). Either may be given
+    /// as a closure ([`Deferred`]), called only when the result is counted (the shot also when
+    /// the result may be this gate's own denial).
     pub fn on_result(
         &mut self,
         settings: &Settings,
         name: &str,
-        shot: Shot,
+        shot: impl Deferred<Shot>,
         outcome: Outcome,
-        failure: Option<Fingerprint>,
+        failure: impl Deferred<Option<Fingerprint>>,
     ) -> Observation {
         if !settings.enabled() {
             return Observation::Ignored(IgnoreReason::Disabled);
         }
-        let key = shot.call;
+        // Made only for a result that gets past the early outs below (most do not need it).
+        let shot = LazyCell::new(|| shot.get());
         if let Phase::Probation {
             arming,
             refused: true,
         } = self.phase
         {
-            if key == arming && outcome.failed() {
+            if outcome.failed() && shot.call == arming {
                 return Observation::Ignored(IgnoreReason::OwnDenial);
             }
         }
@@ -189,9 +199,10 @@ impl AgentGate {
             return Observation::Waited;
         }
         let failed = outcome.failed();
+        let key = shot.call;
         let counted = self
             .counts
-            .count(counting, key, shot.target, &outcome, failure);
+            .count(counting, key, shot.target, &outcome, failure.get());
         if let Phase::Probation { arming, .. } = self.phase {
             if key != arming && !failed {
                 self.phase = Phase::Idle;

@@ -14,6 +14,7 @@
 //! or `wait`, or `job_output` unless its `wait` is `false`. Waiting never counts.
 
 use crate::args::{CallKey, Fnv, canonical_args_hash};
+use fingerprint::Fingerprint;
 use serde_json::Value;
 
 /// One call as the gate counts it (see the module docs).
@@ -22,6 +23,32 @@ pub struct Shot {
     pub(crate) call: CallKey,
     pub(crate) target: u64,
     pub(crate) waits: bool,
+}
+
+/// A fact of a finished call that `AgentGate::on_result` reads only for a result it counts: the
+/// value itself, or a closure that makes it, so a driver can defer parsing the arguments
+/// ([`Shot`]) and fingerprinting the text (`Option<Fingerprint>`) until then.
+pub trait Deferred<T> {
+    /// The value.
+    fn get(self) -> T;
+}
+
+impl Deferred<Shot> for Shot {
+    fn get(self) -> Shot {
+        self
+    }
+}
+
+impl Deferred<Option<Fingerprint>> for Option<Fingerprint> {
+    fn get(self) -> Option<Fingerprint> {
+        self
+    }
+}
+
+impl<T, F: FnOnce() -> T> Deferred<T> for F {
+    fn get(self) -> T {
+        self()
+    }
 }
 
 /// Programs that prepare a shell command rather than run the experiment.

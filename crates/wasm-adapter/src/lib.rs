@@ -17,11 +17,13 @@ macro_rules! validate_config_binding {
         /// or `{"issues": [{"message", "path"}]}`.
         #[wasm_bindgen::prelude::wasm_bindgen(js_name = $js_name)]
         pub fn validate_config(input: &str) -> String {
-            match config::parse::<$row>(input) {
-                Ok((row, _)) => serde_json::json!({ "value": row }),
-                Err(issues) => serde_json::json!({ "issues": issues }),
-            }
-            .to_string()
+            // Written straight to text: going through a `serde_json::Value` would compile a
+            // second serializer on DSH's first validation (lazily compiled WebAssembly).
+            let (key, text) = match config::parse::<$row>(input) {
+                Ok((row, _)) => ("value", serde_json::to_string(&row)),
+                Err(issues) => ("issues", serde_json::to_string(&issues)),
+            };
+            format!(r#"{{"{key}":{}}}"#, text.unwrap_or_else(|e| e.to_string()))
         }
     };
 }

@@ -10,7 +10,7 @@ pub mod replay;
 
 use config::pain_point_check::RowConfig;
 use gate::{
-    AgentGate, Decision, LiftOutcome, Outcome, Settings, Shot, canonical_args_hash_str,
+    AgentGate, Decision, LiftOutcome, Outcome, Settings, Shot, Status, canonical_args_hash_str,
     failure_fingerprint,
 };
 use serde_json::json;
@@ -64,6 +64,26 @@ pub enum Lift {
     Partial = 2,
 }
 
+/// [`gate::Status`] for the shim.
+#[wasm_bindgen]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateStatus {
+    /// Counting; calls run.
+    Idle = 0,
+    /// Armed: non-investigative calls are denied until the answer.
+    Pending = 1,
+    /// Lifted; the exact arming call is denied once if nothing changed.
+    Probation = 2,
+}
+
+fn status_of(gate: &AgentGate) -> GateStatus {
+    match gate.status() {
+        Status::Idle => GateStatus::Idle,
+        Status::Pending => GateStatus::Pending,
+        Status::Probation => GateStatus::Probation,
+    }
+}
+
 /// One agent's gate.
 #[wasm_bindgen(js_name = PainPointGate)]
 #[derive(Default)]
@@ -79,11 +99,10 @@ impl Gate {
         Gate::default()
     }
 
-    /// Whether non-investigative calls are being denied (the shim routes `assistant/message`
-    /// events to the gate only then).
+    /// Where the gate stands: replies go to a pending gate, calls to a non-idle one only.
     #[wasm_bindgen(getter)]
-    pub fn pending(&self) -> bool {
-        self.inner.is_pending()
+    pub fn status(&self) -> GateStatus {
+        status_of(&self.inner)
     }
 
     /// Judges a call about to run: `undefined` allows it, a string is the denial reason.
@@ -98,11 +117,10 @@ impl Gate {
         }
     }
 
-    /// Counts a finished call: `ok` is `!isError`; `exit_code` is `value.exitCode` when it is an
-    /// integer; `killed` is a `value.signal`; `timed_out` is `value.timedOut`; `error_code` is
-    /// `error.info.code` of an error result; `head` and `tail` are a failed call's text (its
-    /// error message or output) cut to the fingerprint's windows (`tail` empty when `head` is all
-    /// of it), empty for a success.
+    /// Counts a finished call and answers where the gate then stands: `ok` is `!isError`;
+    /// `exit_code` an integer `value.exitCode`; `killed` a `value.signal`; `timed_out`
+    /// `value.timedOut`; `error_code` an error's `error.info.code`; `head` and `tail` the call's
+    /// text cut to the fingerprint's windows (`tail` empty when `head` is all of it).
     #[wasm_bindgen(js_name = onResult)]
     #[allow(clippy::too_many_arguments)] // flat scalars: one boundary crossing, no JS objects
     pub fn on_result(
@@ -117,18 +135,16 @@ impl Gate {
         error_code: Option<String>,
         head: &str,
         tail: &str,
-    ) {
+    ) -> GateStatus {
         // `as` saturates; the shim passes integers only.
         let exit_code = exit_code.map(|code| code as i64);
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
-        let failure = failure_fingerprint(name, &outcome, head, tail);
-        let _ = self.inner.on_result(
-            &plugin.settings,
-            name,
-            Shot::from_json(name, args_json),
-            outcome,
-            failure,
-        );
+        let failure = || failure_fingerprint(name, &outcome, head, tail);
+        let shot = || Shot::from_json(name, args_json);
+        let _ = self
+            .inner
+            .on_result(&plugin.settings, name, shot, outcome, failure);
+        status_of(&self.inner)
     }
 
     /// A user prompt: resets the agent (and sets the language hint for `language: auto`).

@@ -285,24 +285,8 @@ impl AgentTracker {
         self.observe_call(plugin, now, tool, flags, exit, snooze_minutes, "", "", None)
     }
 
-    /// [`AgentTracker::observe`] for a failure: `head`/`tail` are the windows of its text (the
-    /// error message, or a shell call's output; only the tail matters for a shell failure).
-    #[wasm_bindgen(js_name = observeFailure)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn observe_failure(
-        &mut self,
-        plugin: &Plugin,
-        now: f64,
-        tool: u32,
-        flags: u32,
-        exit: Option<f64>,
-        head: &str,
-        tail: &str,
-    ) -> Outcome {
-        self.observe_call(plugin, now, tool, flags, exit, None, head, tail, None)
-    }
-
-    /// [`AgentTracker::observe_failure`] with the windows already written into the plugin's text
+    /// [`AgentTracker::observe`] for a failure, whose text windows (the error message, or a
+    /// shell call's output; only the tail matters for a shell failure) are in the plugin's text
     /// buffer ([`Plugin::text_buffer`]): the head in its first `head_len` bytes, the tail in the
     /// `tail_len` after them. Bytes that are not UTF-8 (only a shim bug could write them) are
     /// read as U+FFFD.

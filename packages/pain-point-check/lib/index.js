@@ -2,7 +2,7 @@
 // DSH's hooks into flat calls on one Rust gate per agent (compiled to WebAssembly) and folds the
 // gate's answers back in: a veto through `ctx.tools.guard`, the check block as a notice on the
 // next step. Every rule, default, threshold, marker and message lives in Rust.
-import { LiftResult, PainPointGate, PainPointPlugin, encodeConfig, validatePainPointConfig } from './core.js'
+import { GateStatus, LiftResult, PainPointGate, PainPointPlugin, encodeConfig, validatePainPointConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
@@ -52,11 +52,15 @@ export function apply(ctx, config) {
   const gates = new Map()
   // Agents whose gate is pending: only their `assistant/message` events cross into WebAssembly.
   const pending = new Set()
+  // Agents whose gate is not idle: only their calls cross into WebAssembly before they run (an
+  // idle gate allows every call without reading it).
+  const guarding = new Set()
   const forget = (id) => {
     const gate = gates.get(id)
     if (gate === undefined) return
     gates.delete(id)
     pending.delete(id)
+    guarding.delete(id)
     gate.free()
   }
   const gateOf = (id) => {
@@ -75,9 +79,11 @@ export function apply(ctx, config) {
     }
     return gate
   }
-  const track = (id, gate) => {
-    if (gate.pending) pending.add(id)
+  const track = (id, gate, status = gate.status) => {
+    if (status === GateStatus.Pending) pending.add(id)
     else pending.delete(id)
+    if (status === GateStatus.Idle) guarding.delete(id)
+    else guarding.add(id)
   }
 
   // The veto. A guard runs after the whole `tools/pre-execute` waterfall and no listener can
@@ -86,7 +92,7 @@ export function apply(ctx, config) {
   ctx.tools.guard((exec) => {
     try {
       const id = agentId(exec?.agent)
-      if (id === undefined || typeof exec.name !== 'string') return undefined
+      if (!guarding.has(id) || typeof exec.name !== 'string') return undefined
       const gate = gateOf(id)
       const reason = gate.preExecute(plugin, exec.name, argumentsJson(exec))
       track(id, gate)
@@ -106,7 +112,7 @@ export function apply(ctx, config) {
       const value = ok ? result.value : undefined
       const [head, tail] = textWindows(result)
       const gate = gateOf(id)
-      gate.onResult(
+      const status = gate.onResult(
         plugin, exec.name, argumentsJson(exec), ok,
         ok ? exitCodeOf(result) : undefined,
         typeof value?.signal === 'string',
@@ -114,7 +120,7 @@ export function apply(ctx, config) {
         typeof result.error?.info?.code === 'string' ? result.error.info.code : undefined,
         head, tail,
       )
-      track(id, gate)
+      track(id, gate, status)
     } catch (error) {
       report('malformed tool result ignored', error)
     }

@@ -17,9 +17,11 @@ export const ROUNDS = [7, 9, 'broken', 4, 6]
 const EVAL = `import { readFileSync } from 'node:fs'
 const text = readFileSync('score.txt', 'utf8').trim()
 if (text === 'broken') process.exit(3)
-let h = 0
-for (const c of process.env.DSH_AUTORESEARCH_ATTEMPT ?? '') h = (h * 31 + c.charCodeAt(0)) >>> 0
-console.log(JSON.stringify({ score: Number(text) + ((h % 81) - 40) / 100 }))
+let h = 2166136261
+for (const c of process.env.DSH_AUTORESEARCH_ATTEMPT ?? '') h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0
+h = Math.imul(h ^ (h >>> 15), 0x5bd1e995) >>> 0
+h = (h ^ (h >>> 13)) >>> 0
+console.log(JSON.stringify({ score: Number(text) + ((h % 801) - 400) / 1000 }))
 `
 
 const PROPOSE = `import * as fs from 'node:fs'

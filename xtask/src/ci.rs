@@ -1,7 +1,7 @@
 //! `cargo xtask ci`: every check, in order, stopping at the first failure.
 
 use crate::util::{self, cargo_cmd};
-use crate::{build, chart, check_patch, editor, fuzz, node, pack, schema, smoke, vectors};
+use crate::{build, chart, check_patch, editor, fuzz, node, pack, recipe, schema, smoke, vectors};
 use anyhow::{Result, bail};
 use std::process::Command;
 use std::time::Instant;
@@ -42,6 +42,7 @@ pub fn run(args: &[String]) -> Result<()> {
         ("test-node", Box::new(|| node::test_node(&[]))),
         ("vectors", Box::new(|| vectors::run(&[]))),
         ("chart-test", Box::new(|| chart::run(&[]))),
+        ("recipe-test", Box::new(|| recipe::run(&[]))),
         ("pack", Box::new(|| pack::run(&[]))),
         ("release-smoke", Box::new(|| smoke::run(&[]))),
         // Each cargo-fuzz target for fuzz::CI_SECONDS (cold machine: ~1.5 min to install

@@ -10,6 +10,7 @@ mod ci;
 mod demo;
 mod dsh;
 mod editor;
+mod extraction;
 mod fault;
 mod fuzz;
 mod memory_bench;
@@ -70,6 +71,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "limit-break's recall set (crates/memory/recall): hit@1, hit@3, MRR per category",
     ),
     (
+        "extraction",
+        "limit-break's main-content extraction on real documentation pages: ours, whole page, trafilatura",
+    ),
+    (
         "chart-test [--write-example]",
         "research-nudge replay --html in headless Chromium (apt-get installs it when missing): screenshot, checked",
     ),
@@ -123,6 +128,7 @@ fn main() -> ExitCode {
         "demo" => demo::run(rest),
         "bench" => bench::run(rest),
         "chart-test" => chart::run(rest),
+        "extraction" => extraction::run(rest),
         "recall-bench" => memory_bench::recall_bench(rest),
         "build-fault" => fault::run(rest),
         "fuzz" => fuzz::run(rest),

@@ -13,6 +13,7 @@
 
 use crate::html;
 use crate::input::Format;
+use crate::main_content;
 
 /// The returned text and what happened on the way.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,10 +67,10 @@ pub fn render(
         });
     }
     let decoded = decode(body, byte_cut, content_type.and_then(charset), &mut notes);
-    let text = if kind == Kind::Html && format == Format::Text {
-        html::to_text(&decoded)
-    } else {
-        decoded
+    let text = match (kind, format) {
+        (Kind::Html, Format::Text) => main_content::to_text(&decoded),
+        (Kind::Html, Format::Page) => html::to_text(&decoded),
+        _ => decoded,
     };
     let (cut, char_cut) = truncate_utf16(&text, max_chars);
     if char_cut {

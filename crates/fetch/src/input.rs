@@ -26,12 +26,21 @@ const ALIASES: &[(&str, &str)] = &[
     ("fmt", "format"),
 ];
 
+/// The `format` spellings, in documentation order.
+pub const FORMATS: &[&str] = &["text", "page", "raw"];
+
+const FORMAT_RULE: &str = "must be \"text\", \"page\" or \"raw\"";
+
 /// What the caller wants back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
-    /// HTML becomes readable text; other text types pass through (the default).
+    /// HTML becomes the readable text of the page's main content; other text types pass
+    /// through (the default).
     #[default]
     Text,
+    /// HTML becomes the readable text of the whole page, navigation and footers included (what
+    /// `text` gave before main-content extraction); other text types pass through.
+    Page,
     /// The decoded body as served, HTML included.
     Raw,
 }
@@ -42,6 +51,7 @@ impl Format {
     pub fn name(self) -> &'static str {
         match self {
             Self::Text => "text",
+            Self::Page => "page",
             Self::Raw => "raw",
         }
     }
@@ -105,17 +115,16 @@ impl ToolInput {
             Some(Value::String(text)) => match text.trim().to_ascii_lowercase().as_str() {
                 "text" => Format::Text,
                 "raw" => Format::Raw,
+                "page" => Format::Page,
                 other => {
-                    let rule = match suggest(other, &["text", "raw"], &[("html", "raw")]) {
-                        Some(known) => {
-                            format!("must be \"text\" or \"raw\"; did you mean {known}?")
-                        }
-                        None => "must be \"text\" or \"raw\"".to_owned(),
+                    let rule = match suggest(other, FORMATS, &[("html", "raw"), ("full", "page")]) {
+                        Some(known) => format!("{FORMAT_RULE}; did you mean {known}?"),
+                        None => FORMAT_RULE.to_owned(),
                     };
                     return Err(error("format", &rule, &map["format"]));
                 }
             },
-            Some(other) => return Err(error("format", "must be \"text\" or \"raw\"", other)),
+            Some(other) => return Err(error("format", FORMAT_RULE, other)),
         };
         Ok(Self { url, format })
     }

@@ -357,11 +357,11 @@ fn tool_input_errors_name_field_rule_and_value() {
     );
     assert_eq!(
         input_error(json!({ "url": "https://example.com", "format": "txt" })),
-        "format must be \"text\" or \"raw\"; did you mean text? (got \"txt\")"
+        "format must be \"text\", \"page\" or \"raw\"; did you mean text? (got \"txt\")"
     );
     assert_eq!(
         input_error(json!({ "url": "https://example.com", "format": 1 })),
-        "format must be \"text\" or \"raw\" (got 1)"
+        "format must be \"text\", \"page\" or \"raw\" (got 1)"
     );
     assert_eq!(
         input_error(json!({ "URL": "https://example.com" })),
@@ -1611,4 +1611,19 @@ fn settings_defaults() {
     );
     assert_eq!((s.max_body_bytes, s.max_text_chars), (2_097_152, 20_000));
     assert!(s.user_agent.starts_with("dsh-limit-break/"));
+}
+
+#[test]
+fn main_content_survives_deep_nesting_and_falls_back_to_the_page() {
+    let deep = format!(
+        "{}text{}",
+        "<div>".repeat(100_000),
+        "</div>".repeat(100_000)
+    );
+    assert_eq!(main_content::to_text(&deep), "text");
+    // Nothing but chrome: the whole page is better than nothing.
+    assert_eq!(
+        main_content::to_text("<nav><a href='/'>Home</a></nav><footer>© 2026</footer>"),
+        "Home\n\n© 2026"
+    );
 }

@@ -231,11 +231,31 @@ proptest! {
     #[test]
     fn html_to_text_never_panics(html in any::<String>()) {
         let _ = fetch::html::to_text(&html);
+        let _ = fetch::main_content::to_text(&html);
     }
 
     #[test]
     fn html_like_input_never_panics(html in "(<[a-zA-Z/!?-]{0,8}[ a-z=\"'>]{0,6}|&#?[a-zA-Z0-9]{0,6};?|[a-z ]{0,5}){0,40}") {
         let _ = fetch::html::to_text(&html);
+        let _ = fetch::main_content::to_text(&html);
+    }
+
+    /// Main-content text is never longer than the whole page's text, and a page of content
+    /// elements only (no chrome) keeps every word.
+    #[test]
+    fn main_content_is_a_part_of_the_page(
+        words in proptest::collection::vec("[a-z]{1,8}", 1..40),
+        tags in proptest::collection::vec(prop_oneof![Just("p"), Just("div"), Just("li"), Just("h2"), Just("pre")], 1..40),
+    ) {
+        let body: String = words
+            .iter()
+            .zip(tags.iter().cycle())
+            .map(|(word, tag)| format!("<{tag}>{word}</{tag}>"))
+            .collect();
+        let page = format!("<html><body>{body}</body></html>");
+        let whole = fetch::html::to_text(&page);
+        let main = fetch::main_content::to_text(&page);
+        prop_assert_eq!(main, whole);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The `resilient_fetch` tool input, `{ url, format? }`, validated once into [`ToolInput`].
+//! The `resilient_fetch` tool input, `{ url, format?, start_index? }`, validated once into
+//! [`ToolInput`].
 //!
 //! Shape and syntax only: the URL must be a string that the WHATWG parser (the same rules as
 //! Node's `URL`) reads as an absolute `http:` or `https:` URL. Whether its host may be reached is
@@ -13,7 +14,7 @@ use url::Url;
 pub const MAX_URL_LEN: usize = 8192;
 
 /// The input keys, in documentation order.
-pub const KEYS: &[&str] = &["url", "format"];
+pub const KEYS: &[&str] = &["url", "format", "start_index"];
 
 /// Spellings a model is likely to use for a key, mapped to the key.
 const ALIASES: &[(&str, &str)] = &[
@@ -24,6 +25,10 @@ const ALIASES: &[(&str, &str)] = &[
     ("mode", "format"),
     ("output", "format"),
     ("fmt", "format"),
+    ("startindex", "start_index"),
+    ("start", "start_index"),
+    ("offset", "start_index"),
+    ("from", "start_index"),
 ];
 
 /// The `format` spellings, in documentation order.
@@ -64,6 +69,8 @@ pub struct ToolInput {
     pub url: Url,
     /// The requested rendering.
     pub format: Format,
+    /// Where the returned text starts in the whole text, in UTF-16 code units (0: the start).
+    pub start_index: usize,
 }
 
 /// Why the tool input was refused: the field at fault, the rule it broke and the value it had.
@@ -126,7 +133,24 @@ impl ToolInput {
             },
             Some(other) => return Err(error("format", FORMAT_RULE, other)),
         };
-        Ok(Self { url, format })
+        let start_index = match map.get("start_index") {
+            None | Some(Value::Null) => 0,
+            Some(value) => value
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    error(
+                        "start_index",
+                        "must be a non-negative whole number: the character offset to read from (a previous answer's nextIndex)",
+                        value,
+                    )
+                })?,
+        };
+        Ok(Self {
+            url,
+            format,
+            start_index,
+        })
     }
 }
 

@@ -268,12 +268,30 @@ proptest! {
     ) {
         let content_type = html.then_some("text/html; charset=utf-8");
         if let Ok(rendered) = fetch::body::render(
-            &body, complete, content_type, fetch::Format::Text, max_bytes, max_chars,
+            &body, complete, content_type, fetch::Format::Text, 0, max_bytes, max_chars,
         ) {
             prop_assert!(rendered.bytes <= max_bytes);
             prop_assert!(rendered.text.encode_utf16().count() <= max_chars);
         }
         let _ = fetch::curl::parse_printed(&body);
+    }
+
+    /// Reading part after part with each answer's next index gives the whole text once.
+    #[test]
+    fn parts_read_with_next_index_make_the_whole_text(text in any::<String>(), max in 2usize..40) {
+        let whole = fetch::body::render(text.as_bytes(), true, Some("text/plain"), fetch::Format::Text, 0, usize::MAX, usize::MAX).unwrap().text;
+        let mut joined = String::new();
+        let mut start = 0;
+        loop {
+            let part = fetch::body::render(text.as_bytes(), true, Some("text/plain"), fetch::Format::Text, start, usize::MAX, max).unwrap();
+            prop_assert_eq!(part.start_index, start);
+            joined.push_str(&part.text);
+            match part.next_index {
+                Some(next) => { prop_assert!(next > start); start = next; }
+                None => break,
+            }
+        }
+        prop_assert_eq!(joined, whole);
     }
 
     #[test]

@@ -66,7 +66,13 @@ pub struct Fact {
     pub tags: Vec<String>,
     /// Keys this crate does not know, kept as they are.
     pub extra: Map<String, Value>,
+    /// The string fields (bit `i` for [`Fact::strings`]`[i]`) the file wrote as a JSON number:
+    /// their text is the number exactly as written, and they are written back as that number.
+    pub numeric: u8,
 }
+
+/// The bit of `id` in [`Fact::numeric`].
+pub const ID_BIT: u8 = 1;
 
 /// The store text of the file's `bytes`, or `memory.corrupt` when they are not UTF-8: a store is
 /// never repaired by a lossy decode (and then written back).
@@ -104,6 +110,8 @@ impl Store {
     /// Parses store text. `Err` is always `memory.corrupt`, with a message saying where and what.
     pub fn parse(text: &str) -> Result<Store, Failure> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = replace_lone_surrogates(text);
+        let text = text.as_ref();
         if text.trim().is_empty() {
             return Err(Failure::new(
                 Code::Corrupt,
@@ -233,11 +241,70 @@ impl Fact {
     }
 }
 
+/// `text` with every `\uXXXX` escape of an unpaired UTF-16 surrogate (which no Rust string can
+/// hold, and which would make the whole store unreadable) replaced by `\ufffd`, the same length,
+/// so positions in parse errors still point into the file. Linear in the text; borrowed when
+/// there is none.
+fn replace_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
+    fn surrogate_at(bytes: &[u8], at: usize) -> Option<u16> {
+        let escape = bytes.get(at..at + 6)?;
+        if escape[0] != b'\\' || escape[1] != b'u' {
+            return None;
+        }
+        let hex = std::str::from_utf8(&escape[2..]).ok()?;
+        let unit = u16::from_str_radix(hex, 16).ok()?;
+        (0xD800..=0xDFFF).contains(&unit).then_some(unit)
+    }
+    let bytes = text.as_bytes();
+    let mut lone: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match surrogate_at(bytes, i) {
+            Some(0xD800..=0xDBFF) => {
+                if matches!(surrogate_at(bytes, i + 6), Some(0xDC00..=0xDFFF)) {
+                    i += 12;
+                } else {
+                    lone.push(i);
+                    i += 6;
+                }
+            }
+            Some(_) => {
+                lone.push(i);
+                i += 6;
+            }
+            // Any other escape (`\\` included) is two characters.
+            None => i += 2,
+        }
+    }
+    if lone.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for at in lone {
+        out.push_str(&text[from..at]);
+        out.push_str("\\ufffd");
+        from = at + 6;
+    }
+    out.push_str(&text[from..]);
+    std::borrow::Cow::Owned(out)
+}
+
 impl Serialize for Fact {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(FACT_FIELDS.len() + self.extra.len()))?;
-        for (key, text) in self.strings() {
-            map.serialize_entry(key, text)?;
+        for (bit, (key, text)) in self.strings().into_iter().enumerate() {
+            let number = (self.numeric & (1 << bit) != 0)
+                .then(|| serde_json::value::RawValue::from_string(text.to_owned()).ok())
+                .flatten();
+            match number {
+                Some(number) => map.serialize_entry(key, &number)?,
+                None => map.serialize_entry(key, text)?,
+            }
         }
         map.serialize_entry("tags", &self.tags)?;
         for (k, v) in &self.extra {
@@ -377,10 +444,30 @@ impl<'de> Visitor<'de> for FactSeed {
                 FactKey::Timestamp => &mut fact.timestamp,
             };
             let name = key.name();
-            *slot = map
-                .next_value::<Lenient>()
-                .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?
-                .0;
+            let raw: Box<serde_json::value::RawValue> = map
+                .next_value()
+                .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?;
+            let raw = raw.get();
+            if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+                // A number keeps the text it was written with (a 30-digit integer included).
+                *slot = raw.to_owned();
+                let bit = FACT_FIELDS.iter().position(|f| *f == name).unwrap_or(0);
+                fact.numeric |= 1 << bit;
+            } else if raw.starts_with(['[', '{']) {
+                let got = if raw.starts_with('[') {
+                    "an array"
+                } else {
+                    "an object"
+                };
+                return Err(de::Error::custom(format!(
+                    "facts[{n}].{name} must be a string, a number, a boolean or null (got {got})"
+                )));
+            } else {
+                // A string, a boolean or null: valid JSON already, so this cannot fail.
+                *slot = serde_json::from_str::<Lenient>(raw)
+                    .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?
+                    .0;
+            }
         }
         Ok(fact)
     }

@@ -108,6 +108,49 @@ fn lenient_reading_of_hand_edited_facts() {
 }
 
 #[test]
+fn numbers_are_kept_as_written_and_a_lone_surrogate_escape_is_not_corruption() {
+    let text = "{\"facts\": [\n  {\"id\": 42, \"statement\": \"answer\", \"value\": 123456789012345678901234567890, \"unit\": 1.50e3},\n  {\"id\": \"x.y\", \"statement\": \"bad \\ud800 half, good \\ud83d\\ude00, literal \\\\ud800\"}\n]}";
+    let store = Store::parse(text).unwrap_or_else(|f| panic!("{f}"));
+    let first = &store.facts[0];
+    assert_eq!(
+        (first.id.as_str(), first.value.as_str(), first.unit.as_str()),
+        ("42", "123456789012345678901234567890", "1.50e3")
+    );
+    assert_eq!(
+        store.facts[1].statement,
+        "bad \u{fffd} half, good 😀, literal \\ud800"
+    );
+    // A save elsewhere writes the untouched numbers back as numbers, exactly.
+    let saved = save(Some(text), json!({ "id": "z", "statement": "new" })).text;
+    let written = Store::parse(&saved).unwrap_or_else(|f| panic!("{f}"));
+    expect_test::expect![[r#"
+        {
+          "id": 42,
+          "topic": "",
+          "statement": "answer",
+          "value": 123456789012345678901234567890,
+          "unit": 1.50e3,
+          "details": "",
+          "source": "",
+          "timestamp": "",
+          "tags": []
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&written.facts[0]).unwrap());
+    // Overwriting fact 42 keeps its id a number; the new fields are strings.
+    let overwritten = save(
+        Some(&saved),
+        json!({ "id": "42", "statement": "again", "value": "7" }),
+    )
+    .text;
+    let fact = &Store::parse(&overwritten).unwrap().facts[0];
+    assert_eq!(
+        (fact.numeric, fact.value.as_str()),
+        (crate::store::ID_BIT, "7")
+    );
+    assert!(overwritten.contains("\"id\": 42,"), "{overwritten}");
+}
+
+#[test]
 fn corrupt_stores_are_reported_and_never_overwritten() {
     let mut messages = String::new();
     for text in [
@@ -139,7 +182,7 @@ fn corrupt_stores_are_reported_and_never_overwritten() {
         {"facts": [{"id": "a", "tags": {"x": 1}}]}
           the memory store is not readable: facts[0].tags must be an array of strings: invalid type: map, expected a sequence at line 1 column 31. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
         {"facts": [{"id": "a"}, {"statement": ["x"]}]}
-          the memory store is not readable: facts[1].statement: invalid type: sequence, expected a string at line 1 column 39. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
+          the memory store is not readable: facts[1].statement must be a string, a number, a boolean or null (got an array) at line 1 column 44. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
         {"facts": [], "facts": []}
           the memory store is not readable: the key `facts` appears twice at line 1 column 21. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
     "#]].assert_eq(&messages);

@@ -25,6 +25,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::cell::Cell;
 use std::fmt;
 
 /// The one schema version this crate writes.
@@ -120,7 +121,16 @@ impl Store {
                  from a backup, or delete it and saves will start a new store.",
             ));
         }
-        serde_json::from_str::<Store>(text).map_err(|e| {
+        // Numbers are read fast as integers; a float (or an integer beyond 64 bits, which the
+        // fast path can only read as a float) sends the store through the exact path, which
+        // keeps every number's text as written.
+        let float_seen = Cell::new(false);
+        let parsed = parse_with(text, Numbers::Fast, &float_seen);
+        let parsed = match parsed {
+            Ok(_) if float_seen.get() => parse_with(text, Numbers::Exact, &float_seen),
+            other => other,
+        };
+        parsed.map_err(|e| {
             Failure::new(
                 Code::Corrupt,
                 format!(
@@ -258,11 +268,8 @@ fn replace_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
     let mut lone: Vec<usize> = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
-        }
+    while let Some(found) = text.get(i..).and_then(|rest| rest.find('\\')) {
+        i += found;
         match surrogate_at(bytes, i) {
             Some(0xD800..=0xDBFF) => {
                 if matches!(surrogate_at(bytes, i + 6), Some(0xDC00..=0xDFFF)) {
@@ -333,15 +340,40 @@ impl Serialize for Store {
     }
 }
 
-impl<'de> Deserialize<'de> for Store {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Store, D::Error> {
-        d.deserialize_map(StoreVisitor)
+/// How a fact's number fields are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Numbers {
+    /// Integers of up to 64 bits as their text; a float is flagged (the caller reads again).
+    Fast,
+    /// Every number as the text it was written with (slower: each field is captured raw).
+    Exact,
+}
+
+fn parse_with(text: &str, numbers: Numbers, float_seen: &Cell<bool>) -> serde_json::Result<Store> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let store = StoreSeed {
+        numbers,
+        float_seen,
+    }
+    .deserialize(&mut de)?;
+    de.end()?;
+    Ok(store)
+}
+
+struct StoreSeed<'a> {
+    numbers: Numbers,
+    float_seen: &'a Cell<bool>,
+}
+
+impl<'de> DeserializeSeed<'de> for StoreSeed<'_> {
+    type Value = Store;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Store, D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-struct StoreVisitor;
-
-impl<'de> Visitor<'de> for StoreVisitor {
+impl<'de> Visitor<'de> for StoreSeed<'_> {
     type Value = Store;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -358,7 +390,10 @@ impl<'de> Visitor<'de> for StoreVisitor {
                         return Err(de::Error::custom("the key `facts` appears twice"));
                     }
                     seen_facts = true;
-                    store.facts = map.next_value_seed(FactsSeed)?;
+                    store.facts = map.next_value_seed(FactsSeed {
+                        numbers: self.numbers,
+                        float_seen: self.float_seen,
+                    })?;
                 }
                 "schema_version" => store.schema_version = Some(map.next_value()?),
                 _ => {
@@ -371,9 +406,12 @@ impl<'de> Visitor<'de> for StoreVisitor {
     }
 }
 
-struct FactsSeed;
+struct FactsSeed<'a> {
+    numbers: Numbers,
+    float_seen: &'a Cell<bool>,
+}
 
-impl<'de> DeserializeSeed<'de> for FactsSeed {
+impl<'de> DeserializeSeed<'de> for FactsSeed<'_> {
     type Value = Vec<Fact>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Fact>, D::Error> {
@@ -381,7 +419,7 @@ impl<'de> DeserializeSeed<'de> for FactsSeed {
     }
 }
 
-impl<'de> Visitor<'de> for FactsSeed {
+impl<'de> Visitor<'de> for FactsSeed<'_> {
     type Value = Vec<Fact>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -390,17 +428,25 @@ impl<'de> Visitor<'de> for FactsSeed {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Fact>, A::Error> {
         let mut facts = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
-        while let Some(fact) = seq.next_element_seed(FactSeed(facts.len()))? {
+        while let Some(fact) = seq.next_element_seed(FactSeed {
+            n: facts.len(),
+            numbers: self.numbers,
+            float_seen: self.float_seen,
+        })? {
             facts.push(fact);
         }
         Ok(facts)
     }
 }
 
-/// Deserialises fact number `.0` (0-based; messages say `facts[n]`).
-struct FactSeed(usize);
+/// Deserialises fact number `n` (0-based; messages say `facts[n]`).
+struct FactSeed<'a> {
+    n: usize,
+    numbers: Numbers,
+    float_seen: &'a Cell<bool>,
+}
 
-impl<'de> DeserializeSeed<'de> for FactSeed {
+impl<'de> DeserializeSeed<'de> for FactSeed<'_> {
     type Value = Fact;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fact, D::Error> {
@@ -408,15 +454,15 @@ impl<'de> DeserializeSeed<'de> for FactSeed {
     }
 }
 
-impl<'de> Visitor<'de> for FactSeed {
+impl<'de> Visitor<'de> for FactSeed<'_> {
     type Value = Fact;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "facts[{}] to be a fact object", self.0)
+        write!(f, "facts[{}] to be a fact object", self.n)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fact, A::Error> {
-        let n = self.0;
+        let n = self.n;
         let mut fact = Fact::default();
         while let Some(key) = map.next_key::<FactKey>()? {
             let slot = match key {
@@ -444,6 +490,19 @@ impl<'de> Visitor<'de> for FactSeed {
                 FactKey::Timestamp => &mut fact.timestamp,
             };
             let name = key.name();
+            let bit = 1 << FACT_FIELDS.iter().position(|f| *f == name).unwrap_or(0);
+            if self.numbers == Numbers::Fast {
+                let Lenient(text, number) = map
+                    .next_value()
+                    .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?;
+                *slot = text;
+                match number {
+                    Some(NumberKind::Integer) => fact.numeric |= bit,
+                    Some(NumberKind::Float) => self.float_seen.set(true),
+                    None => {}
+                }
+                continue;
+            }
             let raw: Box<serde_json::value::RawValue> = map
                 .next_value()
                 .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?;
@@ -451,8 +510,7 @@ impl<'de> Visitor<'de> for FactSeed {
             if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
                 // A number keeps the text it was written with (a 30-digit integer included).
                 *slot = raw.to_owned();
-                let bit = FACT_FIELDS.iter().position(|f| *f == name).unwrap_or(0);
-                fact.numeric |= 1 << bit;
+                fact.numeric |= bit;
             } else if raw.starts_with(['[', '{']) {
                 let got = if raw.starts_with('[') {
                     "an array"
@@ -535,9 +593,18 @@ impl Visitor<'_> for FactKeyVisitor {
     }
 }
 
+/// Which kind of number a [`Lenient`] string was written as.
+#[derive(Clone, Copy)]
+enum NumberKind {
+    /// An integer of at most 64 bits: its text is exactly as written.
+    Integer,
+    /// A float, or an integer too big for 64 bits: its text went through an `f64`.
+    Float,
+}
+
 /// A string read leniently: numbers and booleans as their JSON text, `null` as `""`; arrays and
-/// objects are errors.
-struct Lenient(String);
+/// objects are errors. The second field says when it was a number.
+struct Lenient(String, Option<NumberKind>);
 
 impl<'de> Deserialize<'de> for Lenient {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lenient, D::Error> {
@@ -554,27 +621,27 @@ impl<'de> Visitor<'de> for LenientVisitor {
         f.write_str("a string")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_owned()))
+        Ok(Lenient(v.to_owned(), None))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Lenient, E> {
-        Ok(Lenient(v))
+        Ok(Lenient(v, None))
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_string()))
+        Ok(Lenient(v.to_string(), None))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_string()))
+        Ok(Lenient(v.to_string(), Some(NumberKind::Integer)))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_string()))
+        Ok(Lenient(v.to_string(), Some(NumberKind::Integer)))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Lenient, E> {
-        Ok(Lenient(Value::from(v).to_string()))
+        Ok(Lenient(Value::from(v).to_string(), Some(NumberKind::Float)))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Lenient, E> {
-        Ok(Lenient(String::new()))
+        Ok(Lenient(String::new(), None))
     }
     fn visit_none<E: de::Error>(self) -> Result<Lenient, E> {
-        Ok(Lenient(String::new()))
+        Ok(Lenient(String::new(), None))
     }
 }

@@ -148,6 +148,17 @@ fn numbers_are_kept_as_written_and_a_lone_surrogate_escape_is_not_corruption() {
         (crate::store::ID_BIT, "7")
     );
     assert!(overwritten.contains("\"id\": 42,"), "{overwritten}");
+    // Integers alone take the fast path, and are kept all the same.
+    let small =
+        Store::parse("{\"facts\": [{\"id\": -7, \"value\": 18446744073709551615}]}").unwrap();
+    assert!(
+        small
+            .to_text()
+            .contains("\"id\": -7,\n      \"topic\": \"\","),
+        "{}",
+        small.to_text()
+    );
+    assert!(small.to_text().contains("\"value\": 18446744073709551615,"));
 }
 
 #[test]
@@ -182,7 +193,7 @@ fn corrupt_stores_are_reported_and_never_overwritten() {
         {"facts": [{"id": "a", "tags": {"x": 1}}]}
           the memory store is not readable: facts[0].tags must be an array of strings: invalid type: map, expected a sequence at line 1 column 31. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
         {"facts": [{"id": "a"}, {"statement": ["x"]}]}
-          the memory store is not readable: facts[1].statement must be a string, a number, a boolean or null (got an array) at line 1 column 44. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
+          the memory store is not readable: facts[1].statement: invalid type: sequence, expected a string at line 1 column 39. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
         {"facts": [], "facts": []}
           the memory store is not readable: the key `facts` appears twice at line 1 column 21. The file was left exactly as it is; fix it by hand (or move it aside) and saves will work again.
     "#]].assert_eq(&messages);

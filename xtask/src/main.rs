@@ -10,6 +10,7 @@ mod ci;
 mod demo;
 mod dsh;
 mod editor;
+mod extraction;
 mod fault;
 mod fuzz;
 mod memory_bench;
@@ -75,6 +76,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "dsh-autoresearch's Ray recipe on a local Ray cluster (pip installs Ray into .cache/ray) in a private network namespace",
     ),
     (
+        "extraction",
+        "limit-break's main-content extraction on real documentation pages: ours, whole page, trafilatura",
+    ),
+    (
         "chart-test [--write-example]",
         "research-nudge replay --html and dsh-autoresearch show --html in headless Chromium (apt-get installs it when missing): screenshots, checked",
     ),
@@ -129,6 +134,7 @@ fn main() -> ExitCode {
         "bench" => bench::run(rest),
         "chart-test" => chart::run(rest),
         "recipe-test" => recipe::run(rest),
+        "extraction" => extraction::run(rest),
         "recall-bench" => memory_bench::recall_bench(rest),
         "build-fault" => fault::run(rest),
         "fuzz" => fuzz::run(rest),

@@ -13,6 +13,7 @@
 
 use crate::html;
 use crate::input::Format;
+use crate::main_content;
 
 /// The returned text and what happened on the way.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +26,13 @@ pub struct Rendered {
     pub bytes: usize,
     /// Things the caller should know (lossy decoding, an unsupported charset, which cap cut).
     pub notes: Vec<String>,
+    /// The length of the whole text (before `start_index` and the cap), in UTF-16 code units.
+    pub total_chars: usize,
+    /// Where `text` starts in the whole text (the requested `start_index`, moved back to a
+    /// character boundary, at most `total_chars`).
+    pub start_index: usize,
+    /// Where the next part starts, when the cap left text after this part.
+    pub next_index: Option<usize>,
 }
 
 /// A body that is not text.
@@ -39,12 +47,14 @@ pub struct Unsupported {
 /// Turns a response body into the returned text.
 ///
 /// `complete` is false when the reader stopped at the byte cap (or the body is longer than
-/// `max_bytes`, which is cut here).
+/// `max_bytes`, which is cut here). The returned part starts `start_index` UTF-16 code units
+/// into the whole text, so a long page is read in parts.
 pub fn render(
     body: &[u8],
     complete: bool,
     content_type: Option<&str>,
     format: Format,
+    start_index: usize,
     max_bytes: usize,
     max_chars: usize,
 ) -> Result<Rendered, Unsupported> {
@@ -66,15 +76,23 @@ pub fn render(
         });
     }
     let decoded = decode(body, byte_cut, content_type.and_then(charset), &mut notes);
-    let text = if kind == Kind::Html && format == Format::Text {
-        html::to_text(&decoded)
-    } else {
-        decoded
+    let text = match (kind, format) {
+        (Kind::Html, Format::Text) => main_content::to_text(&decoded),
+        (Kind::Html, Format::Page) => html::to_text(&decoded),
+        _ => decoded,
     };
-    let (cut, char_cut) = truncate_utf16(&text, max_chars);
-    if char_cut {
+    let total_chars = text.encode_utf16().count();
+    let (start_byte, start_index) = utf16_offset(&text, start_index);
+    if start_index > 0 && start_index >= total_chars {
         notes.push(format!(
-            "the text was cut at {max_chars} characters (UTF-16 code units)"
+            "start_index is at or past the end of the text ({total_chars} characters); the part is empty"
+        ));
+    }
+    let (cut, char_cut) = truncate_utf16(&text[start_byte..], max_chars);
+    let next_index = char_cut.then(|| start_index + cut.encode_utf16().count());
+    if let Some(next) = next_index {
+        notes.push(format!(
+            "the text was cut at {max_chars} characters (UTF-16 code units) of {total_chars}; read on with start_index {next}"
         ));
     }
     Ok(Rendered {
@@ -82,7 +100,23 @@ pub fn render(
         truncated: byte_cut || char_cut,
         bytes: body.len(),
         notes,
+        total_chars,
+        start_index,
+        next_index,
     })
+}
+
+/// The byte index and UTF-16 offset of the character boundary at or before `units` UTF-16
+/// code units into `text` (the end of `text` when it is shorter).
+fn utf16_offset(text: &str, units: usize) -> (usize, usize) {
+    let mut seen = 0;
+    for (index, c) in text.char_indices() {
+        if seen + c.len_utf16() > units {
+            return (index, seen);
+        }
+        seen += c.len_utf16();
+    }
+    (text.len(), seen)
 }
 
 /// The longest prefix of `text` that is at most `max` UTF-16 code units, cut on a character

@@ -72,16 +72,51 @@ const LINE_BLOCKS: &[&str] = &[
     "li",
 ];
 
-/// Converts an HTML document or fragment to readable text.
+/// Converts a whole HTML document or fragment to readable text (every part of the page).
 #[must_use]
 pub fn to_text(html: &str) -> String {
+    let events = tokenize(html);
     let mut out = Out::default();
+    out.replay(&events, 0..events.len(), &[]);
+    out.finish()
+}
+
+/// The attributes the extractor reads; every other attribute is dropped.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Attrs {
+    pub(crate) id: String,
+    pub(crate) class: String,
+    pub(crate) role: String,
+    /// `hidden`, `aria-hidden="true"` or an inline `display: none`.
+    pub(crate) hidden: bool,
+}
+
+/// One piece of the document, after what is never text (head, scripts, comments) is dropped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    Start {
+        name: String,
+        attrs: Attrs,
+        self_closing: bool,
+    },
+    End(String),
+    /// Decoded character data, whitespace as written.
+    Text(String),
+}
+
+/// The document as events, in one pass over the input.
+pub(crate) fn tokenize(html: &str) -> Vec<Event> {
+    let mut events = Vec::new();
     let bytes = html.as_bytes();
     let mut i = 0;
     let mut text_start = 0;
     let mut skip: Option<(&'static str, usize)> = None;
     let mut in_head = false;
-    let mut pre_depth = 0usize;
+    let push_text = |events: &mut Vec<Event>, text: &str| {
+        if !text.is_empty() {
+            events.push(Event::Text(decode_entities(text)));
+        }
+    };
     while i < bytes.len() {
         if bytes[i] != b'<' {
             i += 1;
@@ -93,7 +128,7 @@ pub fn to_text(html: &str) -> String {
             continue;
         }
         if skip.is_none() && !in_head {
-            out.text(&decode_entities(&html[text_start..i]), pre_depth > 0);
+            push_text(&mut events, &html[text_start..i]);
         }
         i = end;
         text_start = end;
@@ -113,12 +148,11 @@ pub fn to_text(html: &str) -> String {
                     in_head = false;
                     continue;
                 }
-                if in_head {
-                    continue;
+                if !in_head {
+                    events.push(Event::End(name));
                 }
-                out.end_tag(&name, &mut pre_depth);
             }
-            Markup::Start(name, self_closing) => {
+            Markup::Start(name, attrs, self_closing) => {
                 if RAW_DROPPED.contains(&name.as_str()) {
                     i = skip_raw_text(html, end, &name);
                     text_start = i;
@@ -146,14 +180,18 @@ pub fn to_text(html: &str) -> String {
                     }
                     continue;
                 }
-                out.start_tag(&name, &mut pre_depth);
+                events.push(Event::Start {
+                    name,
+                    attrs,
+                    self_closing,
+                });
             }
         }
     }
     if skip.is_none() && !in_head {
-        out.text(&decode_entities(&html[text_start..]), pre_depth > 0);
+        push_text(&mut events, &html[text_start..]);
     }
-    out.finish()
+    events
 }
 
 enum Markup {
@@ -161,8 +199,8 @@ enum Markup {
     Text,
     /// A comment, doctype, processing instruction, or an unterminated tag at the end.
     Ignored,
-    /// A start tag: lowercase name, self-closing.
-    Start(String, bool),
+    /// A start tag: lowercase name, the attributes read, self-closing.
+    Start(String, Attrs, bool),
     /// An end tag: lowercase name.
     End(String),
 }
@@ -204,7 +242,8 @@ fn parse_markup(html: &str, at: usize) -> (Markup, usize) {
             if end > bytes.len() {
                 return (Markup::Ignored, bytes.len());
             }
-            (Markup::Start(name, self_closing), end)
+            let attrs = attributes(&html[name_end..end - 1]);
+            (Markup::Start(name, attrs, self_closing), end)
         }
         _ => (Markup::Text, at + 1),
     }
@@ -239,6 +278,58 @@ fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
         previous = b;
     }
     (bytes.len() + 1, false)
+}
+
+/// Reads `id`, `class`, `role` and the hidden markers from a start tag's attribute text.
+fn attributes(text: &str) -> Attrs {
+    let mut attrs = Attrs::default();
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '/');
+        if rest.is_empty() {
+            return attrs;
+        }
+        let name_len = rest
+            .find(|c: char| c.is_ascii_whitespace() || matches!(c, '=' | '/'))
+            .unwrap_or(rest.len());
+        let name = rest[..name_len].to_ascii_lowercase();
+        rest = rest[name_len..].trim_start();
+        let mut value = String::new();
+        if let Some(after) = rest.strip_prefix('=') {
+            let after = after.trim_start();
+            let (raw, used) = match after.chars().next() {
+                Some(q @ ('"' | '\'')) => {
+                    let close = after[1..].find(q).map_or(after.len(), |p| p + 1);
+                    (&after[1..close], (close + 1).min(after.len()))
+                }
+                _ => {
+                    let end = after
+                        .find(|c: char| c.is_ascii_whitespace())
+                        .unwrap_or(after.len());
+                    (&after[..end], end)
+                }
+            };
+            value = decode_entities(raw);
+            rest = &after[used..];
+        }
+        match name.as_str() {
+            "id" => attrs.id = value,
+            "class" => attrs.class = value,
+            "role" => attrs.role = value.trim().to_ascii_lowercase(),
+            "hidden" => attrs.hidden = true,
+            "aria-hidden" => attrs.hidden |= value.trim().eq_ignore_ascii_case("true"),
+            "style" => {
+                let style: String = value
+                    .chars()
+                    .filter(|c| !c.is_whitespace())
+                    .collect::<String>()
+                    .to_ascii_lowercase();
+                attrs.hidden |=
+                    style.contains("display:none") || style.contains("visibility:hidden");
+            }
+            _ => {}
+        }
+    }
 }
 
 fn after_gt(bytes: &[u8], from: usize) -> usize {
@@ -278,7 +369,7 @@ fn skip_raw_text(html: &str, from: usize, name: &str) -> usize {
 /// The text being built, with pending separators applied lazily so that no block leaves
 /// trailing spaces or more than one blank line.
 #[derive(Default)]
-struct Out {
+pub(crate) struct Out {
     text: String,
     pending_break: u8,
     pending_space: bool,
@@ -287,6 +378,33 @@ struct Out {
 }
 
 impl Out {
+    /// Renders the events in `range`, leaving out the (sorted, disjoint) ranges in `dropped`.
+    pub(crate) fn replay(
+        &mut self,
+        events: &[Event],
+        range: std::ops::Range<usize>,
+        dropped: &[std::ops::Range<usize>],
+    ) {
+        let mut pre_depth = 0usize;
+        let mut dropped = dropped.iter().peekable();
+        let mut i = range.start;
+        while i < range.end {
+            while dropped.next_if(|d| d.end <= i).is_some() {}
+            if let Some(d) = dropped.peek() {
+                if d.start <= i {
+                    i = d.end;
+                    continue;
+                }
+            }
+            match &events[i] {
+                Event::Start { name, .. } => self.start_tag(name, &mut pre_depth),
+                Event::End(name) => self.end_tag(name, &mut pre_depth),
+                Event::Text(text) => self.text(text, pre_depth > 0),
+            }
+            i += 1;
+        }
+    }
+
     fn text(&mut self, text: &str, pre: bool) {
         for c in text.chars() {
             if pre {
@@ -372,14 +490,14 @@ impl Out {
         }
     }
 
-    fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         let kept = self.text.trim_end().len();
         self.text.truncate(kept);
         self.text
     }
 }
 
-fn heading_level(name: &str) -> Option<usize> {
+pub(crate) fn heading_level(name: &str) -> Option<usize> {
     match name.as_bytes() {
         [b'h', d @ b'1'..=b'6'] => Some(usize::from(d - b'0')),
         _ => None,

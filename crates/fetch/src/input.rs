@@ -1,4 +1,5 @@
-//! The `resilient_fetch` tool input, `{ url, format? }`, validated once into [`ToolInput`].
+//! The `resilient_fetch` tool input, `{ url, format?, start_index? }`, validated once into
+//! [`ToolInput`].
 //!
 //! Shape and syntax only: the URL must be a string that the WHATWG parser (the same rules as
 //! Node's `URL`) reads as an absolute `http:` or `https:` URL. Whether its host may be reached is
@@ -13,7 +14,7 @@ use url::Url;
 pub const MAX_URL_LEN: usize = 8192;
 
 /// The input keys, in documentation order.
-pub const KEYS: &[&str] = &["url", "format"];
+pub const KEYS: &[&str] = &["url", "format", "start_index"];
 
 /// Spellings a model is likely to use for a key, mapped to the key.
 const ALIASES: &[(&str, &str)] = &[
@@ -24,14 +25,27 @@ const ALIASES: &[(&str, &str)] = &[
     ("mode", "format"),
     ("output", "format"),
     ("fmt", "format"),
+    ("startindex", "start_index"),
+    ("start", "start_index"),
+    ("offset", "start_index"),
+    ("from", "start_index"),
 ];
+
+/// The `format` spellings, in documentation order.
+pub const FORMATS: &[&str] = &["text", "page", "raw"];
+
+const FORMAT_RULE: &str = "must be \"text\", \"page\" or \"raw\"";
 
 /// What the caller wants back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
-    /// HTML becomes readable text; other text types pass through (the default).
+    /// HTML becomes the readable text of the page's main content; other text types pass
+    /// through (the default).
     #[default]
     Text,
+    /// HTML becomes the readable text of the whole page, navigation and footers included (what
+    /// `text` gave before main-content extraction); other text types pass through.
+    Page,
     /// The decoded body as served, HTML included.
     Raw,
 }
@@ -42,6 +56,7 @@ impl Format {
     pub fn name(self) -> &'static str {
         match self {
             Self::Text => "text",
+            Self::Page => "page",
             Self::Raw => "raw",
         }
     }
@@ -54,6 +69,8 @@ pub struct ToolInput {
     pub url: Url,
     /// The requested rendering.
     pub format: Format,
+    /// Where the returned text starts in the whole text, in UTF-16 code units (0: the start).
+    pub start_index: usize,
 }
 
 /// Why the tool input was refused: the field at fault, the rule it broke and the value it had.
@@ -105,19 +122,35 @@ impl ToolInput {
             Some(Value::String(text)) => match text.trim().to_ascii_lowercase().as_str() {
                 "text" => Format::Text,
                 "raw" => Format::Raw,
+                "page" => Format::Page,
                 other => {
-                    let rule = match suggest(other, &["text", "raw"], &[("html", "raw")]) {
-                        Some(known) => {
-                            format!("must be \"text\" or \"raw\"; did you mean {known}?")
-                        }
-                        None => "must be \"text\" or \"raw\"".to_owned(),
+                    let rule = match suggest(other, FORMATS, &[("html", "raw"), ("full", "page")]) {
+                        Some(known) => format!("{FORMAT_RULE}; did you mean {known}?"),
+                        None => FORMAT_RULE.to_owned(),
                     };
                     return Err(error("format", &rule, &map["format"]));
                 }
             },
-            Some(other) => return Err(error("format", "must be \"text\" or \"raw\"", other)),
+            Some(other) => return Err(error("format", FORMAT_RULE, other)),
         };
-        Ok(Self { url, format })
+        let start_index = match map.get("start_index") {
+            None | Some(Value::Null) => 0,
+            Some(value) => value
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    error(
+                        "start_index",
+                        "must be a non-negative whole number: the character offset to read from (a previous answer's nextIndex)",
+                        value,
+                    )
+                })?,
+        };
+        Ok(Self {
+            url,
+            format,
+            start_index,
+        })
     }
 }
 

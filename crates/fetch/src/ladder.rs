@@ -236,6 +236,7 @@ struct Active {
 pub struct Ladder {
     settings: Settings,
     format: Format,
+    start_index: usize,
     url: Url,
     curl: bool,
     deadline: Millis,
@@ -266,6 +267,7 @@ impl Ladder {
         let checked = check_url(&input.url, settings.allow_private_network);
         let mut ladder = Self {
             format: input.format,
+            start_index: input.start_index,
             url: input.url,
             curl: curl_available,
             deadline,
@@ -508,6 +510,7 @@ impl Ladder {
             complete,
             content_type.as_deref(),
             self.format,
+            self.start_index,
             self.settings.max_body_bytes,
             self.settings.max_text_chars,
         );
@@ -528,6 +531,9 @@ impl Ladder {
                     text: rendered.text,
                     truncated: rendered.truncated,
                     bytes: rendered.bytes,
+                    total_chars: rendered.total_chars,
+                    start_index: rendered.start_index,
+                    next_index: rendered.next_index,
                     report: std::mem::take(&mut self.report),
                 };
                 self.step = Step::Done(Outcome::Success(success));

@@ -14,7 +14,8 @@
 //! - plans each step ([`Ladder`]): resolve a name, request with Node pinned to the vetted
 //!   addresses, or run curl from an argument vector it builds ([`curl::argv`]), each with the
 //!   time it may take; and judges every result the driver reports back;
-//! - turns the answer into text ([`body::render`], [`html::to_text`]) within the caps, and builds
+//! - turns the answer into text ([`body::render`]: the page's main content by
+//!   [`main_content::to_text`], or the whole page by [`html::to_text`]) within the caps, and builds
 //!   the JSON result ([`Outcome::to_json`]);
 //! - renders that result as the text the model reads ([`reply::render`]);
 //! - defines the model-visible tool: name, description, schemas, timeout ([`tool::definition`]).
@@ -70,6 +71,7 @@ pub mod guard;
 pub mod html;
 pub mod input;
 pub mod ladder;
+pub mod main_content;
 pub mod outcome;
 pub mod reply;
 mod settings;

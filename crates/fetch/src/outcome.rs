@@ -1,6 +1,7 @@
 //! The result of one `resilient_fetch` call and its JSON form.
 //!
-//! Success: `{ ok: true, url, finalUrl, status, contentType, text, truncated, bytes, report }`.
+//! Success: `{ ok: true, url, finalUrl, status, contentType, text, truncated, bytes, totalChars,
+//! startIndex, nextIndex, report }` (`nextIndex` is `null` when no text is left after `text`).
 //! Failure: `{ ok: false, code, message, report }` (plus `field` and `rule` for
 //! `fetch.invalid_input`). The report: `{ answered, curl, rungs, notes }`, where `answered` is the
 //! rung name or `null`, `curl` is `"available"` or `"missing"`, each rung is
@@ -116,6 +117,12 @@ pub struct Success {
     pub truncated: bool,
     /// Body bytes read.
     pub bytes: usize,
+    /// The whole text's length in UTF-16 code units (`text` is the part from `start_index`).
+    pub total_chars: usize,
+    /// Where `text` starts in the whole text.
+    pub start_index: usize,
+    /// The `start_index` of the next part, when the character cap left text after this one.
+    pub next_index: Option<usize>,
     /// The ladder report.
     pub report: Report,
 }
@@ -183,6 +190,9 @@ impl Outcome {
                 "text": s.text,
                 "truncated": s.truncated,
                 "bytes": s.bytes,
+                "totalChars": s.total_chars,
+                "startIndex": s.start_index,
+                "nextIndex": s.next_index,
                 "report": report_json(&s.report),
             }),
             Self::Failure(f) => {

@@ -40,6 +40,12 @@ pub fn render(v: &Value) -> String {
         rung_number(answered),
         answering_ms.map_or(String::new(), |ms| format!(" in {ms} ms")),
     );
+    if let (Some(start), Some(total)) = (v["startIndex"].as_u64(), v["totalChars"].as_u64()) {
+        let end = v["nextIndex"].as_u64().unwrap_or(total);
+        if start > 0 || end < total {
+            out.push_str(&format!("\npart: characters {start}–{end} of {total}"));
+        }
+    }
     if v["url"] != v["finalUrl"] {
         out.push_str(&format!(
             "\nrequested {}",

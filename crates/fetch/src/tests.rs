@@ -357,11 +357,11 @@ fn tool_input_errors_name_field_rule_and_value() {
     );
     assert_eq!(
         input_error(json!({ "url": "https://example.com", "format": "txt" })),
-        "format must be \"text\" or \"raw\"; did you mean text? (got \"txt\")"
+        "format must be \"text\", \"page\" or \"raw\"; did you mean text? (got \"txt\")"
     );
     assert_eq!(
         input_error(json!({ "url": "https://example.com", "format": 1 })),
-        "format must be \"text\" or \"raw\" (got 1)"
+        "format must be \"text\", \"page\" or \"raw\" (got 1)"
     );
     assert_eq!(
         input_error(json!({ "URL": "https://example.com" })),
@@ -377,7 +377,7 @@ fn tool_input_errors_name_field_rule_and_value() {
     );
     assert_eq!(
         input_error(json!({ "url": "https://example.com", "headers": {} })),
-        "headers is not an input key (known: url, format) (got {})"
+        "headers is not an input key (known: url, format, start_index) (got {})"
     );
     let long = format!("https://example.com/{}", "a".repeat(9000));
     assert!(
@@ -861,7 +861,7 @@ fn render(
     ct: Option<&str>,
     format: Format,
 ) -> Result<body::Rendered, body::Unsupported> {
-    body::render(body, complete, ct, format, 16, 10)
+    body::render(body, complete, ct, format, 0, 16, 10)
 }
 
 #[test]
@@ -890,7 +890,8 @@ fn body_rendering() {
         r.notes,
         vec![
             "the body was cut at 16 bytes (the read cap is 16)".to_owned(),
-            "the text was cut at 10 characters (UTF-16 code units)".to_owned()
+            "the text was cut at 10 characters (UTF-16 code units) of 13; read on with start_index 10"
+                .to_owned()
         ]
     );
     let r = render(
@@ -905,6 +906,7 @@ fn body_rendering() {
         true,
         Some("text/html"),
         Format::Text,
+        0,
         100,
         10,
     )
@@ -912,7 +914,10 @@ fn body_rendering() {
     assert_eq!((r.text.as_str(), r.truncated), ("Hello worl", true));
     assert_eq!(
         r.notes,
-        vec!["the text was cut at 10 characters (UTF-16 code units)".to_owned()]
+        vec![
+            "the text was cut at 10 characters (UTF-16 code units) of 12; read on with start_index 10"
+                .to_owned()
+        ]
     );
     let r = render(b"<p>Hi</p>", true, Some("text/html"), Format::Raw).unwrap();
     assert_eq!((r.text.as_str(), r.truncated), ("<p>Hi</p>", false));
@@ -924,6 +929,7 @@ fn body_rendering() {
         true,
         None,
         Format::Text,
+        0,
         100,
         100,
     )
@@ -942,6 +948,7 @@ fn body_rendering() {
         false,
         Some("text/plain"),
         Format::Raw,
+        0,
         5,
         100,
     )
@@ -1113,6 +1120,9 @@ fn rung_one_answers() {
             "text": "# Rust\n\nA language.",
             "truncated": false,
             "bytes": 31,
+            "totalChars": 19,
+            "startIndex": 0,
+            "nextIndex": null,
             "report": {
                 "answered": "fetch",
                 "curl": "available",
@@ -1611,4 +1621,81 @@ fn settings_defaults() {
     );
     assert_eq!((s.max_body_bytes, s.max_text_chars), (2_097_152, 20_000));
     assert!(s.user_agent.starts_with("dsh-limit-break/"));
+}
+
+#[test]
+fn main_content_survives_deep_nesting_and_falls_back_to_the_page() {
+    let deep = format!(
+        "{}text{}",
+        "<div>".repeat(100_000),
+        "</div>".repeat(100_000)
+    );
+    assert_eq!(main_content::to_text(&deep), "text");
+    // Nothing but chrome: the whole page is better than nothing.
+    assert_eq!(
+        main_content::to_text("<nav><a href='/'>Home</a></nav><footer>© 2026</footer>"),
+        "Home\n\n© 2026"
+    );
+}
+
+#[test]
+fn start_index_reads_the_text_in_parts() {
+    let part = |start: usize| {
+        let r = body::render(
+            "Hello world!".as_bytes(),
+            true,
+            Some("text/plain"),
+            Format::Text,
+            start,
+            100,
+            5,
+        )
+        .unwrap();
+        format!(
+            "{:?} start {} next {:?} of {} truncated {} notes {:?}",
+            r.text, r.start_index, r.next_index, r.total_chars, r.truncated, r.notes
+        )
+    };
+    let parts: Vec<String> = [0, 5, 10, 12, 99].into_iter().map(part).collect();
+    expect_test::expect![[r#"
+        "Hello" start 0 next Some(5) of 12 truncated true notes ["the text was cut at 5 characters (UTF-16 code units) of 12; read on with start_index 5"]
+        " worl" start 5 next Some(10) of 12 truncated true notes ["the text was cut at 5 characters (UTF-16 code units) of 12; read on with start_index 10"]
+        "d!" start 10 next None of 12 truncated false notes []
+        "" start 12 next None of 12 truncated false notes ["start_index is at or past the end of the text (12 characters); the part is empty"]
+        "" start 12 next None of 12 truncated false notes ["start_index is at or past the end of the text (12 characters); the part is empty"]"#]]
+    .assert_eq(&parts.join("\n"));
+    // An offset inside a surrogate pair starts at the pair.
+    let r = body::render(
+        "a😀b".as_bytes(),
+        true,
+        Some("text/plain"),
+        Format::Text,
+        2,
+        100,
+        100,
+    )
+    .unwrap();
+    assert_eq!((r.text.as_str(), r.start_index), ("😀b", 1));
+}
+
+#[test]
+fn start_index_input_is_a_whole_number() {
+    let start = |v: Value| ToolInput::parse(&json!({ "url": "https://e.org", "start_index": v }));
+    assert_eq!(start(json!(20000)).unwrap().start_index, 20000);
+    assert_eq!(start(Value::Null).unwrap().start_index, 0);
+    let errors: Vec<String> = [json!(-1), json!(1.5), json!("20000")]
+        .into_iter()
+        .map(|v| start(v).unwrap_err().to_string())
+        .chain([
+            ToolInput::parse(&json!({ "url": "https://e.org", "offset": 5 }))
+                .unwrap_err()
+                .to_string(),
+        ])
+        .collect();
+    expect_test::expect![[r#"
+        start_index must be a non-negative whole number: the character offset to read from (a previous answer's nextIndex) (got -1)
+        start_index must be a non-negative whole number: the character offset to read from (a previous answer's nextIndex) (got 1.5)
+        start_index must be a non-negative whole number: the character offset to read from (a previous answer's nextIndex) (got "20000")
+        offset is not an input key; did you mean start_index? (got 5)"#]]
+    .assert_eq(&errors.join("\n"));
 }

@@ -9,7 +9,7 @@
 //! `additionalProperties`, `items`, scalar `enum`/`const`, `oneOf`, annotations): no bounds, so
 //! the bounds live in this crate.
 
-use crate::input::MAX_URL_LEN;
+use crate::input::{FORMATS, MAX_URL_LEN};
 use crate::ladder::CURL_KILL_GRACE_MS;
 use crate::settings::Settings;
 use serde_json::{Value, json};
@@ -37,7 +37,7 @@ pub fn definition(settings: &Settings) -> Value {
     json!({
         "name": NAME,
         "description": format!(
-            "Fetch an http(s) URL with GET and return its text; HTML becomes readable text unless `format` is \"raw\". When the plain request fails at the transport level (connection reset, refused, timed out, TLS handshake), it climbs a ladder instead of giving up: curl over IPv6, curl over IPv4, then a sibling host of the same service whose certificate still verifies (a Wikipedia article via the Wikimedia API). The result says which rung answered and what each rung did. Any HTTP status is an answer, not a failure. Certificates are always verified and no proxy is used. {private} Reads at most {} bytes and returns at most {} characters; redirects are followed (at most {}) and checked hop by hop.",
+            "Fetch an http(s) URL with GET and return its text; HTML becomes the readable text of its main content unless `format` says otherwise. When the plain request fails at the transport level (connection reset, refused, timed out, TLS handshake), it climbs a ladder instead of giving up: curl over IPv6, curl over IPv4, then a sibling host of the same service whose certificate still verifies (a Wikipedia article via the Wikimedia API). The result says which rung answered and what each rung did. Any HTTP status is an answer, not a failure. Certificates are always verified and no proxy is used. {private} Reads at most {} bytes and returns at most {} characters; redirects are followed (at most {}) and checked hop by hop.",
             settings.max_body_bytes, settings.max_text_chars, settings.max_redirects,
         ),
         "parameters": {
@@ -46,8 +46,12 @@ pub fn definition(settings: &Settings) -> Value {
                 "url": string(&format!("Absolute http:// or https:// URL (at most {MAX_URL_LEN} bytes).")),
                 "format": {
                     "type": "string",
-                    "enum": ["text", "raw"],
-                    "description": "`text` (default): HTML converted to readable text, other text types as served. `raw`: the decoded body as served, HTML included.",
+                    "enum": FORMATS,
+                    "description": "`text` (default): the main content of an HTML page as readable text (navigation, headers, footers and sidebars left out); other text types as served. `page`: the whole HTML page as text, navigation included. `raw`: the decoded body as served, HTML included.",
+                },
+                "start_index": {
+                    "type": "integer",
+                    "description": "Read the text from this character offset (default 0). A long page comes in parts: pass the previous answer's `nextIndex` to read the next one.",
                 },
             },
             "required": ["url"],
@@ -66,9 +70,12 @@ pub fn definition(settings: &Settings) -> Value {
                         "text": { "type": "string" },
                         "truncated": { "type": "boolean" },
                         "bytes": { "type": "integer", "description": "Body bytes read." },
+                        "totalChars": { "type": "integer", "description": "The whole text's length in characters (UTF-16 code units)." },
+                        "startIndex": { "type": "integer", "description": "Where `text` starts in the whole text." },
+                        "nextIndex": { "description": "The start_index of the next part, or null when nothing is left." },
                         "report": report_schema(),
                     },
-                    "required": ["ok", "url", "finalUrl", "status", "text", "truncated", "bytes", "report"],
+                    "required": ["ok", "url", "finalUrl", "status", "text", "truncated", "bytes", "totalChars", "startIndex", "nextIndex", "report"],
                 },
                 {
                     "type": "object",

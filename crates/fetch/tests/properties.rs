@@ -231,11 +231,31 @@ proptest! {
     #[test]
     fn html_to_text_never_panics(html in any::<String>()) {
         let _ = fetch::html::to_text(&html);
+        let _ = fetch::main_content::to_text(&html);
     }
 
     #[test]
     fn html_like_input_never_panics(html in "(<[a-zA-Z/!?-]{0,8}[ a-z=\"'>]{0,6}|&#?[a-zA-Z0-9]{0,6};?|[a-z ]{0,5}){0,40}") {
         let _ = fetch::html::to_text(&html);
+        let _ = fetch::main_content::to_text(&html);
+    }
+
+    /// Main-content text is never longer than the whole page's text, and a page of content
+    /// elements only (no chrome) keeps every word.
+    #[test]
+    fn main_content_is_a_part_of_the_page(
+        words in proptest::collection::vec("[a-z]{1,8}", 1..40),
+        tags in proptest::collection::vec(prop_oneof![Just("p"), Just("div"), Just("li"), Just("h2"), Just("pre")], 1..40),
+    ) {
+        let body: String = words
+            .iter()
+            .zip(tags.iter().cycle())
+            .map(|(word, tag)| format!("<{tag}>{word}</{tag}>"))
+            .collect();
+        let page = format!("<html><body>{body}</body></html>");
+        let whole = fetch::html::to_text(&page);
+        let main = fetch::main_content::to_text(&page);
+        prop_assert_eq!(main, whole);
     }
 
     #[test]
@@ -248,12 +268,30 @@ proptest! {
     ) {
         let content_type = html.then_some("text/html; charset=utf-8");
         if let Ok(rendered) = fetch::body::render(
-            &body, complete, content_type, fetch::Format::Text, max_bytes, max_chars,
+            &body, complete, content_type, fetch::Format::Text, 0, max_bytes, max_chars,
         ) {
             prop_assert!(rendered.bytes <= max_bytes);
             prop_assert!(rendered.text.encode_utf16().count() <= max_chars);
         }
         let _ = fetch::curl::parse_printed(&body);
+    }
+
+    /// Reading part after part with each answer's next index gives the whole text once.
+    #[test]
+    fn parts_read_with_next_index_make_the_whole_text(text in any::<String>(), max in 2usize..40) {
+        let whole = fetch::body::render(text.as_bytes(), true, Some("text/plain"), fetch::Format::Text, 0, usize::MAX, usize::MAX).unwrap().text;
+        let mut joined = String::new();
+        let mut start = 0;
+        loop {
+            let part = fetch::body::render(text.as_bytes(), true, Some("text/plain"), fetch::Format::Text, start, usize::MAX, max).unwrap();
+            prop_assert_eq!(part.start_index, start);
+            joined.push_str(&part.text);
+            match part.next_index {
+                Some(next) => { prop_assert!(next > start); start = next; }
+                None => break,
+            }
+        }
+        prop_assert_eq!(joined, whole);
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! index is kept (no parse, no indexing) and confirmed at the time of the read; else the text is
 //! parsed and indexed, and a store that is not UTF-8 or does not parse drops the cache and is the
 //! answer (`memory.corrupt`). A missing file is an empty store ([`IndexCache::load_missing`]).
-//! After its own save the driver drops the cache ([`IndexCache::invalidate`]); the next recall
-//! reads the file again.
+//! After its own save the driver calls [`IndexCache::invalidate`]: the next recall reads the file
+//! again, and the changed store is indexed by [`Index::rebuild`], which tokenises only the facts
+//! the save added or changed.
 
 use crate::args::parse_recall_args;
 use crate::failure::Failure;
@@ -47,8 +48,11 @@ pub struct FileKey {
 }
 
 struct Cached {
-    /// `None`: built for a missing file.
+    /// The file it was built from; `None` when built for a missing file, or after this process
+    /// saved (so the next recall reads the file again).
     key: Option<FileKey>,
+    /// Built for a missing file.
+    missing: bool,
     /// [`content_key`] of the text the index was built from.
     content: u64,
     /// When the driver last confirmed the file matched (its clock, Unix milliseconds).
@@ -100,11 +104,17 @@ impl IndexCache {
         }
         match Store::parse(text) {
             Ok(store) => {
+                // A changed store reuses the analysis of the facts a save left as they were.
+                let index = match self.cache.take() {
+                    Some(cached) => cached.index.rebuild(store),
+                    None => Index::build(store),
+                };
                 self.cache = Some(Cached {
                     key: Some(key),
+                    missing: false,
                     content,
                     checked_at: now_ms,
-                    index: Index::build(store),
+                    index,
                 });
                 Ok(())
             }
@@ -117,20 +127,25 @@ impl IndexCache {
 
     /// The store file does not exist: recall answers from an empty store.
     pub fn load_missing(&mut self) {
-        if self.cache.as_ref().is_some_and(|c| c.key.is_none()) {
+        if self.cache.as_ref().is_some_and(|c| c.missing) {
             return;
         }
         self.cache = Some(Cached {
             key: None,
+            missing: true,
             content: content_key(""),
             checked_at: 0.0,
             index: Index::build(Store::empty()),
         });
     }
 
-    /// Drops the cached index (after this process wrote the store).
+    /// Forgets which file the index was built from (after this process wrote the store), so
+    /// the next recall reads the file; the index itself is kept for that load to rebuild from.
     pub fn invalidate(&mut self) {
-        self.cache = None;
+        if let Some(cached) = self.cache.as_mut() {
+            cached.key = None;
+            cached.missing = false;
+        }
     }
 
     /// `memory_recall`'s answer for the tool arguments `args` from the loaded index (an empty

@@ -4,7 +4,7 @@
 
 use crate::args::{SaveArgs, Scope, parse_save_args};
 use crate::failure::{Code, Failure};
-use crate::store::{Fact, PROJECT, SCOPE, SUPERSEDED_AT, SUPERSEDED_BY, Store};
+use crate::store::{Fact, ID_BIT, PROJECT, SCOPE, SUPERSEDED_AT, SUPERSEDED_BY, Store};
 use crate::time::{UnixMillis, iso8601};
 use serde_json::{Value, json};
 
@@ -78,6 +78,8 @@ impl Store {
         }
         for i in slots {
             let slot = &mut self.facts[i];
+            // The id is the same one, so an id the file wrote as a number stays one.
+            let numeric = slot.numeric & ID_BIT;
             let mut extra = std::mem::take(&mut slot.extra);
             for key in [SUPERSEDED_BY, SUPERSEDED_AT, SCOPE, PROJECT] {
                 extra.shift_remove(key);
@@ -97,6 +99,7 @@ impl Store {
                 timestamp: timestamp.to_owned(),
                 tags: args.tags.clone(),
                 extra,
+                numeric,
             };
         }
         created

@@ -72,14 +72,13 @@ pub struct Ranking {
 pub struct Index {
     store: Store,
     analyzer: Analyzer,
-    vocab: FastMap<String, u32>,
-    terms: Vec<String>,
+    vocab: Vocab,
+    /// Per fact, its analysis (kept so a rebuild after a save reuses it).
+    analyzed: Vec<Analyzed>,
     /// `postings[term]`: `(fact, pseudo-frequency)` in fact order.
     postings: Vec<Vec<(u32, f32)>>,
-    /// Ids of prefix-matchable terms (words), sorted by text.
+    /// Ids of prefix-matchable terms (words) some fact holds, sorted by text.
     words_sorted: Vec<u32>,
-    /// Per fact, its phrase sequences (term ids), fields separated by [`SEP`].
-    sequences: Vec<Vec<u32>>,
     /// Per fact, its lowercased tags.
     tags: Vec<Vec<String>>,
     /// Lowercased id → facts with that id.
@@ -99,107 +98,51 @@ impl Index {
     }
 
     fn build_with(store: Store, analyzer: Analyzer) -> Index {
-        let n = store.facts.len();
-        let mut vocab: FastMap<String, u32> = FastMap::default();
-        let mut terms: Vec<String> = Vec::new();
-        let mut prefixable: Vec<bool> = Vec::new();
-        // Pass 1: per fact, (term, field, weighted count) and field lengths.
-        let mut per_fact: Vec<Vec<(u32, u8, f32)>> = Vec::with_capacity(n);
-        let mut lengths: Vec<[f32; FIELDS]> = Vec::with_capacity(n);
-        let mut sequences = Vec::with_capacity(n);
-        let mut tokens: Vec<Token> = Vec::new();
+        let mut vocab = Vocab::default();
         let mut memo = Memo::default();
-        let mut totals = [0f64; FIELDS];
-        for fact in &store.facts {
-            let mut entries: Vec<(u32, u8, f32)> = Vec::new();
-            let mut len = [0f32; FIELDS];
-            let mut seq: Vec<u32> = Vec::new();
-            for (field, texts) in field_texts(fact).iter().enumerate() {
-                for text in texts {
-                    tokens.clear();
-                    analyzer.analyze_memo(text, &mut tokens, &mut memo);
-                    if tokens.is_empty() {
-                        continue;
-                    }
-                    if !seq.is_empty() {
-                        seq.push(SEP);
-                    }
-                    for tok in tokens.drain(..) {
-                        let kind = tok.kind;
-                        let id = *vocab.entry(tok.text).or_insert_with_key(|text| {
-                            terms.push(text.clone());
-                            prefixable.push(
-                                matches!(kind, Kind::Word | Kind::Joined)
-                                    && !text.chars().any(crate::text::is_cjk),
-                            );
-                            (terms.len() - 1) as u32
-                        });
-                        if kind.in_phrase() {
-                            len[field] += 1.0;
-                            seq.push(id);
-                        }
-                        entries.push((id, field as u8, kind.weight()));
-                    }
-                }
-            }
-            for (t, l) in totals.iter_mut().zip(len) {
-                *t += f64::from(l);
-            }
-            per_fact.push(entries);
-            lengths.push(len);
-            sequences.push(seq);
-        }
-        let avg: Vec<f32> = totals
-            .iter()
-            .map(|t| {
-                if n == 0 {
-                    1.0
-                } else {
-                    ((t / n as f64) as f32).max(1.0)
-                }
-            })
-            .collect();
-        // Pass 2: pseudo-frequencies into postings.
-        let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); terms.len()];
-        let mut acc: FastMap<u32, f32> = FastMap::default();
-        for (doc, entries) in per_fact.into_iter().enumerate() {
-            acc.clear();
-            let len = &lengths[doc];
-            for (term, field, w) in entries {
-                let f = usize::from(field);
-                let norm = 1.0 - FIELD_B[f] + FIELD_B[f] * len[f] / avg[f];
-                *acc.entry(term).or_insert(0.0) += FIELD_WEIGHT[f] * w / norm.max(0.05);
-            }
-            for (&term, &tf) in &acc {
-                postings[term as usize].push((doc as u32, tf));
-            }
-        }
-        let mut words_sorted: Vec<u32> = (0..terms.len() as u32)
-            .filter(|&t| prefixable[t as usize])
-            .collect();
-        words_sorted.sort_unstable_by(|a, b| terms[*a as usize].cmp(&terms[*b as usize]));
-        let tags = store
+        let analyzed = store
             .facts
             .iter()
-            .map(|f| f.tags.iter().map(|t| t.trim().to_lowercase()).collect())
+            .map(|fact| analyze(fact, &analyzer, &mut vocab, &mut memo))
             .collect();
-        let mut ids: FastMap<String, Vec<u32>> = FastMap::default();
-        for (i, f) in store.facts.iter().enumerate() {
-            ids.entry(f.id.trim().to_lowercase())
-                .or_default()
-                .push(i as u32);
-        }
-        Index {
-            store,
+        assemble(store, analyzer, vocab, analyzed)
+    }
+
+    /// The index of `store`, a later version of this index's store (after a save): a fact at
+    /// the same position with the same indexed text keeps its analysis, so only new and changed
+    /// facts are tokenised. Ranks exactly as [`Index::build`] of `store` does.
+    pub fn rebuild(self, store: Store) -> Index {
+        let Index {
+            store: old,
             analyzer,
             vocab,
-            terms,
-            postings,
-            words_sorted,
-            sequences,
-            tags,
-            ids,
-        }
+            analyzed: mut old_analyzed,
+            ..
+        } = self;
+        let mut vocab = vocab;
+        let mut memo = Memo::default();
+        let analyzed = store
+            .facts
+            .iter()
+            .enumerate()
+            .map(|(i, fact)| match old.facts.get(i) {
+                Some(before) if field_texts(before) == field_texts(fact) => {
+                    std::mem::take(&mut old_analyzed[i])
+                }
+                _ => analyze(fact, &analyzer, &mut vocab, &mut memo),
+            })
+            .collect();
+        assemble(store, analyzer, vocab, analyzed)
+    }
+
+    /// The id of the term `text` when some fact holds it (after a rebuild the vocabulary can
+    /// still name a term only a replaced fact held).
+    fn term(&self, text: &str) -> Option<u32> {
+        self.vocab
+            .ids
+            .get(text)
+            .copied()
+            .filter(|&t| !self.postings[t as usize].is_empty())
     }
 
     /// The store this index was built from.
@@ -263,7 +206,7 @@ impl Index {
         let sat = |tf: f32| tf * (K1 + 1.0) / (K1 + tf);
         let mut phrase_idf = 0f32;
         for (text, kind) in &distinct {
-            let exact = self.vocab.get(text).map(|&t| &self.postings[t as usize]);
+            let exact = self.term(text).map(|t| &self.postings[t as usize]);
             if let Some(post) = exact {
                 let w = idf(post.len());
                 if kind.in_phrase() {
@@ -280,9 +223,9 @@ impl Index {
                 let mut cand: Vec<(u32, f32)> = Vec::new();
                 let start = self
                     .words_sorted
-                    .partition_point(|&t| self.terms[t as usize].as_str() < text.as_str());
+                    .partition_point(|&t| self.vocab.terms[t as usize].as_str() < text.as_str());
                 for &t in &self.words_sorted[start..] {
-                    let word = &self.terms[t as usize];
+                    let word = &self.vocab.terms[t as usize];
                     if !word.starts_with(text.as_str()) {
                         break;
                     }
@@ -312,13 +255,13 @@ impl Index {
         let phrase: Vec<u32> = tokens
             .iter()
             .filter(|t| t.kind.in_phrase())
-            .map(|t| self.vocab.get(&t.text).copied())
+            .map(|t| self.term(&t.text))
             .collect::<Option<Vec<u32>>>()
             .unwrap_or_default();
         if phrase.len() >= 2 {
             let bonus = PHRASE_FACTOR * phrase_idf;
             for &d in &touched {
-                let seq = &self.sequences[d as usize];
+                let seq = &self.analyzed[d as usize].seq;
                 if seq.windows(phrase.len()).any(|w| w == phrase.as_slice()) {
                     acc[d as usize] += bonus;
                 }
@@ -328,8 +271,8 @@ impl Index {
         if let Some(docs) = self.ids.get(&query.trim().to_lowercase()) {
             let bonus: f32 = distinct
                 .iter()
-                .filter_map(|(t, _)| self.vocab.get(t))
-                .map(|&t| idf(self.postings[t as usize].len()))
+                .filter_map(|(t, _)| self.term(t))
+                .map(|t| idf(self.postings[t as usize].len()))
                 .sum::<f32>()
                 .max(1.0);
             for &d in docs {
@@ -379,6 +322,120 @@ fn bump(acc: &mut [f32], touched: &mut Vec<u32>, d: u32, s: f32) {
 }
 
 /// The texts of each field, in [`FIELD_WEIGHT`] order.
+/// Term ids in order of first appearance. A rebuild keeps them and appends new terms, so a
+/// term's id may differ from a fresh build's; no ranking depends on it.
+#[derive(Debug, Default)]
+struct Vocab {
+    ids: FastMap<String, u32>,
+    terms: Vec<String>,
+    /// Per term: a word the prefix fallback may match.
+    prefixable: Vec<bool>,
+}
+
+/// One fact's analysis, a function of its indexed text alone: `(term, field, token weight)` per
+/// token, field lengths, and its phrase sequence (term ids, fields separated by [`SEP`]).
+#[derive(Debug, Default)]
+struct Analyzed {
+    entries: Vec<(u32, u8, f32)>,
+    len: [f32; FIELDS],
+    seq: Vec<u32>,
+}
+
+fn analyze(fact: &Fact, analyzer: &Analyzer, vocab: &mut Vocab, memo: &mut Memo) -> Analyzed {
+    let mut out = Analyzed::default();
+    let mut tokens: Vec<Token> = Vec::new();
+    for (field, texts) in field_texts(fact).iter().enumerate() {
+        for text in texts {
+            tokens.clear();
+            analyzer.analyze_memo(text, &mut tokens, memo);
+            if tokens.is_empty() {
+                continue;
+            }
+            if !out.seq.is_empty() {
+                out.seq.push(SEP);
+            }
+            for tok in tokens.drain(..) {
+                let kind = tok.kind;
+                let id = *vocab.ids.entry(tok.text).or_insert_with_key(|text| {
+                    vocab.terms.push(text.clone());
+                    vocab.prefixable.push(
+                        matches!(kind, Kind::Word | Kind::Joined)
+                            && !text.chars().any(crate::text::is_cjk),
+                    );
+                    (vocab.terms.len() - 1) as u32
+                });
+                if kind.in_phrase() {
+                    out.len[field] += 1.0;
+                    out.seq.push(id);
+                }
+                out.entries.push((id, field as u8, kind.weight()));
+            }
+        }
+    }
+    out
+}
+
+/// Pass 2: average field lengths (summed in fact order), pseudo-frequencies into postings, the
+/// prefix word list, tags and ids.
+fn assemble(store: Store, analyzer: Analyzer, vocab: Vocab, analyzed: Vec<Analyzed>) -> Index {
+    let n = analyzed.len();
+    let mut totals = [0f64; FIELDS];
+    for a in &analyzed {
+        for (t, l) in totals.iter_mut().zip(a.len) {
+            *t += f64::from(l);
+        }
+    }
+    let avg: Vec<f32> = totals
+        .iter()
+        .map(|t| {
+            if n == 0 {
+                1.0
+            } else {
+                ((t / n as f64) as f32).max(1.0)
+            }
+        })
+        .collect();
+    let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); vocab.terms.len()];
+    let mut acc: FastMap<u32, f32> = FastMap::default();
+    for (doc, a) in analyzed.iter().enumerate() {
+        acc.clear();
+        for &(term, field, w) in &a.entries {
+            let f = usize::from(field);
+            let norm = 1.0 - FIELD_B[f] + FIELD_B[f] * a.len[f] / avg[f];
+            *acc.entry(term).or_insert(0.0) += FIELD_WEIGHT[f] * w / norm.max(0.05);
+        }
+        for (&term, &tf) in &acc {
+            postings[term as usize].push((doc as u32, tf));
+        }
+    }
+    // A term only a replaced fact held has no postings: left out, as a fresh build never had it.
+    let mut words_sorted: Vec<u32> = (0..vocab.terms.len() as u32)
+        .filter(|&t| vocab.prefixable[t as usize] && !postings[t as usize].is_empty())
+        .collect();
+    words_sorted.sort_unstable_by(|a, b| vocab.terms[*a as usize].cmp(&vocab.terms[*b as usize]));
+    let tags = store
+        .facts
+        .iter()
+        .map(|f| f.tags.iter().map(|t| t.trim().to_lowercase()).collect())
+        .collect();
+    let mut ids: FastMap<String, Vec<u32>> = FastMap::default();
+    for (i, f) in store.facts.iter().enumerate() {
+        ids.entry(f.id.trim().to_lowercase())
+            .or_default()
+            .push(i as u32);
+    }
+    Index {
+        store,
+        analyzer,
+        vocab,
+        analyzed,
+        postings,
+        words_sorted,
+        tags,
+        ids,
+    }
+}
+
 fn field_texts(fact: &Fact) -> [Vec<&str>; FIELDS] {
     [
         vec![fact.id.as_str()],

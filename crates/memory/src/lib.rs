@@ -110,7 +110,7 @@
 //! 7. **Release** (always, in a `finally`): `rename(lock, dir/release_name(token))`; read it
 //!    (gone: done); if `owns(text, token)` unlink it, else put it back with `link` as in
 //!    remove-checked and unlink the renamed name. A missing lock (`ENOENT`) is fine.
-//! 8. Answer `saved.answer()`. Drop the cached index ([`cache::IndexCache::invalidate`]).
+//! 8. Answer `saved.answer()`. Mark the cached index stale ([`cache::IndexCache::invalidate`]).
 //!
 //! The numbers: wait at most [`lock::WAIT_MS`] (8 s); take over a lock at least
 //! [`lock::STALE_MS`] (15 s) old, or at once when its holder is provably dead; remove a
@@ -160,9 +160,9 @@
 //! [`cache::RACY_WINDOW_MS`] (2 s) after the file's mtime, because a same-size, same-inode
 //! rewrite within one mtime tick does not change the key. Otherwise the bytes are read again
 //! and compared by [`content_key`]: the same content keeps the index (no parse, no indexing)
-//! and confirms it at the new time; other content is parsed and indexed. After its own save
-//! the driver drops the cached index ([`IndexCache::invalidate`]); the next recall reads the
-//! file.
+//! and confirms it at the new time; other content is parsed and indexed, reusing the analysis
+//! of every fact it still holds unchanged ([`Index::rebuild`]). After its own save the driver
+//! marks the cached index stale ([`IndexCache::invalidate`]); the next recall reads the file.
 
 pub mod args;
 pub mod brief;

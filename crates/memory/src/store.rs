@@ -25,6 +25,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::cell::Cell;
 use std::fmt;
 
 /// The one schema version this crate writes.
@@ -66,7 +67,13 @@ pub struct Fact {
     pub tags: Vec<String>,
     /// Keys this crate does not know, kept as they are.
     pub extra: Map<String, Value>,
+    /// The string fields (bit `i` for [`Fact::strings`]`[i]`) the file wrote as a JSON number:
+    /// their text is the number exactly as written, and they are written back as that number.
+    pub numeric: u8,
 }
+
+/// The bit of `id` in [`Fact::numeric`].
+pub const ID_BIT: u8 = 1;
 
 /// The store text of the file's `bytes`, or `memory.corrupt` when they are not UTF-8: a store is
 /// never repaired by a lossy decode (and then written back).
@@ -104,6 +111,8 @@ impl Store {
     /// Parses store text. `Err` is always `memory.corrupt`, with a message saying where and what.
     pub fn parse(text: &str) -> Result<Store, Failure> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = replace_lone_surrogates(text);
+        let text = text.as_ref();
         if text.trim().is_empty() {
             return Err(Failure::new(
                 Code::Corrupt,
@@ -112,7 +121,16 @@ impl Store {
                  from a backup, or delete it and saves will start a new store.",
             ));
         }
-        serde_json::from_str::<Store>(text).map_err(|e| {
+        // Numbers are read fast as integers; a float (or an integer beyond 64 bits, which the
+        // fast path can only read as a float) sends the store through the exact path, which
+        // keeps every number's text as written.
+        let float_seen = Cell::new(false);
+        let parsed = parse_with(text, Numbers::Fast, &float_seen);
+        let parsed = match parsed {
+            Ok(_) if float_seen.get() => parse_with(text, Numbers::Exact, &float_seen),
+            other => other,
+        };
+        parsed.map_err(|e| {
             Failure::new(
                 Code::Corrupt,
                 format!(
@@ -233,11 +251,67 @@ impl Fact {
     }
 }
 
+/// `text` with every `\uXXXX` escape of an unpaired UTF-16 surrogate (which no Rust string can
+/// hold, and which would make the whole store unreadable) replaced by `\ufffd`, the same length,
+/// so positions in parse errors still point into the file. Linear in the text; borrowed when
+/// there is none.
+fn replace_lone_surrogates(text: &str) -> std::borrow::Cow<'_, str> {
+    fn surrogate_at(bytes: &[u8], at: usize) -> Option<u16> {
+        let escape = bytes.get(at..at + 6)?;
+        if escape[0] != b'\\' || escape[1] != b'u' {
+            return None;
+        }
+        let hex = std::str::from_utf8(&escape[2..]).ok()?;
+        let unit = u16::from_str_radix(hex, 16).ok()?;
+        (0xD800..=0xDFFF).contains(&unit).then_some(unit)
+    }
+    let bytes = text.as_bytes();
+    let mut lone: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while let Some(found) = text.get(i..).and_then(|rest| rest.find('\\')) {
+        i += found;
+        match surrogate_at(bytes, i) {
+            Some(0xD800..=0xDBFF) => {
+                if matches!(surrogate_at(bytes, i + 6), Some(0xDC00..=0xDFFF)) {
+                    i += 12;
+                } else {
+                    lone.push(i);
+                    i += 6;
+                }
+            }
+            Some(_) => {
+                lone.push(i);
+                i += 6;
+            }
+            // Any other escape (`\\` included) is two characters.
+            None => i += 2,
+        }
+    }
+    if lone.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for at in lone {
+        out.push_str(&text[from..at]);
+        out.push_str("\\ufffd");
+        from = at + 6;
+    }
+    out.push_str(&text[from..]);
+    std::borrow::Cow::Owned(out)
+}
+
 impl Serialize for Fact {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(FACT_FIELDS.len() + self.extra.len()))?;
-        for (key, text) in self.strings() {
-            map.serialize_entry(key, text)?;
+        for (bit, (key, text)) in self.strings().into_iter().enumerate() {
+            let number = (self.numeric & (1 << bit) != 0)
+                .then(|| serde_json::value::RawValue::from_string(text.to_owned()).ok())
+                .flatten();
+            match number {
+                Some(number) => map.serialize_entry(key, &number)?,
+                None => map.serialize_entry(key, text)?,
+            }
         }
         map.serialize_entry("tags", &self.tags)?;
         for (k, v) in &self.extra {
@@ -266,15 +340,40 @@ impl Serialize for Store {
     }
 }
 
-impl<'de> Deserialize<'de> for Store {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Store, D::Error> {
-        d.deserialize_map(StoreVisitor)
+/// How a fact's number fields are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Numbers {
+    /// Integers of up to 64 bits as their text; a float is flagged (the caller reads again).
+    Fast,
+    /// Every number as the text it was written with (slower: each field is captured raw).
+    Exact,
+}
+
+fn parse_with(text: &str, numbers: Numbers, float_seen: &Cell<bool>) -> serde_json::Result<Store> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let store = StoreSeed {
+        numbers,
+        float_seen,
+    }
+    .deserialize(&mut de)?;
+    de.end()?;
+    Ok(store)
+}
+
+struct StoreSeed<'a> {
+    numbers: Numbers,
+    float_seen: &'a Cell<bool>,
+}
+
+impl<'de> DeserializeSeed<'de> for StoreSeed<'_> {
+    type Value = Store;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Store, D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-struct StoreVisitor;
-
-impl<'de> Visitor<'de> for StoreVisitor {
+impl<'de> Visitor<'de> for StoreSeed<'_> {
     type Value = Store;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -291,7 +390,10 @@ impl<'de> Visitor<'de> for StoreVisitor {
                         return Err(de::Error::custom("the key `facts` appears twice"));
                     }
                     seen_facts = true;
-                    store.facts = map.next_value_seed(FactsSeed)?;
+                    store.facts = map.next_value_seed(FactsSeed {
+                        numbers: self.numbers,
+                        float_seen: self.float_seen,
+                    })?;
                 }
                 "schema_version" => store.schema_version = Some(map.next_value()?),
                 _ => {
@@ -304,9 +406,12 @@ impl<'de> Visitor<'de> for StoreVisitor {
     }
 }
 
-struct FactsSeed;
+struct FactsSeed<'a> {
+    numbers: Numbers,
+    float_seen: &'a Cell<bool>,
+}
 
-impl<'de> DeserializeSeed<'de> for FactsSeed {
+impl<'de> DeserializeSeed<'de> for FactsSeed<'_> {
     type Value = Vec<Fact>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Fact>, D::Error> {
@@ -314,7 +419,7 @@ impl<'de> DeserializeSeed<'de> for FactsSeed {
     }
 }
 
-impl<'de> Visitor<'de> for FactsSeed {
+impl<'de> Visitor<'de> for FactsSeed<'_> {
     type Value = Vec<Fact>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -323,17 +428,25 @@ impl<'de> Visitor<'de> for FactsSeed {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Fact>, A::Error> {
         let mut facts = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
-        while let Some(fact) = seq.next_element_seed(FactSeed(facts.len()))? {
+        while let Some(fact) = seq.next_element_seed(FactSeed {
+            n: facts.len(),
+            numbers: self.numbers,
+            float_seen: self.float_seen,
+        })? {
             facts.push(fact);
         }
         Ok(facts)
     }
 }
 
-/// Deserialises fact number `.0` (0-based; messages say `facts[n]`).
-struct FactSeed(usize);
+/// Deserialises fact number `n` (0-based; messages say `facts[n]`).
+struct FactSeed<'a> {
+    n: usize,
+    numbers: Numbers,
+    float_seen: &'a Cell<bool>,
+}
 
-impl<'de> DeserializeSeed<'de> for FactSeed {
+impl<'de> DeserializeSeed<'de> for FactSeed<'_> {
     type Value = Fact;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fact, D::Error> {
@@ -341,15 +454,15 @@ impl<'de> DeserializeSeed<'de> for FactSeed {
     }
 }
 
-impl<'de> Visitor<'de> for FactSeed {
+impl<'de> Visitor<'de> for FactSeed<'_> {
     type Value = Fact;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "facts[{}] to be a fact object", self.0)
+        write!(f, "facts[{}] to be a fact object", self.n)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fact, A::Error> {
-        let n = self.0;
+        let n = self.n;
         let mut fact = Fact::default();
         while let Some(key) = map.next_key::<FactKey>()? {
             let slot = match key {
@@ -377,10 +490,42 @@ impl<'de> Visitor<'de> for FactSeed {
                 FactKey::Timestamp => &mut fact.timestamp,
             };
             let name = key.name();
-            *slot = map
-                .next_value::<Lenient>()
-                .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?
-                .0;
+            let bit = 1 << FACT_FIELDS.iter().position(|f| *f == name).unwrap_or(0);
+            if self.numbers == Numbers::Fast {
+                let Lenient(text, number) = map
+                    .next_value()
+                    .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?;
+                *slot = text;
+                match number {
+                    Some(NumberKind::Integer) => fact.numeric |= bit,
+                    Some(NumberKind::Float) => self.float_seen.set(true),
+                    None => {}
+                }
+                continue;
+            }
+            let raw: Box<serde_json::value::RawValue> = map
+                .next_value()
+                .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?;
+            let raw = raw.get();
+            if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+                // A number keeps the text it was written with (a 30-digit integer included).
+                *slot = raw.to_owned();
+                fact.numeric |= bit;
+            } else if raw.starts_with(['[', '{']) {
+                let got = if raw.starts_with('[') {
+                    "an array"
+                } else {
+                    "an object"
+                };
+                return Err(de::Error::custom(format!(
+                    "facts[{n}].{name} must be a string, a number, a boolean or null (got {got})"
+                )));
+            } else {
+                // A string, a boolean or null: valid JSON already, so this cannot fail.
+                *slot = serde_json::from_str::<Lenient>(raw)
+                    .map_err(|e| de::Error::custom(format!("facts[{n}].{name}: {e}")))?
+                    .0;
+            }
         }
         Ok(fact)
     }
@@ -448,9 +593,18 @@ impl Visitor<'_> for FactKeyVisitor {
     }
 }
 
+/// Which kind of number a [`Lenient`] string was written as.
+#[derive(Clone, Copy)]
+enum NumberKind {
+    /// An integer of at most 64 bits: its text is exactly as written.
+    Integer,
+    /// A float, or an integer too big for 64 bits: its text went through an `f64`.
+    Float,
+}
+
 /// A string read leniently: numbers and booleans as their JSON text, `null` as `""`; arrays and
-/// objects are errors.
-struct Lenient(String);
+/// objects are errors. The second field says when it was a number.
+struct Lenient(String, Option<NumberKind>);
 
 impl<'de> Deserialize<'de> for Lenient {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lenient, D::Error> {
@@ -467,27 +621,27 @@ impl<'de> Visitor<'de> for LenientVisitor {
         f.write_str("a string")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_owned()))
+        Ok(Lenient(v.to_owned(), None))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Lenient, E> {
-        Ok(Lenient(v))
+        Ok(Lenient(v, None))
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_string()))
+        Ok(Lenient(v.to_string(), None))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_string()))
+        Ok(Lenient(v.to_string(), Some(NumberKind::Integer)))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Lenient, E> {
-        Ok(Lenient(v.to_string()))
+        Ok(Lenient(v.to_string(), Some(NumberKind::Integer)))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Lenient, E> {
-        Ok(Lenient(Value::from(v).to_string()))
+        Ok(Lenient(Value::from(v).to_string(), Some(NumberKind::Float)))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Lenient, E> {
-        Ok(Lenient(String::new()))
+        Ok(Lenient(String::new(), None))
     }
     fn visit_none<E: de::Error>(self) -> Result<Lenient, E> {
-        Ok(Lenient(String::new()))
+        Ok(Lenient(String::new(), None))
     }
 }

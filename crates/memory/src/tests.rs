@@ -108,6 +108,60 @@ fn lenient_reading_of_hand_edited_facts() {
 }
 
 #[test]
+fn numbers_are_kept_as_written_and_a_lone_surrogate_escape_is_not_corruption() {
+    let text = "{\"facts\": [\n  {\"id\": 42, \"statement\": \"answer\", \"value\": 123456789012345678901234567890, \"unit\": 1.50e3},\n  {\"id\": \"x.y\", \"statement\": \"bad \\ud800 half, good \\ud83d\\ude00, literal \\\\ud800\"}\n]}";
+    let store = Store::parse(text).unwrap_or_else(|f| panic!("{f}"));
+    let first = &store.facts[0];
+    assert_eq!(
+        (first.id.as_str(), first.value.as_str(), first.unit.as_str()),
+        ("42", "123456789012345678901234567890", "1.50e3")
+    );
+    assert_eq!(
+        store.facts[1].statement,
+        "bad \u{fffd} half, good 😀, literal \\ud800"
+    );
+    // A save elsewhere writes the untouched numbers back as numbers, exactly.
+    let saved = save(Some(text), json!({ "id": "z", "statement": "new" })).text;
+    let written = Store::parse(&saved).unwrap_or_else(|f| panic!("{f}"));
+    expect_test::expect![[r#"
+        {
+          "id": 42,
+          "topic": "",
+          "statement": "answer",
+          "value": 123456789012345678901234567890,
+          "unit": 1.50e3,
+          "details": "",
+          "source": "",
+          "timestamp": "",
+          "tags": []
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&written.facts[0]).unwrap());
+    // Overwriting fact 42 keeps its id a number; the new fields are strings.
+    let overwritten = save(
+        Some(&saved),
+        json!({ "id": "42", "statement": "again", "value": "7" }),
+    )
+    .text;
+    let fact = &Store::parse(&overwritten).unwrap().facts[0];
+    assert_eq!(
+        (fact.numeric, fact.value.as_str()),
+        (crate::store::ID_BIT, "7")
+    );
+    assert!(overwritten.contains("\"id\": 42,"), "{overwritten}");
+    // Integers alone take the fast path, and are kept all the same.
+    let small =
+        Store::parse("{\"facts\": [{\"id\": -7, \"value\": 18446744073709551615}]}").unwrap();
+    assert!(
+        small
+            .to_text()
+            .contains("\"id\": -7,\n      \"topic\": \"\","),
+        "{}",
+        small.to_text()
+    );
+    assert!(small.to_text().contains("\"value\": 18446744073709551615,"));
+}
+
+#[test]
 fn corrupt_stores_are_reported_and_never_overwritten() {
     let mut messages = String::new();
     for text in [

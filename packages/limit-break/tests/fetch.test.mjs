@@ -7,7 +7,8 @@ import assert from 'node:assert/strict'
 import dns from 'node:dns'
 import { syncBuiltinESMExports } from 'node:module'
 import { mount } from './support/harness.mjs'
-import { loopbackServers } from './support/servers.mjs'
+import { readFileSync } from 'node:fs'
+import { FIXTURE_PAGES, loopbackServers } from './support/servers.mjs'
 
 const OPEN = { allowPrivateNetwork: true }
 let servers
@@ -166,6 +167,16 @@ test('HTML becomes text unless raw is asked for; binary is refused with metadata
   const image = (await fetchWith(t, OPEN, { url: servers.url('127.0.0.1', '/image') })).value
   assert.equal(image.code, 'fetch.unsupported_content')
   assert.match(image.message, /image\/png/)
+})
+
+test('a real page served on loopback comes back as its main content, the snapshot the Rust tests pin', async (t) => {
+  for (const page of ['article-with-chrome', 'sphinx-requests-support']) {
+    const { value } = await fetchWith(t, OPEN, { url: servers.url('127.0.0.1', `/pages/${page}.html`) })
+    assert.equal(value.ok, true, JSON.stringify(value))
+    assert.equal(value.text, readFileSync(new URL(`${page}.txt`, FIXTURE_PAGES), 'utf8'))
+  }
+  const whole = (await fetchWith(t, OPEN, { url: servers.url('127.0.0.1', '/pages/article-with-chrome.html'), format: 'page' })).value
+  assert.match(whole.text, /^We use cookies to improve your experience\. Accept all Privacy policy$/m, 'format page keeps the chrome')
 })
 
 test('without curl on PATH only rung 1 runs, and the report says so', async (t) => {

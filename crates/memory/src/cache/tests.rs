@@ -83,3 +83,26 @@ fn a_window_exactly_two_seconds_after_the_mtime_is_still_racy() {
     assert_eq!(memory.load(b"{}", at, NOW + 1.0), Ok(()));
     assert!(memory.is_fresh(at));
 }
+
+#[test]
+fn after_a_save_the_next_load_rebuilds_from_the_kept_index() {
+    let save = |text: Option<&str>, id: &str, statement: &str| {
+        let args = parse_save_args(&json!({ "id": id, "statement": statement })).unwrap();
+        apply_save(text, &args, NOW as u64, None).unwrap().text
+    };
+    let first = save(None, "db.port", "Postgres listens on 5433");
+    let mut memory = IndexCache::new();
+    let old = key(NOW - 10_000.0, 100.0, 7.0);
+    memory.load(first.as_bytes(), old, NOW).unwrap();
+    memory.invalidate();
+    assert!(!memory.is_fresh(old), "a saved store is read again");
+    let second = save(Some(&first), "ci.cache", "The CI cache lives on the runner");
+    memory
+        .load(second.as_bytes(), key(NOW, 200.0, 8.0), NOW + 5_000.0)
+        .unwrap();
+    assert_eq!(memory.facts(), 2);
+    assert_eq!(
+        memory.recall(&json!({ "query": "runner cache" }), None)["facts"][0]["id"],
+        "ci.cache"
+    );
+}

@@ -1,7 +1,11 @@
 // Loopback servers for the fetch tests: one handler listening on 127.0.0.1 and on ::1 at the same
 // port, recording every connection and request, with routes that answer, reset, redirect, stall,
 // flood and send broken UTF-8.
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
+
+/** The extraction fixture pages (crates/fetch/tests/pages), served at `/pages/<file>`. */
+export const FIXTURE_PAGES = new URL('../../../../crates/fetch/tests/pages/', import.meta.url)
 
 /** Starts the pair; resolves to `{ port, hits, connections, url(host, path), close() }`. */
 export async function loopbackServers() {
@@ -58,6 +62,9 @@ export async function loopbackServers() {
       case '/page.html':
         return text(200, '<!doctype html><html><head><title>T</title><style>p{}</style><script>alert(1)</script></head><body><nav>menu</nav><h1>Heading</h1><p>First <b>para</b>graph.</p><ul><li>one</li><li>two</li></ul></body></html>', 'text/html; charset=utf-8')
       case '/big': return flood(res)
+      case '/pages/article-with-chrome.html':
+      case '/pages/sphinx-requests-support.html':
+        return text(200, readFileSync(new URL(url.pathname.slice('/pages/'.length), FIXTURE_PAGES), 'utf8'), 'text/html; charset=utf-8')
       case '/big-after-reset': return count(key) === 1 ? reset(req) : flood(res)
       case '/bad-utf8': {
         const body = Buffer.concat([Buffer.from('caf'), Buffer.from([0xc3]), Buffer.from(' ok '), Buffer.from([0xff, 0xfe]), Buffer.from(' end')])

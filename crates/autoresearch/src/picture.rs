@@ -436,12 +436,7 @@ fn tooltip(s: &Sample) -> String {
 
 fn legend() -> String {
     let mut out = String::from("<p class=\"legend\">");
-    for fate in [
-        Fate::Baseline,
-        Fate::Kept,
-        Fate::Rejected,
-        Fate::Failed,
-    ] {
+    for fate in [Fate::Baseline, Fate::Kept, Fate::Rejected, Fate::Failed] {
         let _ = write!(
             out,
             "<span><i style=\"background:{}\"></i>{}</span>",

@@ -21,6 +21,12 @@ pub fn worktree_path(state_dir: &str, run_id: &str) -> String {
     format!("{state_dir}/worktrees/{run_id}")
 }
 
+/// The scratch worktree of a run's slot `slot` > 0 under `parallelism` (slot 0 works in the run's
+/// own worktree).
+pub fn slot_worktree_path(worktree: &str, slot: u32) -> String {
+    format!("{worktree}-slot-{slot}")
+}
+
 /// The directory of a run's evaluator artifacts.
 pub fn run_artifacts_dir(state_dir: &str, run_id: &str) -> String {
     format!("{state_dir}/artifacts/{run_id}")

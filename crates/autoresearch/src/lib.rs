@@ -48,7 +48,7 @@ pub use retention::Retention;
 pub use run::{
     Millis, Phase, Run, RunState, Settings, StartError, state_dir, tracker_path, transition_allowed,
 };
-pub use spec::{EnvValue, Limits, Request, RunPolicy, SpecError};
+pub use spec::{EnvValue, Limits, MAX_PARALLELISM, Request, RunPolicy, SpecError};
 
 #[cfg(test)]
 mod tests;

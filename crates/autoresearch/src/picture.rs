@@ -1,7 +1,7 @@
 //! `dsh-autoresearch show --html OUT.html RUN_ID`: one run drawn as a self-contained page.
 //!
 //! One panel: the metric per experiment (x: the experiment's ordinal, the baseline at 0), each
-//! marked by what became of it (baseline, kept, rejected, failed), with its spread
+//! marked by what became of it (baseline, kept, rejected, superseded, failed), with its spread
 //! as an error bar and every attempt's value as a dot; the best-so-far line; the baseline's band
 //! (its spread: the run's noise floor) and the target. Below it, the experiments as a table.
 //!
@@ -13,11 +13,12 @@ use std::fmt::Write as _;
 
 /// The fixed colors of the page (CSS hex). `cargo xtask chart-test` looks for them in a
 /// screenshot.
-pub const COLORS: [(&str, &str); 6] = [
+pub const COLORS: [(&str, &str); 7] = [
     ("baseline", "#2563eb"),
     ("band", "#bfdbfe"),
     ("kept", "#16a34a"),
     ("rejected", "#94a3b8"),
+    ("superseded", "#f59e0b"),
     ("failed", "#dc2626"),
     ("target", "#7c3aed"),
 ];
@@ -38,6 +39,8 @@ pub enum Fate {
     Kept,
     /// Measured and not kept.
     Rejected,
+    /// Improved on the best, but a better one of its generation was kept.
+    Superseded,
     /// No metric: the round failed.
     Failed,
     /// Not decided yet (a live run).
@@ -48,6 +51,7 @@ impl Fate {
     fn of(e: &ExperimentRow) -> Self {
         match (e.kind, e.decision.as_deref()) {
             ("baseline", _) => Fate::Baseline,
+            _ if e.superseded_by.is_some() => Fate::Superseded,
             (_, Some("accept")) => Fate::Kept,
             (_, Some("reject")) => Fate::Rejected,
             (_, Some(_)) => Fate::Failed,
@@ -60,6 +64,7 @@ impl Fate {
             Fate::Baseline => "baseline",
             Fate::Kept => "kept",
             Fate::Rejected => "rejected",
+            Fate::Superseded => "superseded",
             Fate::Failed => "failed",
             Fate::Pending => "pending",
         }
@@ -225,8 +230,12 @@ impl RunResult {
             facts.push(format!("target {}", number(target)));
         }
         let c = &self.counts;
+        let superseded = match c.superseded {
+            0 => String::new(),
+            n => format!(", {n} superseded"),
+        };
         facts.push(format!(
-            "{} candidates: {} kept, {} rejected, {} failed, {} policy violations",
+            "{} candidates: {} kept, {} rejected{superseded}, {} failed, {} policy violations",
             c.experiments_started, c.accepted, c.rejected, c.failed, c.policy_violations
         ));
         facts.join(" · ")
@@ -436,7 +445,13 @@ fn tooltip(s: &Sample) -> String {
 
 fn legend() -> String {
     let mut out = String::from("<p class=\"legend\">");
-    for fate in [Fate::Baseline, Fate::Kept, Fate::Rejected, Fate::Failed] {
+    for fate in [
+        Fate::Baseline,
+        Fate::Kept,
+        Fate::Rejected,
+        Fate::Superseded,
+        Fate::Failed,
+    ] {
         let _ = write!(
             out,
             "<span><i style=\"background:{}\"></i>{}</span>",

@@ -54,14 +54,16 @@ pub enum Effect {
     /// `start_commit` (`git worktree add --detach <path> <start>`, `git branch <branch> <start>`).
     /// Never touches the caller's checkout or existing branches: an existing branch or path is an
     /// error unless it is exactly this run's (same path, branch at `start_commit`), which makes the
-    /// effect idempotent for recovery. Answer [`Input::Done`].
+    /// effect idempotent for recovery. Without `branch` (a slot's scratch worktree under
+    /// `parallelism`) no branch is made, and an existing worktree at `path` counts as done.
+    /// Answer [`Input::Done`].
     CreateWorktree {
         /// Id.
         id: EffectId,
         /// Absolute worktree path.
         path: String,
-        /// Full branch name (without `refs/heads/`).
-        branch: String,
+        /// Full branch name (without `refs/heads/`), `None` for a slot's worktree.
+        branch: Option<String>,
         /// 40-hex commit.
         start_commit: String,
     },
@@ -89,7 +91,9 @@ pub enum Effect {
         attempt_id: String,
         /// Program and arguments, exactly as given.
         argv: Vec<String>,
-        /// Absolute working directory inside the worktree.
+        /// Absolute path of the worktree it evaluates (its slot's).
+        worktree: String,
+        /// Absolute working directory inside that worktree.
         cwd: String,
         /// Environment overrides.
         env: BTreeMap<String, String>,
@@ -615,6 +619,9 @@ pub struct StoredExperiment {
     pub decision: Option<String>,
     pub failure_code: Option<String>,
     pub failure_message: Option<String>,
+    /// The kept candidate of its generation that beat this improving one (schema 4).
+    #[serde(default)]
+    pub superseded_by: Option<String>,
 }
 
 /// An `attempts` row (the columns recovery needs).
@@ -890,6 +897,8 @@ pub struct Counts {
     pub accepted: u32,
     /// Rejected candidates.
     pub rejected: u32,
+    /// Candidates that improved on the best but lost to a better one of their generation.
+    pub superseded: u32,
     /// Failed candidate rounds (proposer, empty diff, evaluator failure).
     pub failed: u32,
     /// Policy violations.
@@ -907,7 +916,7 @@ pub struct ExperimentRow {
     pub ordinal: u32,
     /// `baseline` or `candidate`.
     pub kind: &'static str,
-    /// Experiment state.
+    /// Experiment state (`superseded`: rejected because a better one of its generation was kept).
     pub state: String,
     /// Parent commit.
     pub parent_commit: String,
@@ -919,6 +928,8 @@ pub struct ExperimentRow {
     pub samples: Vec<f64>,
     /// `accept`, `reject` or `fail`.
     pub decision: Option<String>,
+    /// For a `superseded` candidate: the kept candidate of its generation that beat it.
+    pub superseded_by: Option<String>,
     /// Failure code.
     pub failure_code: Option<String>,
     /// Failure message.

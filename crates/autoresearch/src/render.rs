@@ -47,8 +47,8 @@ fn point(p: &Option<Point>) -> Value {
 
 impl ExperimentRow {
     /// What became of the experiment, for a picture of the run: `baseline` (measured), `kept`,
-    /// `rejected`, `failed` (a failed round, a policy violation, a cancel), or the state of one
-    /// still under way.
+    /// `rejected`, `superseded`, `failed` (a failed round, a policy violation, a cancel), or the
+    /// state of one still under way.
     pub fn outcome(&self) -> &str {
         match (self.kind, self.state.as_str()) {
             ("baseline", "accepted") => "baseline",
@@ -77,6 +77,7 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
         "stddev": e.stddev(),
         "samples": e.samples,
         "decision": e.decision,
+        "superseded_by": e.superseded_by,
         "failure_code": e.failure_code,
         "failure_message": e.failure_message.as_deref().map(|m| clip(m, text_max)),
         "hypothesis": e.hypothesis.as_deref().map(|m| clip(m, text_max)),
@@ -167,6 +168,7 @@ impl RunResult {
                 "experiments_completed": c.experiments_completed,
                 "accepted": c.accepted,
                 "rejected": c.rejected,
+                "superseded": c.superseded,
                 "failed": c.failed,
                 "policy_violations": c.policy_violations,
                 "attempts": c.attempts,
@@ -298,9 +300,13 @@ impl RunResult {
                 .unwrap_or_default()
         );
         let c = &self.counts;
+        let superseded = match c.superseded {
+            0 => String::new(),
+            n => format!(", {n} superseded"),
+        };
         let _ = writeln!(
             out,
-            "candidates {} started, {} accepted, {} rejected, {} failed, {} policy violations; {} attempts",
+            "candidates {} started, {} accepted, {} rejected{superseded}, {} failed, {} policy violations; {} attempts",
             c.experiments_started,
             c.accepted,
             c.rejected,

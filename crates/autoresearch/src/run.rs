@@ -2,9 +2,10 @@
 //!
 //! Call [`Run::start`] or [`Run::resume`], then loop: drain [`Run::poll`], perform each effect,
 //! feed each answer to [`Run::handle`]. The run ends with exactly one [`Effect::Report`];
-//! afterwards [`Run::status`] is [`Phase::Done`]. Effects are issued one at a time (apart from
-//! [`Effect::Interrupt`] and the process-evidence write during an evaluation), and durable state
-//! is written before every step that depends on it.
+//! afterwards [`Run::status`] is [`Phase::Done`]. With `parallelism` 1 effects are issued one at
+//! a time (apart from [`Effect::Interrupt`] and the process-evidence write during an evaluation);
+//! with K > 1 each candidate of a generation (see `generation.rs`) has its own chain of effects
+//! in its own slot's worktree. Durable state is written before every step that depends on it.
 
 use crate::failure::Failure;
 use crate::metric;
@@ -22,6 +23,7 @@ use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
 
 mod finish;
+mod generation;
 mod handoff;
 mod recover;
 mod rows;
@@ -156,6 +158,10 @@ struct Experiment {
     failure_code: Option<String>,
     failure_message: Option<String>,
     evidence: Vec<String>,
+    /// Its place in its generation (`AUTORESEARCH_SLOT`, and which worktree it uses).
+    slot: u32,
+    /// The kept candidate of its generation that beat this improving one.
+    superseded_by: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -200,6 +206,11 @@ enum Await {
     FastForward {
         exp: usize,
     },
+    SlotWorktree {
+        slot: u32,
+        then: Then,
+    },
+    DropSlot,
     Terminate {
         attempt: usize,
     },
@@ -268,6 +279,26 @@ enum Then {
     Reconciled,
     Cancel,
     AfterTerminal,
+    /// A generation's candidates are recorded: start each in its slot.
+    Generation,
+    /// Put a candidate's slot worktree at its parent, then propose.
+    Prepare {
+        exp: usize,
+    },
+    /// A candidate of a generation is done (evaluated or failed): wait for the others.
+    Park {
+        exp: usize,
+    },
+    /// A recovered candidate: rerun its interrupted evaluation.
+    Rerun {
+        exp: usize,
+    },
+    /// A recovered candidate that was interrupted before its evaluation.
+    Interrupted {
+        exp: usize,
+    },
+    /// A generation is decided: the main worktree goes to the best.
+    Settled,
 }
 
 #[derive(Clone, Debug)]
@@ -334,6 +365,16 @@ pub struct Run {
     sweep_marks: Vec<Statement>,
     /// Artifacts of this run's failed attempts not yet removed (without `retainFailedArtifacts`).
     failed_artifacts: Vec<RetentionArtifact>,
+    /// The candidates of the generation in flight (`parallelism` > 1), in ordinal order.
+    generation: Vec<usize>,
+    /// Those of them that are done.
+    parked: Vec<usize>,
+    /// Slots above 0 whose worktree this machine has made (or found).
+    slots_made: Vec<u32>,
+    /// An ending that waits for the generation's other effects to drain (interrupted first).
+    stopping: Option<(Status, Option<Blocker>, bool)>,
+    /// Slot worktrees still being removed at the end (`None`: not begun).
+    dropping: Option<u32>,
 }
 
 /// Why [`Run::start`] refused its arguments.
@@ -516,6 +557,11 @@ impl Run {
             sweeping: VecDeque::new(),
             sweep_marks: Vec::new(),
             failed_artifacts: Vec::new(),
+            generation: Vec::new(),
+            parked: Vec::new(),
+            slots_made: Vec::new(),
+            stopping: None,
+            dropping: None,
         }
     }
 
@@ -647,7 +693,10 @@ impl Run {
     }
 
     fn clean(&mut self, commit: String, then: Then) {
-        let worktree = self.worktree.clone();
+        self.clean_at(self.worktree.clone(), commit, then);
+    }
+
+    fn clean_at(&mut self, worktree: String, commit: String, then: Then) {
         self.emit(
             |id| Effect::CheckoutClean {
                 id,
@@ -848,7 +897,13 @@ impl Run {
                 self.write(vec![st], vec![0], Then::Revalidate { exp });
             }
             (Await::Clean(then), _) => self.advance(then),
+            (Await::FastForward { exp }, _) if self.parallel() => self.finish_generation(Some(exp)),
             (Await::FastForward { exp }, _) => self.finish_candidate(exp),
+            (Await::SlotWorktree { slot, then }, _) => {
+                self.slots_made.push(slot);
+                self.advance(then)
+            }
+            (Await::DropSlot, _) => self.slot_dropped(),
             (Await::Terminate { attempt }, Input::Terminated { gone, .. }) => {
                 self.on_terminated(attempt, gone)
             }
@@ -986,6 +1041,17 @@ impl Run {
             Await::Propose { exp } => {
                 self.on_proposal(exp, Err((Failure::ProposerFailed, error)), true)
             }
+            Await::SlotWorktree { slot, .. } => self.block(
+                Failure::WorktreeFailed,
+                "a slot's worktree could not be created",
+                vec![format!("slot {slot}: {error}")],
+                true,
+            ),
+            Await::DropSlot => {
+                self.warnings
+                    .push(format!("a slot's worktree could not be removed: {error}"));
+                self.slot_dropped();
+            }
             Await::Changes { .. } | Await::Commit { .. } | Await::FastForward { .. } => self.block(
                 Failure::GitFailed,
                 "a git operation on the run worktree failed",
@@ -1080,7 +1146,10 @@ impl Run {
         .filter(|i| !matches!(i, InputPath::Worktree(w) if allowed(w)))
         .collect();
         self.inputs = inputs.clone();
-        let worktree = self.worktree.clone();
+        let worktree = match purpose {
+            HashFor::Freeze => self.worktree.clone(),
+            HashFor::Revalidate { exp } | HashFor::Retry { exp } => self.worktree_of(exp),
+        };
         self.emit(
             |id| Effect::HashInputs {
                 id,
@@ -1144,8 +1213,10 @@ impl Run {
                 let mut cas = Vec::new();
                 if matches!(purpose, HashFor::Revalidate { .. }) {
                     self.experiments[exp].state = ExpState::Running;
-                    sts.push(self.set_state(RunState::CandidateRunning));
-                    cas.push(0);
+                    if let Some(st) = self.step_state(RunState::CandidateRunning) {
+                        cas.push(sts.len());
+                        sts.push(st);
+                    }
                     sts.push(self.set_experiment_state(exp));
                 }
                 sts.push(self.insert_attempt(attempt));
@@ -1306,6 +1377,7 @@ impl Run {
         if !resample
             && self.experiments[exp].kind == Kind::Candidate
             && self.state == RunState::CandidateRunning
+            && !self.parallel()
         {
             cas.push(sts.len());
             sts.push(self.set_state(RunState::Deciding));
@@ -1371,7 +1443,7 @@ impl Run {
         match result {
             Ok(report) => {
                 self.experiments[exp].report = Some(report);
-                let worktree = self.worktree.clone();
+                let worktree = self.worktree_of(exp);
                 self.emit(
                     |id| Effect::ListChanges { id, worktree },
                     Await::Changes { exp },
@@ -1479,7 +1551,7 @@ impl Run {
                     hypothesis: String::new(),
                     summary: String::new(),
                 });
-                let sts = vec![
+                let mut sts = vec![
                     sql::SetExperimentProposal {
                         hypothesis: report.hypothesis.into(),
                         summary: report.summary.into(),
@@ -1488,9 +1560,15 @@ impl Run {
                         experiment_id: e.id.clone().into(),
                     }
                     .into(),
-                    self.set_state(RunState::CandidatePrepared),
                 ];
-                self.write(sts, vec![1], Then::Commit { exp });
+                let cas = match self.step_state(RunState::CandidatePrepared) {
+                    Some(st) => {
+                        sts.push(st);
+                        vec![1]
+                    }
+                    None => vec![],
+                };
+                self.write(sts, cas, Then::Commit { exp });
             }
         }
     }
@@ -1555,7 +1633,7 @@ impl Run {
                     |id| Effect::CreateWorktree {
                         id,
                         path,
-                        branch,
+                        branch: Some(branch),
                         start_commit,
                     },
                     Await::Worktree,
@@ -1591,7 +1669,7 @@ impl Run {
                         .collect()
                 });
                 let (worktree, timeout_ms, grace_ms) = (
-                    self.worktree.clone(),
+                    self.worktree_of(exp),
                     p.timeout_ms,
                     self.settings.termination_grace_ms,
                 );
@@ -1610,7 +1688,7 @@ impl Run {
             Then::Commit { exp } => {
                 let e = &self.experiments[exp];
                 let (worktree, parent, paths) = (
-                    self.worktree.clone(),
+                    self.worktree_of(exp),
                     e.parent.clone(),
                     e.changed_paths.clone(),
                 );
@@ -1630,6 +1708,14 @@ impl Run {
             }
             Then::Revalidate { exp } => self.emit_hash(HashFor::Revalidate { exp }),
             Then::Retry { exp } => self.emit_hash(HashFor::Retry { exp }),
+            Then::Measured { exp }
+                if self.parallel() && self.experiments[exp].kind == Kind::Candidate =>
+            {
+                // The generation decides once all are in; until then the slot goes back to the
+                // parent, without the evaluator's byproducts.
+                let parent = self.experiments[exp].parent.clone();
+                self.clean_at(self.worktree_of(exp), parent, Then::Park { exp });
+            }
             Then::Measured { exp } => {
                 let e = &self.experiments[exp];
                 let target = match (e.kind, self.accepts(exp)) {
@@ -1641,9 +1727,13 @@ impl Run {
             }
             Then::Resample { exp } => {
                 let commit = self.evaluated_commit(exp);
-                self.clean(commit, Then::Retry { exp });
+                self.clean_at(self.worktree_of(exp), commit, Then::Retry { exp });
             }
             Then::Decide { exp } => self.decide(exp),
+            Then::RecordFailure { exp } if self.parallel() => {
+                let sts = vec![self.finish_experiment(exp)];
+                self.write(sts, vec![], Then::Park { exp });
+            }
             Then::RecordFailure { exp } => {
                 let sts = vec![
                     self.finish_experiment(exp),
@@ -1658,8 +1748,33 @@ impl Run {
                  marked interrupted; resume it with resume_run_id or end it with abandon_run_id"
                     .into(),
             ),
-            Then::Cancel => self.finish(Status::Cancelled, self.cancel_blocker(), true),
+            Then::Cancel => match self.stopping.take() {
+                Some((status, blocker, quiescent)) => self.finish(status, blocker, quiescent),
+                None => self.finish(Status::Cancelled, self.cancel_blocker(), true),
+            },
             Then::AfterTerminal => self.after_terminal(),
+            Then::Generation => {
+                for exp in self.generation.clone() {
+                    self.in_slot(exp, Then::Prepare { exp });
+                }
+            }
+            Then::Prepare { exp } => {
+                let parent = self.experiments[exp].parent.clone();
+                self.clean_at(self.worktree_of(exp), parent, Then::Propose { exp });
+            }
+            Then::Park { exp } => self.park(exp),
+            Then::Rerun { exp } => self.retry(exp),
+            Then::Interrupted { exp } => self.fail_round(
+                exp,
+                ExpState::Failed,
+                Failure::Interrupted,
+                "the round was interrupted before its candidate was evaluated".into(),
+                vec![],
+            ),
+            Then::Settled => {
+                let best = self.restore_commit();
+                self.clean(best, Then::Ready);
+            }
         }
     }
 
@@ -1704,10 +1819,11 @@ impl Run {
         let argv: Vec<String> = std::iter::once(p.evaluation.argv.command.clone())
             .chain(p.evaluation.argv.args.iter().cloned())
             .collect();
+        let worktree = self.worktree_of(exp);
         let cwd = if p.evaluation.cwd == "." {
-            self.worktree.clone()
+            worktree.clone()
         } else {
-            format!("{}/{}", self.worktree, p.evaluation.cwd)
+            format!("{worktree}/{}", p.evaluation.cwd)
         };
         let mut env: BTreeMap<String, String> = p
             .environment
@@ -1716,7 +1832,8 @@ impl Run {
             .collect();
         let attempt_id = self.attempts[attempt].id.clone();
         env.insert(ATTEMPT_MARKER_ENV.into(), attempt_id.clone());
-        env.insert(crate::spec::SLOT_ENV.into(), "0".into());
+        let slot = self.experiments[exp].slot;
+        env.insert(crate::spec::SLOT_ENV.into(), slot.to_string());
         let timeout_ms = p.timeout_ms;
         let s = &self.settings;
         let (grace_ms, stdout_cap, stderr_cap) = (
@@ -1731,6 +1848,7 @@ impl Run {
                 id,
                 attempt_id,
                 argv,
+                worktree,
                 cwd,
                 env,
                 timeout_ms,
@@ -1875,6 +1993,11 @@ impl Run {
         e.failure_code = Some(code.as_str().to_owned());
         e.failure_message = Some(message);
         e.evidence = evidence;
+        let parent = e.parent.clone();
+        if self.parallel() {
+            // The generation's decision counts it, in ordinal order with the others.
+            return self.clean_at(self.worktree_of(exp), parent, Then::RecordFailure { exp });
+        }
         self.consecutive_failures += 1;
         let restore = self.restore_commit();
         self.clean(restore, Then::RecordFailure { exp });
@@ -1891,11 +2014,20 @@ impl Run {
         if started >= p.max_experiments {
             return self.finish(Status::BudgetLimited, None, true);
         }
+        // Counted in whole generations: a kept candidate's generation-mates are not after it.
+        let generation = |ordinal: u32| ordinal.saturating_sub(1) / p.parallelism;
+        let last_kept = self
+            .experiments
+            .iter()
+            .filter(|e| e.kind == Kind::Candidate && e.state == ExpState::Accepted)
+            .map(|e| generation(e.ordinal))
+            .max();
         let stale = self
             .experiments
             .iter()
-            .rev()
-            .take_while(|e| e.kind == Kind::Candidate && e.state != ExpState::Accepted)
+            .filter(|e| {
+                e.kind == Kind::Candidate && last_kept.is_none_or(|g| generation(e.ordinal) > g)
+            })
             .count() as u32;
         if let Some(max) = p.max_stale_experiments
             && stale >= max
@@ -1928,6 +2060,9 @@ impl Run {
                 evidence: last,
             };
             return self.finish(Status::RoundFailed, Some(blocker), true);
+        }
+        if self.parallel() {
+            return self.start_generation();
         }
         let exp = self.new_experiment(Kind::Candidate, self.restore_commit(), ExpState::Proposing);
         let sts = vec![
@@ -2004,7 +2139,11 @@ fn row(e: &Experiment) -> ExperimentRow {
         } else {
             "candidate"
         },
-        state: e.state.as_str().to_owned(),
+        state: match e.superseded_by {
+            Some(_) => "superseded".to_owned(),
+            None => e.state.as_str().to_owned(),
+        },
+        superseded_by: e.superseded_by.clone(),
         parent_commit: e.parent.clone(),
         candidate_commit: e.commit.clone(),
         metric: e.metric,
@@ -2068,6 +2207,8 @@ fn expected(a: &Await) -> &'static str {
         | Await::Worktree
         | Await::Clean(_)
         | Await::FastForward { .. }
+        | Await::SlotWorktree { .. }
+        | Await::DropSlot
         | Await::Tsv
         | Await::Removal(_) => "Done",
         Await::Retention(_) => "Retention",
@@ -2097,6 +2238,8 @@ fn answer_fits(a: &Await, input: &Input) -> bool {
                     | Await::Worktree
                     | Await::Clean(_)
                     | Await::FastForward { .. }
+                    | Await::SlotWorktree { .. }
+                    | Await::DropSlot
                     | Await::Tsv
                     | Await::Removal(_),
                 Input::Done { .. }

@@ -28,8 +28,13 @@ pub const DEFAULT_MAX_CONSECUTIVE_FAILURES: u32 = 3;
 pub const DEFAULT_REPEATS: u32 = 1;
 /// Largest `repeats`.
 pub const MAX_REPEATS: u32 = 20;
-/// The variable every evaluator gets with its slot (`0` while one candidate runs at a time), so
-/// a recipe can pin a GPU or a port per slot; the run sets it, so a spec cannot.
+/// Default for `parallelism`: one candidate at a time, as the original.
+pub const DEFAULT_PARALLELISM: u32 = 1;
+/// Largest `parallelism` any deployment allows (the row's `maxParallelism` bounds it further).
+pub const MAX_PARALLELISM: u32 = 16;
+/// The variable every evaluator gets with its slot (`0` to `parallelism - 1`, the candidate's
+/// place in its generation), so a recipe can pin a GPU or a port per slot; the run sets it, so a
+/// spec cannot.
 pub const SLOT_ENV: &str = "AUTORESEARCH_SLOT";
 
 /// Deployment limits and defaults (the plugin row config, converted); the spec is validated
@@ -44,6 +49,8 @@ pub struct Limits {
     pub default_timeout_ms: u64,
     /// Largest `timeout_ms`.
     pub max_timeout_ms: u64,
+    /// Largest `parallelism`.
+    pub max_parallelism: u32,
 }
 
 /// One problem with a spec.
@@ -190,6 +197,8 @@ pub struct RunPolicy {
     pub max_consecutive_failures: u32,
     /// Evaluations of the baseline and of every candidate (`stats` decides on them).
     pub repeats: u32,
+    /// Candidates evaluated at once, each in its own worktree (a generation).
+    pub parallelism: u32,
     /// Candidates in a row without a kept one after which the run ends `budget-limited`
     /// (reason `plateau`); `None`: only the budget ends it.
     pub max_stale_experiments: Option<u32>,
@@ -256,6 +265,7 @@ const TOP_KEYS: &[&str] = &[
     "max_experiments",
     "max_consecutive_failures",
     "repeats",
+    "parallelism",
     "max_stale_experiments",
     "target",
     "provenance",
@@ -588,6 +598,9 @@ impl RunPolicy {
         if self.repeats != DEFAULT_REPEATS {
             obj.insert("repeats".into(), json!(self.repeats));
         }
+        if self.parallelism != DEFAULT_PARALLELISM {
+            obj.insert("parallelism".into(), json!(self.parallelism));
+        }
         if let Some(n) = self.max_stale_experiments {
             obj.insert("max_stale_experiments".into(), json!(n));
         }
@@ -737,6 +750,12 @@ fn policy(
             .int("repeats", x, 1, u64::from(MAX_REPEATS))
             .map(|n| n as u32),
     };
+    let parallelism = match obj.get("parallelism") {
+        None => Some(DEFAULT_PARALLELISM),
+        Some(x) => v
+            .int("parallelism", x, 1, u64::from(limits.max_parallelism))
+            .map(|n| n as u32),
+    };
     let max_stale_experiments = match obj.get("max_stale_experiments") {
         None | Some(Value::Null) => Some(None),
         Some(x) => v
@@ -816,6 +835,7 @@ fn policy(
         max_experiments: max_experiments?,
         max_consecutive_failures: max_consecutive_failures?,
         repeats: repeats?,
+        parallelism: parallelism?,
         max_stale_experiments: max_stale_experiments?,
         target: target?,
         provenance_evaluator: prov_eval?,

@@ -16,7 +16,7 @@ use crate::protocol::{SqlValue, Statement};
 use crate::state::{RunState, transition_allowed};
 
 /// The schema version the latest migration produces.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Connection settings, run on every open before migrating.
 pub const PRAGMAS: &str = "PRAGMA journal_mode = WAL;
@@ -47,6 +47,10 @@ pub fn migrations() -> Vec<Migration> {
         Migration {
             version: 3,
             sql: V3.to_owned(),
+        },
+        Migration {
+            version: 4,
+            sql: V4.to_owned(),
         },
     ]
 }
@@ -230,6 +234,12 @@ const V3: &str = "
 ALTER TABLE attempts ADD COLUMN metric REAL;
 ";
 
+/// `parallelism`: a candidate that improved on the best but lost to a better one of its
+/// generation stays `rejected`, naming the winner (an earlier version reads it as rejected).
+const V4: &str = "
+ALTER TABLE experiments ADD COLUMN superseded_by TEXT;
+";
+
 /// The statements the core writes with: each a type whose fields are exactly the `:name`
 /// parameters of its text (in order of first use), so a call site names every parameter once.
 macro_rules! statements {
@@ -293,6 +303,10 @@ WHERE EXISTS (SELECT 1 FROM locks WHERE run_id = :run_id AND released_at IS NULL
     /// Records a new best (after an accepted candidate).
     SetBest { commit, metric, experiment_id, now, run_id } = "UPDATE runs SET best_commit = :commit, best_metric = :metric,
   best_experiment_id = :experiment_id, updated_at = :now WHERE run_id = :run_id";
+
+    /// Marks a rejected candidate as superseded by its generation's kept one.
+    SetSuperseded { superseded_by, now, experiment_id } = "UPDATE experiments SET superseded_by = :superseded_by,
+  updated_at = :now WHERE experiment_id = :experiment_id";
 
     /// Records the consecutive failed-round count.
     SetFailures { consecutive_failures, now, run_id } = "UPDATE runs SET consecutive_failures = :consecutive_failures,
@@ -396,7 +410,8 @@ FROM runs WHERE run_id = :run_id";
 /// Loads a run's experiments, by ordinal (columns map onto `StoredExperiment`).
 pub const LOAD_EXPERIMENTS: &str =
     "SELECT experiment_id, ordinal, kind, state, parent_commit, candidate_commit,
-  hypothesis, summary, changed_paths_json, metric, decision, failure_code, failure_message
+  hypothesis, summary, changed_paths_json, metric, decision, failure_code, failure_message,
+  superseded_by
 FROM experiments WHERE run_id = :run_id ORDER BY ordinal";
 
 /// Loads a run's attempts (columns map onto `StoredAttempt`).

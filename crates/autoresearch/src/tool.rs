@@ -58,6 +58,7 @@ pub fn parameters() -> Value {
             "max_consecutive_failures": {"type": "integer", "description": "Failed rounds in a row that end the run (default 3)."},
             "max_stale_experiments": {"type": "integer", "description": "End the run early (budget-limited, reason plateau) after this many candidates in a row without a kept one."},
             "repeats": {"type": "integer", "description": "Evaluations of the baseline and of each candidate, 1-20 (default 1). With 2 or more a candidate is kept only when its mean gain passes Welch's one-sided t-test at 2.5 %, so noise is not kept."},
+            "parallelism": {"type": "integer", "description": "Candidates proposed and evaluated at once, each by its own child agent in its own worktree, 1 to the row's maxParallelism (default 1). Of those that beat the best, the best is kept and the others are recorded as superseded; the next ones start from it. Each evaluator gets AUTORESEARCH_SLOT=0..parallelism-1."},
             "target": {"type": "number", "description": "Stop as soon as the best metric reaches this value (inclusive)."},
             "provenance": {
                 "type": "object",
@@ -253,9 +254,13 @@ pub fn summary(run: &Value) -> String {
         );
     }
     let c = &run["counts"];
+    let superseded = match c["superseded"].as_u64() {
+        Some(n) if n > 0 => format!(", {n} superseded"),
+        _ => String::new(),
+    };
     let _ = writeln!(
         out,
-        "candidates: {} started, {} accepted, {} rejected, {} failed, {} policy violations",
+        "candidates: {} started, {} accepted, {} rejected{superseded}, {} failed, {} policy violations",
         c["experiments_started"], c["accepted"], c["rejected"], c["failed"], c["policy_violations"]
     );
     let _ = writeln!(

@@ -29,6 +29,10 @@ pub const TIMEOUT_MIN_MS: u32 = 1_000;
 pub const TIMEOUT_MAX_MS: u32 = 86_400_000;
 /// Largest grace between SIGTERM and SIGKILL (10 min).
 pub const GRACE_MAX_MS: u32 = 600_000;
+/// Largest `maxParallelism` (the spec's own bound, `autoresearch::MAX_PARALLELISM`, is the same).
+pub const PARALLELISM_MAX: u32 = 16;
+/// Default largest `parallelism` a spec may ask for.
+pub const DEFAULT_PARALLELISM_CAP: u32 = 4;
 /// Largest number of concurrent runs per repository.
 pub const ACTIVE_RUNS_MAX: u32 = 64;
 /// Smallest output cap (1 KiB).
@@ -124,6 +128,10 @@ pub struct RowConfig {
     /// Largest `timeout_ms` a spec may ask for.
     #[schemars(range(min = TIMEOUT_MIN_MS, max = TIMEOUT_MAX_MS))]
     pub max_timeout_ms: u32,
+    /// Largest `parallelism` a spec may ask for: candidates evaluated at once, each with its own
+    /// proposer (a child agent in DSH) and evaluator process.
+    #[schemars(range(min = 1, max = PARALLELISM_MAX))]
+    pub max_parallelism: u32,
     /// Grace between SIGTERM and SIGKILL when a process group is stopped.
     #[schemars(range(max = GRACE_MAX_MS))]
     pub termination_grace_ms: u32,
@@ -177,6 +185,7 @@ impl Default for RowConfig {
             max_handoff_chars: DEFAULT_MAX_HANDOFF_CHARS,
             default_timeout_ms: DEFAULT_TIMEOUT_MS,
             max_timeout_ms: DEFAULT_TIMEOUT_CAP_MS,
+            max_parallelism: DEFAULT_PARALLELISM_CAP,
             termination_grace_ms: DEFAULT_GRACE_MS,
             max_active_runs_per_repository: 1,
             max_stdout_bytes: DEFAULT_OUTPUT_BYTES,
@@ -211,7 +220,7 @@ const RETENTION: Rule = Rule::Integer {
 };
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [Field; 23] = [
+const FIELDS: [Field; 24] = [
     (
         "provider",
         Rule::Str {
@@ -265,6 +274,13 @@ const FIELDS: [Field; 23] = [
     ),
     ("defaultTimeoutMs", TIMEOUT),
     ("maxTimeoutMs", TIMEOUT),
+    (
+        "maxParallelism",
+        Rule::Integer {
+            min: 1,
+            max: PARALLELISM_MAX,
+        },
+    ),
     (
         "terminationGraceMs",
         Rule::Integer {
@@ -425,6 +441,7 @@ impl RowConfig {
                 max_experiments: self.max_experiments,
                 default_timeout_ms: u64::from(self.default_timeout_ms),
                 max_timeout_ms: u64::from(self.max_timeout_ms),
+                max_parallelism: self.max_parallelism,
             },
             state_root: self.state_root.clone(),
             branch_prefix: self.branch_prefix.clone(),

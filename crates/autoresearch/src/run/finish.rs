@@ -33,7 +33,8 @@ impl Run {
     }
 
     pub(super) fn do_cancel(&mut self) {
-        if self.finishing.is_some() {
+        // A generation's other candidates end first (each answer comes back here).
+        if self.finishing.is_some() || (self.parallel() && self.busy()) {
             return;
         }
         if self.worktree_ready && self.run_persisted {
@@ -71,7 +72,7 @@ impl Run {
     }
 
     pub(super) fn finish(&mut self, status: Status, blocker: Option<Blocker>, quiescent: bool) {
-        if self.finishing.is_some() {
+        if self.finishing.is_some() || self.defer_ending(status, &blocker, quiescent) {
             return;
         }
         self.finishing = Some((status, blocker.clone(), quiescent));
@@ -147,6 +148,9 @@ impl Run {
     }
 
     pub(super) fn after_terminal(&mut self) {
+        if self.drop_slots() {
+            return;
+        }
         if self.settings.export_tsv && self.run_persisted {
             let status = self
                 .finishing
@@ -194,6 +198,7 @@ impl Run {
                 }
                 match e.state {
                     ExpState::Accepted => counts.accepted += 1,
+                    ExpState::Rejected if e.superseded_by.is_some() => counts.superseded += 1,
                     ExpState::Rejected => counts.rejected += 1,
                     ExpState::Failed => counts.failed += 1,
                     ExpState::PolicyViolation => counts.policy_violations += 1,

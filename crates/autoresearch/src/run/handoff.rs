@@ -13,11 +13,13 @@ struct Standing<'a> {
     best: Option<(f64, &'a str)>,
     baseline_metric: Option<f64>,
     remaining: u32,
+    /// Under `parallelism`: this candidate's slot and how many its generation has.
+    generation: Option<(u32, usize)>,
 }
 
 /// The handoff's JSON text.
 fn render(policy: &RunPolicy, at: &Standing<'_>, history: Vec<Value>) -> String {
-    json!({
+    let mut handoff = json!({
         "task": "Edit only files matching mutable_globs to improve the metric, then report {hypothesis, summary}.",
         "run_id": at.run_id,
         "experiment_id": at.experiment_id,
@@ -32,8 +34,15 @@ fn render(policy: &RunPolicy, at: &Standing<'_>, history: Vec<Value>) -> String 
         "baseline_metric": at.baseline_metric,
         "remaining_experiments": at.remaining,
         "history": history,
-    })
-    .to_string()
+    });
+    if let Some((slot, candidates)) = at.generation {
+        handoff["generation"] = json!({
+            "slot": slot,
+            "candidates": candidates,
+            "note": "other proposers start from the same best at the same time: try an idea of your own; the best of the generation is kept",
+        });
+    }
+    handoff.to_string()
 }
 
 /// A spec for one reader ([`crate::spec::parse_for`]) whose fresh run's handoff also fits
@@ -69,6 +78,8 @@ pub fn handoff_problem(policy: &RunPolicy, settings: &Settings) -> Option<SpecEr
         best: Some((WIDEST_METRIC, &commit)),
         baseline_metric: Some(WIDEST_METRIC),
         remaining: last,
+        generation: (policy.parallelism > 1)
+            .then(|| (policy.parallelism - 1, policy.parallelism as usize)),
     };
     let chars = render(policy, &at, Vec::new()).chars().count();
     let max = settings.max_handoff_chars;
@@ -109,6 +120,7 @@ impl Run {
             best: self.best.as_ref().map(|b| (b.metric, b.commit.as_str())),
             baseline_metric: self.baseline.as_ref().map(|b| b.metric),
             remaining: p.max_experiments.saturating_sub(self.candidates_started()),
+            generation: self.parallel().then_some((e.slot, self.generation.len())),
         };
         let finished: Vec<&Experiment> = self
             .experiments
@@ -122,7 +134,7 @@ impl Run {
                 .map(|x| {
                     json!({
                         "ordinal": x.ordinal,
-                        "state": x.state.as_str(),
+                        "state": if x.superseded_by.is_some() { "superseded" } else { x.state.as_str() },
                         "metric": x.metric,
                         "decision": x.decision,
                         "failure_code": x.failure_code,

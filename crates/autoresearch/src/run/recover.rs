@@ -266,7 +266,13 @@ impl Run {
                 failure_code: e.failure_code.clone(),
                 failure_message: e.failure_message.clone(),
                 evidence: Vec::new(),
+                slot: 0,
+                superseded_by: e.superseded_by.clone(),
             });
+        }
+        let k = self.policy.as_ref().map_or(1, |p| p.parallelism);
+        for e in &mut self.experiments {
+            e.slot = generation::slot_of(e.kind, e.ordinal, k);
         }
         for a in &rows.attempts {
             let exp = self
@@ -361,6 +367,17 @@ impl Run {
         if self.cancel.is_some() {
             return self.do_cancel();
         }
+        if self.parallel()
+            && matches!(
+                self.state,
+                RunState::Proposing
+                    | RunState::CandidatePrepared
+                    | RunState::CandidateRunning
+                    | RunState::Deciding
+            )
+        {
+            return self.resume_generation();
+        }
         let unresolved = self.experiments.iter().rposition(|e| !e.state.is_final());
         match (self.state, unresolved) {
             (RunState::Initializing, _) => self.advance(Then::CreateWorktree),
@@ -405,12 +422,12 @@ impl Run {
             e.failure_code = Some(Failure::RecoveryRerunExhausted.as_str().into());
             e.failure_message = Some(format!("{used} attempt(s) were interrupted"));
             let mut sts = vec![self.finish_experiment(exp)];
-            if self.state == RunState::CandidateRunning {
+            if self.state == RunState::CandidateRunning && !self.parallel() {
                 sts.push(self.set_state(RunState::Deciding));
             }
             return self.write(sts, vec![], Then::Measured { exp });
         }
         let commit = self.evaluated_commit(exp);
-        self.clean(commit, Then::Retry { exp });
+        self.clean_at(self.worktree_of(exp), commit, Then::Retry { exp });
     }
 }

@@ -28,6 +28,8 @@ impl Run {
             failure_code: None,
             failure_message: None,
             evidence: Vec::new(),
+            slot: self.slot_of(kind, ordinal),
+            superseded_by: None,
         });
         self.experiments.len() - 1
     }

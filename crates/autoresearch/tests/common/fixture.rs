@@ -10,6 +10,7 @@ pub fn limits() -> Limits {
         max_experiments: 100,
         default_timeout_ms: 900_000,
         max_timeout_ms: 3_600_000,
+        max_parallelism: 4,
     }
 }
 

@@ -67,6 +67,14 @@ pub struct World {
     pub write_artifacts: bool,
     /// The handoff of each proposal round.
     pub handoffs: Vec<String>,
+    /// The worktree `files` and `worktree_head` are of (`None` before the first).
+    pub current: Option<String>,
+    /// Every other worktree's files and head (the slots' under `parallelism`).
+    pub trees: BTreeMap<String, (Files, Option<String>)>,
+    /// Each evaluation's `AUTORESEARCH_SLOT`, in order.
+    pub slots: Vec<String>,
+    /// The evaluators held by `cancel_during_eval`, unanswered.
+    pub held: Vec<EffectId>,
 }
 
 pub fn metric_out(name: &str, value: f64) -> ProcessOutcome {
@@ -195,6 +203,37 @@ impl World {
             clock: NOW,
             write_artifacts: false,
             handoffs: Vec::new(),
+            current: None,
+            trees: BTreeMap::new(),
+            slots: Vec::new(),
+            held: Vec::new(),
+        }
+    }
+
+    /// Makes `path` the worktree `files` and `worktree_head` describe.
+    fn enter(&mut self, path: &str) {
+        if self.current.as_deref() == Some(path) {
+            return;
+        }
+        let (files, head) = self.trees.remove(path).unwrap_or_default();
+        let files = std::mem::replace(&mut self.files, files);
+        let head = std::mem::replace(&mut self.worktree_head, head);
+        if let Some(old) = self.current.replace(path.to_owned()) {
+            self.trees.insert(old, (files, head));
+        }
+    }
+
+    /// The worktree an effect works in, if any.
+    fn worktree_of(effect: &Effect) -> Option<&str> {
+        match effect {
+            Effect::HashInputs { worktree, .. }
+            | Effect::RunEvaluator { worktree, .. }
+            | Effect::RunProposer { worktree, .. }
+            | Effect::ListChanges { worktree, .. }
+            | Effect::Commit { worktree, .. }
+            | Effect::CheckoutClean { worktree, .. } => Some(worktree),
+            Effect::CreateWorktree { path, .. } => Some(path),
+            _ => None,
         }
     }
 
@@ -219,6 +258,9 @@ impl World {
         {
             return vec![Input::Failed { id, error }];
         }
+        if let Some(path) = World::worktree_of(&effect) {
+            self.enter(path);
+        }
         match effect {
             Effect::Discover { id, .. } => vec![Input::Discovered {
                 id,
@@ -242,7 +284,19 @@ impl World {
             }],
             Effect::CreateWorktree {
                 id,
-                branch,
+                branch: None,
+                start_commit,
+                ..
+            } => {
+                if self.worktree_head.is_none() {
+                    self.files = self.commits[&start_commit].clone();
+                    self.worktree_head = Some(start_commit);
+                }
+                vec![Input::Done { id }]
+            }
+            Effect::CreateWorktree {
+                id,
+                branch: Some(branch),
                 start_commit,
                 ..
             } => {
@@ -275,9 +329,12 @@ impl World {
                 id,
                 attempt_id,
                 artifact_dir,
+                env,
                 ..
             } => {
                 self.evaluations += 1;
+                self.slots
+                    .push(env.get(spec::SLOT_ENV).cloned().unwrap_or_default());
                 let mut out = vec![Input::Spawned {
                     id,
                     process: ProcessIdentity {
@@ -291,9 +348,14 @@ impl World {
                     let _ = attempt_id;
                     return out;
                 }
-                if self.cancel_during_eval == Some(self.evaluations) {
-                    // Hold the evaluator: the test cancels, and the interrupt answers it.
+                if self
+                    .cancel_during_eval
+                    .is_some_and(|n| self.evaluations >= n)
+                {
+                    // Hold the evaluator (and every later one): the test cancels, and the
+                    // interrupt answers it.
                     self.log.push("(evaluator held)".into());
+                    self.held.push(id);
                     return out;
                 }
                 let mut o = (self.evaluator)(&mut self.files, self.evaluations);
@@ -514,6 +576,7 @@ impl World {
                     decision: r.get("decision")?,
                     failure_code: r.get("failure_code")?,
                     failure_message: r.get("failure_message")?,
+                    superseded_by: r.get("superseded_by")?,
                 })
             })
             .unwrap()
@@ -657,7 +720,13 @@ pub fn describe(e: &Effect) -> String {
             format!("persist [{}]", names.join("; "))
         }
         Effect::LoadRun { .. } => "load-run".into(),
-        Effect::CreateWorktree { branch, .. } => format!("create-worktree {branch}"),
+        Effect::CreateWorktree {
+            branch: Some(branch),
+            ..
+        } => format!("create-worktree {branch}"),
+        Effect::CreateWorktree { path, .. } => {
+            format!("create-worktree {}", path.rsplit('/').next().unwrap_or(""))
+        }
         Effect::HashInputs { paths, .. } => format!(
             "hash {:?}",
             paths.iter().map(|p| p.as_str()).collect::<Vec<_>>()

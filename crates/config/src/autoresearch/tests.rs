@@ -33,6 +33,9 @@ fn empty_and_null_configs_are_the_documented_defaults() {
         (900_000, 3_600_000)
     );
     assert_eq!(row.termination_grace_ms, 5_000);
+    assert_eq!(row.max_parallelism, 4);
+    #[cfg(feature = "autoresearch")]
+    assert_eq!(PARALLELISM_MAX, autoresearch::MAX_PARALLELISM);
     assert_eq!(row.max_active_runs_per_repository, 1);
     assert_eq!(
         (row.max_stdout_bytes, row.max_stderr_bytes),

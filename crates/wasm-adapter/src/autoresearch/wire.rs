@@ -80,6 +80,7 @@ pub fn effect_json(effect: &Effect) -> Value {
         Effect::RunEvaluator {
             attempt_id,
             argv,
+            worktree,
             cwd,
             env,
             timeout_ms,
@@ -89,7 +90,8 @@ pub fn effect_json(effect: &Effect) -> Value {
             artifact_dir,
             ..
         } => json!({
-            "kind": "runEvaluator", "attemptId": attempt_id, "argv": argv, "cwd": cwd, "env": env,
+            "kind": "runEvaluator", "attemptId": attempt_id, "argv": argv, "worktree": worktree,
+            "cwd": cwd, "env": env,
             "timeoutMs": timeout_ms, "graceMs": grace_ms, "stdoutCap": stdout_cap,
             "stderrCap": stderr_cap, "artifactDir": artifact_dir,
         }),

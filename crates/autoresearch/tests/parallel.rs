@@ -1,0 +1,260 @@
+//! `parallelism`: candidates in generations, each in its slot's worktree, against the fake
+//! driver in `common` (real SQLite, fake git).
+
+mod common;
+
+use autoresearch_core as core;
+use common::*;
+use core::*;
+use serde_json::json;
+
+/// Two generations of three. Whatever order the slots propose in, generation one holds 8, 7 and
+/// 11 (from 10: 7 kept, 8 superseded, 11 rejected) and generation two 6, 7.5 and 5 (from 7).
+fn two_generations() -> (World, RunPolicy) {
+    let w = World::new(
+        score_evaluator(),
+        score_proposer(vec![8.0, 7.0, 11.0, 6.0, 7.5, 5.0]),
+    );
+    (w, policy(json!({"parallelism": 3, "max_experiments": 6})))
+}
+
+fn resume(world: &mut World) -> RunResult {
+    let mut run = Run::resume(
+        RUN_ID,
+        Default::default(),
+        None,
+        settings(),
+        NOW + 1_000_000,
+    )
+    .unwrap();
+    world.crash_after = None;
+    world.drive(&mut run).expect("report")
+}
+
+fn fates(r: &RunResult) -> Vec<(String, &str)> {
+    let metric = |m: Option<f64>| m.map_or("-".into(), |m| m.to_string());
+    r.experiments
+        .iter()
+        .map(|e| (metric(e.metric), e.state.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_best_of_each_generation_is_kept_and_the_others_that_improved_are_superseded() {
+    let (mut w, policy) = two_generations();
+    let mut run = start(policy);
+    let r = w.drive(&mut run).unwrap();
+    assert_eq!(
+        r.status,
+        Status::BudgetLimited,
+        "{:?}\n{:#?}",
+        r.blocker,
+        w.log
+    );
+    let mut by_ordinal = fates(&r);
+    by_ordinal[1..4].sort();
+    by_ordinal[4..7].sort();
+    assert_eq!(
+        by_ordinal,
+        [
+            ("10".into(), "accepted"),
+            ("11".into(), "rejected"),
+            ("7".into(), "accepted"),
+            ("8".into(), "superseded"),
+            ("5".into(), "accepted"),
+            ("6".into(), "superseded"),
+            ("7.5".into(), "rejected"),
+        ]
+    );
+    let c = &r.counts;
+    assert_eq!(
+        (c.experiments_started, c.accepted, c.superseded, c.rejected),
+        (6, 2, 2, 2)
+    );
+    let best = r.best.clone().unwrap();
+    assert_eq!(best.metric, 5.0);
+    assert_eq!(w.run_branch.as_ref().unwrap().1, best.commit);
+    // Generation two starts from generation one's winner; a superseded one names it.
+    let kept_1 = r.experiments[1..4]
+        .iter()
+        .find(|e| e.state == "accepted")
+        .unwrap();
+    for e in &r.experiments[4..] {
+        assert_eq!(Some(&e.parent_commit), kept_1.candidate_commit.as_ref());
+    }
+    let superseded = r.experiments[1..4]
+        .iter()
+        .find(|e| e.state == "superseded")
+        .unwrap();
+    assert_eq!(
+        superseded.superseded_by.as_ref(),
+        Some(&kept_1.experiment_id)
+    );
+    // Every evaluator knew its slot; each slot above 0 had its worktree, removed at the end.
+    let mut slots = w.slots.clone();
+    slots.sort();
+    assert_eq!(slots, ["0", "0", "0", "1", "1", "2", "2"]);
+    let removed: Vec<&String> = w.removed.iter().filter(|l| l.contains("-slot-")).collect();
+    assert_eq!(removed.len(), 2, "{:?}", w.removed);
+    // The stored rows say the same after a reload (superseded is a rejected row naming the
+    // winner), and the result says it in every rendering.
+    let rows = w.load(RUN_ID).unwrap();
+    let snapshot = Run::snapshot(&rows, "/t", settings()).unwrap();
+    assert_eq!(fates(&snapshot), fates(&r));
+    assert!(r.to_tsv().contains("\tsuperseded\t"));
+}
+
+#[test]
+fn a_generation_is_cut_to_the_budget_left() {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![9.0, 8.0, 7.0, 6.0]));
+    let mut run = start(policy(json!({"parallelism": 3, "max_experiments": 4})));
+    let r = w.drive(&mut run).unwrap();
+    assert_eq!(r.counts.experiments_started, 4);
+    assert_eq!(r.best.unwrap().metric, 6.0);
+    let mut slots = w.slots.clone();
+    slots.sort();
+    assert_eq!(slots, ["0", "0", "0", "1", "2"]);
+}
+
+#[test]
+fn one_at_a_time_is_the_original_loop_and_stores_no_parallelism() {
+    let p = policy(json!({}));
+    assert_eq!(p.parallelism, 1);
+    assert!(p.to_json().get("parallelism").is_none());
+    let p = policy(json!({"parallelism": 2}));
+    assert_eq!(p.to_json()["parallelism"], 2);
+    let errors = spec::validate(&spec_json(json!({"parallelism": 5})), &limits()).unwrap_err();
+    assert_eq!(
+        errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["parallelism: must be an integer from 1 to 4 (got 5)"]
+    );
+}
+
+#[test]
+fn every_crash_point_of_a_parallel_run_resumes_without_evaluating_anything_twice() {
+    let total = {
+        let (mut probe, policy) = two_generations();
+        let mut run = start(policy);
+        probe.drive(&mut run).unwrap();
+        probe.performed
+    };
+    for k in 1..total {
+        let (mut w, mut policy) = two_generations();
+        // A crash interrupts a whole generation's proposals, which count as failed rounds.
+        policy.max_consecutive_failures = 6;
+        let mut run = start(policy);
+        w.crash_after = Some(k);
+        let r = match w.drive(&mut run) {
+            Some(r) => r,
+            None => resume(&mut w),
+        };
+        if r.blocker.as_ref().is_some_and(|b| b.code == "run-missing") {
+            continue;
+        }
+        assert_eq!(
+            r.status,
+            Status::BudgetLimited,
+            "crash at {k}: {:?}",
+            r.blocker
+        );
+        assert_eq!(r.counts.experiments_started, 6, "crash at {k}");
+        assert!(
+            r.experiments.iter().all(|e| e.decision.is_some()),
+            "crash at {k}"
+        );
+        // An attempt that ran to its end is never run again; an interrupted one at most once.
+        let exited: i64 = w.scalar(
+            "SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM attempts \
+             WHERE state = 'exited' GROUP BY experiment_id)",
+        );
+        assert!(
+            exited <= 1,
+            "crash at {k}: an experiment evaluated {exited} times"
+        );
+        assert_eq!(
+            w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
+            0
+        );
+        let best = r.best.clone().unwrap();
+        assert_eq!(
+            w.run_branch.as_ref().unwrap().1,
+            best.commit,
+            "crash at {k}"
+        );
+        let kept_ids: Vec<&str> = r
+            .experiments
+            .iter()
+            .filter(|e| e.kind == "candidate" && e.state == "accepted")
+            .map(|e| e.experiment_id.as_str())
+            .collect();
+        assert!(kept_ids.len() <= 2, "crash at {k}: one kept per generation");
+    }
+}
+
+#[test]
+fn a_cancel_interrupts_every_candidate_in_flight_and_ends_once_they_are_in() {
+    let (mut w, policy) = two_generations();
+    // Hold the three evaluators of generation one (the baseline is evaluation 1).
+    w.cancel_during_eval = Some(2);
+    let mut run = start(policy);
+    assert!(w.drive(&mut run).is_none());
+    assert_eq!(w.held.len(), 3);
+    run.handle(
+        Input::Cancel {
+            reason: "job_kill".into(),
+        },
+        NOW,
+    )
+    .unwrap();
+    let mut interrupted = Vec::new();
+    while let Some(effect) = run.poll() {
+        let Effect::Interrupt { target } = effect else {
+            panic!("only interrupts while the evaluators run: {effect:?}")
+        };
+        interrupted.push(target);
+    }
+    interrupted.sort();
+    assert_eq!(interrupted, w.held);
+    for id in w.held.clone() {
+        let outcome = ProcessOutcome {
+            cancelled: true,
+            quiescent: true,
+            ..Default::default()
+        };
+        run.handle(Input::Exited { id, outcome }, NOW).unwrap();
+    }
+    let r = w.drive(&mut run).unwrap();
+    assert_eq!(r.status, Status::Cancelled);
+    assert_eq!(r.counts.experiments_started, 3);
+    assert!(
+        r.experiments[1..]
+            .iter()
+            .all(|e| e.decision.as_deref() == Some("fail"))
+    );
+    assert_eq!(r.best.unwrap().metric, 10.0);
+    assert_eq!(w.run_branch.as_ref().unwrap().1, w.start);
+    assert_eq!(
+        w.scalar::<i64>("SELECT count(*) FROM attempts WHERE state = 'running'"),
+        0
+    );
+}
+
+#[test]
+fn one_candidate_blocking_the_run_waits_for_the_others_before_it_ends() {
+    let (mut w, policy) = two_generations();
+    w.fail = Some(("commit".into(), "disk full".into()));
+    let mut run = start(policy);
+    let r = w.drive(&mut run).unwrap();
+    assert_eq!(r.status, Status::Blocked);
+    assert_eq!(r.blocker.unwrap().code, "git-failed");
+    assert!(run.poll().is_none(), "the report is the last effect");
+    assert!(r.experiments.iter().all(|e| e.decision.is_some()));
+    assert_eq!(
+        w.scalar::<i64>("SELECT count(*) FROM attempts WHERE state = 'running'"),
+        0
+    );
+    assert_eq!(
+        w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
+        0
+    );
+}

@@ -42,9 +42,26 @@ pub enum Reply {
     },
     /// Answer with text (ends the turn).
     Text(String),
+    /// `reply`, served to the first conversation request whose JSON body contains `text`:
+    /// agents that talk to the model at the same time (a generation's child agents) each get
+    /// their own replies whatever order their requests arrive in.
+    When {
+        /// Text the request must contain.
+        text: String,
+        /// What it gets.
+        reply: Box<Reply>,
+    },
 }
 
 impl Reply {
+    /// Whether this reply may answer a request with this body text.
+    fn serves(&self, body: &str) -> bool {
+        match self {
+            Reply::When { text, .. } => body.contains(text.as_str()),
+            _ => true,
+        }
+    }
+
     /// A tool call.
     pub fn tool(name: &str, args: Value) -> Reply {
         Reply::Tool {
@@ -221,10 +238,14 @@ fn serve(stream: TcpStream, state: &Mutex<State>) -> Result<()> {
             let mut state = lock(state);
             state.steps += 1;
             let step = state.steps;
-            let reply = state
-                .script
-                .pop_front()
-                .unwrap_or_else(|| Reply::Text(DONE.to_owned()));
+            let body = request.body.to_string();
+            let reply = match state.script.iter().position(|r| r.serves(&body)) {
+                Some(i) => match state.script.remove(i) {
+                    Some(Reply::When { reply, .. }) => *reply,
+                    other => other.unwrap_or_else(|| Reply::Text(DONE.to_owned())),
+                },
+                None => Reply::Text(DONE.to_owned()),
+            };
             (step, reply)
         } else {
             (0, Reply::Text(TITLE.to_owned()))
@@ -308,6 +329,7 @@ fn sse(model: &str, step: usize, reply: &Reply) -> String {
     let usage = json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120});
     let mut out = String::new();
     match reply {
+        Reply::When { reply, .. } => return sse(model, step, reply),
         Reply::Tool { name, args, text } => {
             let arguments = args.to_string();
             if !text.is_empty() {
@@ -427,6 +449,41 @@ mod tests {
         let requests = mock.requests();
         assert_eq!(requests.len(), 3);
         assert_eq!(requests.iter().filter(|r| r.is_conversation()).count(), 2);
+        assert_eq!(mock.unused(), 0);
+    }
+
+    #[test]
+    fn a_when_step_goes_to_the_request_that_names_it() {
+        let when = |text: &str, file: &str| Reply::When {
+            text: text.into(),
+            reply: Box::new(Reply::tool("read", json!({"file_path": file}))),
+        };
+        let mock = MockModel::start(vec![
+            when("slot-a", "a"),
+            when("slot-b", "b"),
+            Reply::Text("parent".into()),
+        ])
+        .unwrap();
+        let post = |mark: &str| {
+            let body = format!(
+                r#"{{"model":"m","tools":[{{"type":"function"}}],"messages":["{mark}"]}}"#
+            );
+            let mut s = TcpStream::connect(mock.addr).unwrap();
+            write!(
+                s,
+                "POST /chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).unwrap();
+            out
+        };
+        // B asks first and still gets its own step; a request naming neither gets the next
+        // step without a condition.
+        assert!(post("slot-b").contains(r#"\"b\""#));
+        assert!(post("parent").contains("\"finish_reason\":\"stop\""));
+        assert!(post("slot-a").contains(r#"\"a\""#));
         assert_eq!(mock.unused(), 0);
     }
 }

@@ -11,6 +11,7 @@
 //!   "script": [
 //!     { "tool": "bash", "args": { "command": "sh build.sh" } },
 //!     { "say": "visible text before the call", "tool": "read", "args": { "file_path": "x" } },
+//!     { "when": "text of its request", "tool": "read", "args": { "file_path": "y" } },
 //!     { "say": "final answer (ends the turn)" }
 //!   ],
 //!   "expect": {
@@ -49,6 +50,10 @@
 //! `$FIXTURES` in the patch stands for `xtask/fixtures/`, so a test-only plugin there (e.g.
 //! `plugins/steer.mjs`, a person steering a running turn) can be mounted by path. The patch
 //! overlay is JSON, which is YAML, so it goes to `--patch` as it is.
+//!
+//! A script step with `when` is served only to a request whose JSON body contains that text (the
+//! first such step in order): agents that talk to the model at the same time, such as a
+//! generation's child agents, each get their own steps whatever order their requests arrive in.
 //!
 //! Every expectation is optional; an unknown key is an error. A turn that exits 0 must have used
 //! its whole script (a scripted reply never asked for fails it).
@@ -279,16 +284,23 @@ impl Scenario {
             .enumerate()
             .map(|(i, item)| {
                 let say = item["say"].as_str().unwrap_or_default().to_owned();
-                match item["tool"].as_str() {
-                    Some(name) if say.is_empty() => Ok(Reply::tool(name, item["args"].clone())),
-                    Some(name) => Ok(Reply::Tool {
+                let reply = match item["tool"].as_str() {
+                    Some(name) if say.is_empty() => Reply::tool(name, item["args"].clone()),
+                    Some(name) => Reply::Tool {
                         name: name.to_owned(),
                         args: item["args"].clone(),
                         text: say,
-                    }),
-                    None if !say.is_empty() => Ok(Reply::Text(say)),
+                    },
+                    None if !say.is_empty() => Reply::Text(say),
                     None => bail!("{}: script[{i}] has neither `tool` nor `say`", self.name),
-                }
+                };
+                Ok(match item["when"].as_str() {
+                    Some(text) => Reply::When {
+                        text: text.to_owned(),
+                        reply: Box::new(reply),
+                    },
+                    None => reply,
+                })
             })
             .collect()
     }

@@ -18,6 +18,8 @@ import { ensurePrivateDir, openTracker } from './tracker.js'
 /** The variable marking a headless proposer's processes with its run id (so a resume can stop a
  * proposer a killed runner left behind before the core restores the worktree). */
 export const PROPOSER_MARKER = 'DSH_AUTORESEARCH_PROPOSER'
+/** The variable marking one proposal round's processes (its containment). */
+const ROUND_MARKER = 'DSH_AUTORESEARCH_ROUND'
 /** The variable the core puts in each evaluator's environment (its attempt id). */
 export const ATTEMPT_MARKER = 'DSH_AUTORESEARCH_ATTEMPT'
 
@@ -118,7 +120,7 @@ export async function drive(run, io) {
     onStep = () => {}, signal, now = Date.now,
   } = io
   const git = io.git ?? createGit({ runner, executable: gitExecutable })
-  const world = { gitCommonDir: undefined, tracker: undefined, worktree: undefined }
+  const world = { gitCommonDir: undefined, tracker: undefined }
   const inbox = []
   const outstanding = new Map()
   let inFlight = 0
@@ -151,7 +153,6 @@ export async function drive(run, io) {
   }
 
   async function perform(e, post) {
-    if (typeof e.worktree === 'string') world.worktree = e.worktree
     switch (e.kind) {
       case 'discover': {
         const facts = await git.discover(e.repository ?? undefined, callerCwd)
@@ -168,8 +169,7 @@ export async function drive(run, io) {
       case 'loadRun':
         return { type: 'loaded', id: e.id, rows: world.tracker.load(e.runId) }
       case 'createWorktree':
-        world.worktree = e.path
-        await git.createWorktree({ gitCommonDir: world.gitCommonDir, path: e.path, branch: e.branch, startCommit: e.startCommit })
+        await git.createWorktree({ gitCommonDir: world.gitCommonDir, path: e.path, branch: e.branch ?? undefined, startCommit: e.startCommit })
         return { type: 'done', id: e.id }
       case 'hashInputs':
         return { type: 'hashed', id: e.id, files: await hashInputs(e) }
@@ -223,8 +223,8 @@ export async function drive(run, io) {
     }))
   }
 
-  /** The evaluator's cwd must be a real directory inside the worktree (no symlink escape). */
-  function checkCwd(cwd) {
+  /** The evaluator's cwd must be a real directory inside its worktree (no symlink escape). */
+  function checkCwd(cwd, worktree) {
     let st
     try {
       st = statSync(cwd)
@@ -232,10 +232,8 @@ export async function drive(run, io) {
       throw new Error(`the evaluation cwd ${cwd} does not exist in the worktree`)
     }
     if (!st.isDirectory()) throw new Error(`the evaluation cwd ${cwd} is not a directory`)
-    if (world.worktree !== undefined) {
-      const rel = relative(realpathSync(world.worktree), realpathSync(cwd))
-      if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`the evaluation cwd ${cwd} leaves the worktree`)
-    }
+    const rel = relative(realpathSync(worktree), realpathSync(cwd))
+    if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`the evaluation cwd ${cwd} leaves the worktree`)
   }
 
   /** Runs one process with a timeout and an interrupt; resolves its facts. */
@@ -271,7 +269,7 @@ export async function drive(run, io) {
   }
 
   async function evaluate(e, post) {
-    checkCwd(e.cwd)
+    checkCwd(e.cwd, e.worktree)
     ensurePrivateDir(e.artifactDir)
     const facts = await runProcess(e, {
       argv: e.argv,
@@ -289,9 +287,9 @@ export async function drive(run, io) {
     if (facts.spawnError !== undefined) throw new Error(facts.spawnError)
     // The candidate's code ran inside the evaluator: `.git` is checked (and put back) before
     // any git command follows it.
-    const worktree = world.worktree === undefined || world.gitCommonDir === undefined
+    const worktree = world.gitCommonDir === undefined
       ? undefined
-      : await git.inspect({ gitCommonDir: world.gitCommonDir, worktree: world.worktree, full: false })
+      : await git.inspect({ gitCommonDir: world.gitCommonDir, worktree: e.worktree, full: false })
     let stderrTail = facts.stderr.bytes.toString('utf8')
     const artifacts = []
     try {
@@ -343,15 +341,18 @@ export async function drive(run, io) {
         outstanding.delete(e.id)
       }
     }
+    const round = `${run.runId}-round-${e.id}`
     const facts = await runProcess(e, {
       argv: e.argv,
       cwd: e.worktree,
-      env: { ...runner.scrubbedParentEnv(), [PROPOSER_MARKER]: run.runId },
+      // The run's marker lets a resume reap every proposer a killed runner left behind; the
+      // round's own contains this one alone (a generation's proposers run side by side).
+      env: { ...runner.scrubbedParentEnv(), [PROPOSER_MARKER]: run.runId, [ROUND_MARKER]: round },
       stdin: e.handoff,
       stdoutCap: 1024 * 1024,
       stderrCap: 64 * 1024,
       graceMs: e.graceMs,
-      marker: [PROPOSER_MARKER, run.runId],
+      marker: [ROUND_MARKER, round],
     })
     if (facts.spawnError !== undefined) throw new Error(facts.spawnError)
     return {

@@ -262,7 +262,10 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
      * already exists there is an error, never overwritten. */
     async createWorktree({ gitCommonDir, path, branch, startCommit }) {
       const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
-      const existing = (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { ok: [0, 1] })).stdout.trim()
+      // A slot's scratch worktree has no branch of its own.
+      const existing = branch === undefined
+        ? startCommit
+        : (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { ok: [0, 1] })).stdout.trim()
       if (existing !== '' && existing !== startCommit) {
         throw new GitError(`branch ${branch} already exists at ${existing}, not at the run's start ${startCommit}`)
       }

@@ -24,6 +24,7 @@ test('the empty config is every documented default', () => {
     maxHandoffChars: 16384,
     defaultTimeoutMs: 900000,
     maxTimeoutMs: 3600000,
+    maxParallelism: 4,
     terminationGraceMs: 5000,
     maxActiveRunsPerRepository: 1,
     maxStdoutBytes: 1048576,

@@ -22,7 +22,7 @@ test('run improves a real metric in a scratch repository; the caller is untouche
   assert.equal(result.best.metric, 6, 'candidates 1 and 3 improve, 2 regresses')
   assert.deepEqual(result.experiments.map((e) => e.decision), ['accept', 'accept', 'reject', 'accept'])
   assert.deepEqual(result.counts, {
-    experiments_started: 3, experiments_completed: 3, accepted: 2, rejected: 1, failed: 0, policy_violations: 0, attempts: 4,
+    experiments_started: 3, experiments_completed: 3, accepted: 2, rejected: 1, superseded: 0, failed: 0, policy_violations: 0, attempts: 4,
   })
   // Progress went to stderr, one line per step.
   assert.match(r.stderr, /\[autoresearch\] baseline: score = 10/)
@@ -173,7 +173,7 @@ test('list migrates a tracker of the previous schema (v1) and shows its runs', a
   assert.match(r.stdout, /0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9.*budget-limited/)
   const after = new DatabaseSync(join(dir, 'tracker.sqlite'), { readOnly: true })
   t.after(() => after.close())
-  assert.equal(Number(after.prepare('PRAGMA user_version').get().user_version), 3)
+  assert.equal(Number(after.prepare('PRAGMA user_version').get().user_version), 4)
 })
 
 test("the original's runs are listed and its live locks count toward the active-run limit", async (t) => {

@@ -1,0 +1,93 @@
+// `parallelism` end to end through the headless runner, with real git and real processes: each
+// candidate of a generation has its own proposer process and evaluator in its own worktree, with
+// AUTORESEARCH_SLOT; the evaluators of a generation overlap in time; the best is kept, the other
+// improvers are superseded and stay on refs; slot worktrees are gone when the run ends.
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cli, git, makeRepo, proposer, specFile } from './support/fixture.mjs'
+
+// Logs each evaluation (its slot, cwd and time span), then sleeps so that a generation's
+// evaluators can be seen overlapping.
+const SLOW_EVAL = `import { appendFileSync, readFileSync } from 'node:fs'
+const start = Date.now()
+await new Promise((r) => setTimeout(r, 400))
+const v = Number(readFileSync('score.txt', 'utf8').trim())
+appendFileSync(process.env.AR_EVAL_LOG, JSON.stringify({
+  attempt: process.env.DSH_AUTORESEARCH_ATTEMPT, slot: process.env.AUTORESEARCH_SLOT,
+  cwd: process.cwd(), start, end: Date.now(), v,
+}) + '\\n')
+console.log(JSON.stringify({ score: v }))
+`
+
+// By ordinal: generation 1 (from 10) 8, 7, 11; generation 2 (from 7) 6, 7.5, 5.
+const SCORES = { 1: 8, 2: 7, 3: 11, 4: 6, 5: 7.5, 6: 5 }
+
+test('parallelism 3: two generations, the best of each kept, the other improvers superseded', (t) => {
+  const { root, repo } = makeRepo(t, { 'eval.mjs': SLOW_EVAL })
+  const prop = proposer(root, `fs.appendFileSync(${JSON.stringify(join(root, 'handoffs.log'))},
+      JSON.stringify({ ordinal, cwd: process.cwd(), generation: handoff.generation }) + '\\n')
+    return (${JSON.stringify(SCORES)})[ordinal]`)
+  const log = join(root, 'evaluations.log')
+  const spec = specFile(root, { proposer: prop, max_experiments: 6, parallelism: 3 })
+  const r = cli(['run', '--json', spec], { cwd: repo, env: { AR_EVAL_LOG: log } })
+  assert.equal(r.status, 0, r.stderr)
+  const result = r.json
+  assert.deepEqual(result.experiments.map((e) => e.outcome),
+    ['baseline', 'superseded', 'kept', 'rejected', 'superseded', 'rejected', 'kept'])
+  assert.deepEqual(result.experiments.map((e) => e.metric), [10, 8, 7, 11, 6, 7.5, 5])
+  assert.equal(result.experiments[1].superseded_by, result.experiments[2].experiment_id)
+  assert.deepEqual(
+    [result.counts.accepted, result.counts.superseded, result.counts.rejected], [2, 2, 2])
+  // Generation two starts from generation one's winner.
+  for (const e of result.experiments.slice(4)) {
+    assert.equal(git(repo, 'rev-parse', `${e.candidate_commit}^`), result.experiments[2].candidate_commit)
+  }
+  assert.equal(git(repo, 'rev-parse', result.branch), result.best.commit)
+
+  const evaluations = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+  const candidate = (e) => Number(/candidate-(\d+)-attempt/.exec(e.attempt)?.[1] ?? 0)
+  for (const e of evaluations) {
+    const n = candidate(e)
+    assert.equal(e.slot, String(n === 0 ? 0 : (n - 1) % 3), e.attempt)
+    // Slot 0 works in the run's worktree, slot s in its own.
+    assert.equal(e.cwd.endsWith(`-slot-${e.slot}`), e.slot !== '0', e.cwd)
+  }
+  for (const generation of [[1, 2, 3], [4, 5, 6]]) {
+    const spans = evaluations.filter((e) => generation.includes(candidate(e)))
+    assert.equal(spans.length, 3)
+    const latestStart = Math.max(...spans.map((s) => s.start))
+    const earliestEnd = Math.min(...spans.map((s) => s.end))
+    assert.ok(latestStart < earliestEnd, `generation ${generation} ran one at a time: ${JSON.stringify(spans)}`)
+  }
+  const handoffs = readFileSync(join(root, 'handoffs.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+  assert.deepEqual(handoffs.map((h) => [h.ordinal, h.generation.slot, h.generation.candidates]).sort((a, b) => a[0] - b[0]),
+    [[1, 0, 3], [2, 1, 3], [3, 2, 3], [4, 0, 3], [5, 1, 3], [6, 2, 3]])
+
+  // Every candidate stays on its ref; no slot worktree outlives the run.
+  const refs = git(repo, 'for-each-ref', '--format=%(refname)', `refs/autoresearch/${result.run_id}/`).split('\n')
+  assert.equal(refs.length, 6)
+  const worktrees = git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))
+  assert.deepEqual(worktrees.filter((w) => w.includes('-slot-')), [])
+  assert.equal(worktrees.length, 2, worktrees.join('\n'))
+  // The table and TSV say superseded too.
+  const show = cli(['show', result.run_id], { cwd: repo })
+  assert.match(show.stdout, /2 accepted, 2 rejected, 2 superseded/)
+})
+
+test('parallelism above the row limit is refused, naming the field, the rule and the value', (t) => {
+  const { root, repo } = makeRepo(t)
+  const spec = specFile(root, { parallelism: 5, max_experiments: 1 })
+  const refused = cli(['run', '--json', spec], { cwd: repo })
+  assert.equal(refused.status, 2)
+  assert.match(refused.stderr, /parallelism: must be an integer from 1 to 4 \(got 5\)/)
+  // The row's maxParallelism raises the limit.
+  const config = join(root, 'row.json')
+  writeFileSync(config, JSON.stringify({ maxParallelism: 8 }))
+  const prop = proposer(root, 'return score - 1')
+  const allowed = specFile(root, { parallelism: 5, max_experiments: 1, proposer: prop }, 'spec5.json')
+  const r = cli(['run', '--json', '--config', config, allowed], { cwd: repo })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.json.best.metric, 9)
+})

@@ -111,16 +111,16 @@ for (const k of [1, 3, 8]) {
 }
 
 const f = (x) => x.toFixed(0)
-console.log(`autoresearch parallelism: ${opt.candidates} candidates, evaluator ${opt.sleep} ms, medians of ${opt.runs} runs`)
-console.log(`| | wall ms | ratio | target |`)
-console.log(`|---|---|---|---|`)
-console.log(`| parallelism 1 | ${f(serial)} | 1.00 | |`)
-console.log(`| parallelism 3 | ${f(parallel)} | ${ratio.toFixed(2)} | <= ${TARGET_RATIO} ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'} |`)
-console.log(`\nper-candidate cost, ${opt.overhead} candidates, evaluator that does nothing (proposer + evaluator alone: ${f(own)} ms)`)
-console.log(`| K | wall ms / candidate | run's own ms / candidate | git processes / candidate | processes / candidate |`)
-console.log(`|---|---|---|---|---|`)
+console.error(`autoresearch parallelism: ${opt.candidates} candidates, evaluator ${opt.sleep} ms, medians of ${opt.runs} runs`)
+console.error(`| | wall ms | ratio | target |`)
+console.error(`|---|---|---|---|`)
+console.error(`| parallelism 1 | ${f(serial)} | 1.00 | |`)
+console.error(`| parallelism 3 | ${f(parallel)} | ${ratio.toFixed(2)} | <= ${TARGET_RATIO} ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'} |`)
+console.error(`\nper-candidate cost, ${opt.overhead} candidates, evaluator that does nothing (proposer + evaluator alone: ${f(own)} ms)`)
+console.error(`| K | wall ms / candidate | run's own ms / candidate | git processes / candidate | processes / candidate |`)
+console.error(`|---|---|---|---|---|`)
 for (const [k, o] of Object.entries(overhead)) {
-  console.log(`| ${k} | ${f(o.ms_per_candidate)} | ${f(o.run_ms_per_candidate)} | ${o.git_per_candidate.toFixed(1)} | ${o.processes_per_candidate.toFixed(1)} |`)
+  console.error(`| ${k} | ${f(o.ms_per_candidate)} | ${f(o.run_ms_per_candidate)} | ${o.git_per_candidate.toFixed(1)} | ${o.processes_per_candidate.toFixed(1)} |`)
 }
 emit({
   sleep_ms: opt.sleep, candidates: opt.candidates, runs: opt.runs,

@@ -56,7 +56,7 @@ const BASH_FAILURES: &str = "bash exit != 0 (1-3 KiB of output)";
 const BASELINE: &str = "bench/baseline.json";
 
 fn usage() -> &'static str {
-    "usage: cargo xtask bench [--package ROW]... [--quick] [--before DIR [--write-baseline]] [--original DIR] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --package     only that package's benches: research-nudge or pain-point-check (the set below, report.json) or limit-break (memory at scale, target/bench/limit-break.json) or autoresearch (the keep rule against noise, target/bench/autoresearch.json)\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --before DIR  also measure the checkout DIR (the commit before, pkg/ built) in the same run\n  --write-baseline  with --before: record its figures in bench/baseline.json\n  --original DIR  also measure the original research-nudge, built at DIR (lib/index.js), in the same run\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
+    "usage: cargo xtask bench [--package ROW]... [--quick] [--before DIR [--write-baseline]] [--original DIR] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --package     only that package's benches: research-nudge or pain-point-check (the set below, report.json) or limit-break (memory at scale, target/bench/limit-break.json) or autoresearch (the keep rule against noise, and parallelism's wall time and cost per candidate through the real runner, target/bench/autoresearch.json)\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --before DIR  also measure the checkout DIR (the commit before, pkg/ built) in the same run\n  --write-baseline  with --before: record its figures in bench/baseline.json\n  --original DIR  also measure the original research-nudge, built at DIR (lib/index.js), in the same run\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
 }
 
 /// `cargo xtask bench`.
@@ -119,8 +119,14 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("\n==> bench: autoresearch keep rule (crates/autoresearch/examples/noise.rs)");
         let text = crate::memory_bench::example("autoresearch-core", "noise")?;
         print!("{text}");
+        let keep_rule: Value = serde_json::from_str(text.lines().last().unwrap_or("null"))?;
+        build::ensure_built(packages::autoresearch())?;
+        println!("\n==> bench: autoresearch parallelism (bench/autoresearch-parallel.mjs)");
+        let runs: &[&str] = if quick { &["--runs", "1"] } else { &[] };
+        let parallel = node.bench("autoresearch-parallel.mjs", runs)?;
         let path = out_dir.join("autoresearch.json");
-        std::fs::write(&path, text.lines().last().unwrap_or_default())
+        let report = serde_json::json!({"keep_rule": keep_rule, "parallel": parallel});
+        std::fs::write(&path, format!("{report:#}\n"))
             .with_context(|| format!("writing {}", rel(&path)))?;
         println!("\nbench: wrote {}", rel(&path));
     }

@@ -43,11 +43,12 @@ const NUDGE_COLORS: [Expected; 10] = [
 ];
 
 /// autoresearch's colors (`picture::COLORS`), for the example run's marks.
-const RUN_COLORS: [Expected; 6] = [
+const RUN_COLORS: [Expected; 7] = [
     ("baseline", [0x25, 0x63, 0xeb], 100),
     ("baseline band", [0xbf, 0xdb, 0xfe], 1500),
     ("kept + best line", [0x16, 0xa3, 0x4a], 2500),
     ("rejected", [0x94, 0xa3, 0xb8], 200),
+    ("superseded", [0xf5, 0x9e, 0x0b], 200),
     ("failed", [0xdc, 0x26, 0x26], 60),
     ("target", [0x7c, 0x3a, 0xed], 1000),
 ];

@@ -81,6 +81,9 @@ impl Progress {
                     "{who}: rejected, {name} = {metric} (best stays {})",
                     best.clone().unwrap_or_default()
                 ),
+                ("superseded", _) => format!(
+                    "{who}: superseded, {name} = {metric} (a better one of its generation was kept)"
+                ),
                 ("failed" | "policy-violation", _) => format!(
                     "{who}: {} ({}: {})",
                     e.state,

@@ -465,9 +465,8 @@ mod tests {
         ])
         .unwrap();
         let post = |mark: &str| {
-            let body = format!(
-                r#"{{"model":"m","tools":[{{"type":"function"}}],"messages":["{mark}"]}}"#
-            );
+            let body =
+                format!(r#"{{"model":"m","tools":[{{"type":"function"}}],"messages":["{mark}"]}}"#);
             let mut s = TcpStream::connect(mock.addr).unwrap();
             write!(
                 s,

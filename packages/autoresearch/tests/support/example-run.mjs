@@ -1,5 +1,6 @@
-// A real headless run whose picture shows every mark: a kept, a rejected and a failed
-// candidate, each measured three times with a little noise, a target, and a best-so-far line. `node example-run.mjs OUT.html` runs it in a
+// A real headless run whose picture shows every mark: kept, superseded, rejected and failed
+// candidates, two at a time, each measured three times with a little noise, a target, and a
+// best-so-far line. `node example-run.mjs OUT.html` runs it in a
 // scratch repository and draws it with `dsh-autoresearch show --html`; picture.test.mjs and
 // `cargo xtask chart-test` use it.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -10,8 +11,9 @@ import { fileURLToPath } from 'node:url'
 
 const CLI = fileURLToPath(new URL('../../bin/dsh-autoresearch.js', import.meta.url))
 
-/** The candidates' scores, by round; `broken` makes the evaluator print no metric. */
-export const ROUNDS = [7, 9, 'broken', 4, 6]
+/** The candidates' scores, by ordinal; `broken` makes the evaluator print no metric. Two at a
+ * time: 7 beats 8 (superseded), 4 is kept while its generation-mate fails, 6 is rejected. */
+export const ROUNDS = [7, 8, 'broken', 4, 6]
 
 /** Noise in [-0.4, 0.4] from the attempt's id, so every repeat reads a little differently. */
 const EVAL = `import { readFileSync } from 'node:fs'
@@ -58,6 +60,7 @@ export function exampleRun(root) {
     max_experiments: ROUNDS.length,
     max_consecutive_failures: 3,
     repeats: 3,
+    parallelism: 2,
     target: 3,
     timeout_ms: 60_000,
     proposer: { command: process.execPath, args: [join(root, 'propose.mjs')] },

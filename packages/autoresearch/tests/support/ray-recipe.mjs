@@ -1,6 +1,7 @@
 // The Ray recipe (recipes/ray), run for real: a local Ray cluster on this machine, the headless
-// runner, and the recipe's evaluator submitting each measurement as a Ray job with the
-// evaluator's AUTORESEARCH_SLOT in the job's environment.
+// runner at parallelism 4, and the recipe's evaluator submitting each measurement as a Ray job
+// with the evaluator's AUTORESEARCH_SLOT in the job's environment: one generation's four jobs run
+// on the cluster at once, one per slot.
 // `cargo xtask recipe-test` installs Ray from PyPI into .cache/ray and runs this inside a
 // private network and PID namespace (`unshare -n -p -f`): the cluster can reach nothing but
 // loopback, and every process it leaves is gone when the namespace ends.
@@ -15,8 +16,11 @@ import { fileURLToPath } from 'node:url'
 
 const RECIPE = fileURLToPath(new URL('../../recipes/ray/', import.meta.url))
 const CLI = fileURLToPath(new URL('../../bin/dsh-autoresearch.js', import.meta.url))
-/** The candidates' scores by ordinal (lower is better). */
-const SCORES = [8, 9, 6, 4]
+/** The candidates' scores by ordinal (lower is better): one generation, in which 8 and 6 are
+ * superseded by 4 and 12 is rejected. */
+const SCORES = [8, 12, 6, 4]
+/** Candidates at once. */
+const PARALLELISM = 4
 /** CPUs the local cluster offers. */
 const CPUS = 4
 const DASHBOARD = 'http://127.0.0.1:8265'
@@ -75,6 +79,7 @@ console.log(JSON.stringify({ hypothesis: 'score ' + next, summary: 'round ' + ha
     metric_direction: 'minimize',
     run_tag: 'ray',
     max_experiments: SCORES.length,
+    parallelism: PARALLELISM,
     timeout_ms: 300_000,
     proposer: { command: process.execPath, args: [propose] },
   }))
@@ -84,10 +89,11 @@ console.log(JSON.stringify({ hypothesis: 'score ' + next, summary: 'round ' + ha
   const result = JSON.parse(ar.stdout.trim().split('\n').at(-1))
   assert.equal(result.status, 'budget-limited')
   assert.equal(result.best.metric, Math.min(...SCORES))
+  assert.deepEqual(result.experiments.map((e) => e.outcome), ['baseline', 'superseded', 'rejected', 'superseded', 'kept'])
   console.log(`ray-recipe: ${SCORES.length} candidates in ${ar.ms} ms, best ${result.best.metric}`)
 
-  // What Ray ran: one job per evaluation, each with the slot its evaluator had (0: one candidate
-  // runs at a time).
+  // What Ray ran: one job per evaluation, each with the slot its evaluator had, the generation's
+  // four side by side.
   const listed = run(join(rayBin, 'python'), ['-c', `
 import json
 from ray.job_submission import JobSubmissionClient
@@ -98,9 +104,13 @@ print(json.dumps([{"status": str(j.status), "slot": ((j.runtime_env or {}).get("
   const jobs = JSON.parse(listed.stdout.trim().split('\n').at(-1))
   assert.equal(jobs.length, SCORES.length + 1, 'the baseline and every candidate, each one Ray job')
   assert.ok(jobs.every((j) => j.status.endsWith('SUCCEEDED')), JSON.stringify(jobs))
-  const slots = new Set(jobs.map((j) => j.slot))
-  assert.deepEqual([...slots], ['0'])
-  console.log(`ray-recipe: ${jobs.length} Ray jobs, each with AUTORESEARCH_SLOT ${[...slots].join(',')}`)
+  const slots = [...new Set(jobs.map((j) => j.slot))].sort()
+  assert.deepEqual(slots, ['0', '1', '2', '3'])
+  // The baseline runs first and alone; at the generation's busiest moment several jobs ran at once.
+  const candidates = [...jobs].sort((a, b) => a.start - b.start).slice(1)
+  const overlapping = Math.max(...candidates.map((j) => candidates.filter((k) => k.start <= j.start && j.start < k.end).length))
+  assert.ok(overlapping >= 2, `candidate jobs ran one at a time: ${JSON.stringify(candidates)}`)
+  console.log(`ray-recipe: ${jobs.length} Ray jobs with AUTORESEARCH_SLOT ${slots.join(',')}; up to ${overlapping} ran at once`)
 } finally {
   run(join(rayBin, 'ray'), ['stop', '--force'])
   rmSync(root, { recursive: true, force: true })

@@ -373,6 +373,9 @@ pub struct Run {
     slots_made: Vec<u32>,
     /// An ending that waits for the generation's other effects to drain (interrupted first).
     stopping: Option<(Status, Option<Blocker>, bool)>,
+    /// The commit the run's worktree was last cleaned to by a generation's decision, while no
+    /// candidate has used it since.
+    main_clean_at: Option<String>,
     /// Slot worktrees still being removed at the end (`None`: not begun).
     dropping: Option<u32>,
 }
@@ -561,6 +564,7 @@ impl Run {
             parked: Vec::new(),
             slots_made: Vec::new(),
             stopping: None,
+            main_clean_at: None,
             dropping: None,
         }
     }
@@ -1708,13 +1712,13 @@ impl Run {
             }
             Then::Revalidate { exp } => self.emit_hash(HashFor::Revalidate { exp }),
             Then::Retry { exp } => self.emit_hash(HashFor::Retry { exp }),
+            // The generation decides once all are in. The slot is cleaned when its next
+            // candidate starts (the evaluator's byproducts never reach it), the run's worktree
+            // once the generation is decided.
             Then::Measured { exp }
                 if self.parallel() && self.experiments[exp].kind == Kind::Candidate =>
             {
-                // The generation decides once all are in; until then the slot goes back to the
-                // parent, without the evaluator's byproducts.
-                let parent = self.experiments[exp].parent.clone();
-                self.clean_at(self.worktree_of(exp), parent, Then::Park { exp });
+                self.park(exp)
             }
             Then::Measured { exp } => {
                 let e = &self.experiments[exp];
@@ -1760,6 +1764,11 @@ impl Run {
             }
             Then::Prepare { exp } => {
                 let parent = self.experiments[exp].parent.clone();
+                let clean = self.experiments[exp].slot == 0
+                    && self.main_clean_at.take().as_ref() == Some(&parent);
+                if clean {
+                    return self.advance(Then::Propose { exp });
+                }
                 self.clean_at(self.worktree_of(exp), parent, Then::Propose { exp });
             }
             Then::Park { exp } => self.park(exp),
@@ -1773,6 +1782,7 @@ impl Run {
             ),
             Then::Settled => {
                 let best = self.restore_commit();
+                self.main_clean_at = Some(best.clone());
                 self.clean(best, Then::Ready);
             }
         }
@@ -1993,10 +2003,10 @@ impl Run {
         e.failure_code = Some(code.as_str().to_owned());
         e.failure_message = Some(message);
         e.evidence = evidence;
-        let parent = e.parent.clone();
         if self.parallel() {
-            // The generation's decision counts it, in ordinal order with the others.
-            return self.clean_at(self.worktree_of(exp), parent, Then::RecordFailure { exp });
+            // The generation's decision counts it, in ordinal order with the others; its slot is
+            // cleaned when the slot's next candidate starts.
+            return self.advance(Then::RecordFailure { exp });
         }
         self.consecutive_failures += 1;
         let restore = self.restore_commit();

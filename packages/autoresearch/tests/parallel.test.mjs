@@ -6,7 +6,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cli, git, makeRepo, proposer, specFile } from './support/fixture.mjs'
+import { RUN_ID_RE, alive, cli, cliAsync, git, makeRepo, proposer, readLines, specFile, tracker, waitFor } from './support/fixture.mjs'
 
 // Logs each evaluation (its slot, cwd and time span). A candidate's evaluator waits (up to 20 s)
 // until all three evaluators of its generation have started: run one at a time, they would
@@ -102,4 +102,61 @@ test('parallelism above the row limit is refused, naming the field, the rule and
   const r = cli(['run', '--json', '--config', config, allowed], { cwd: repo })
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.json.best.metric, 9)
+})
+
+// The first evaluation of each candidate starts a process tree that ignores SIGTERM, records its
+// pids and hangs; a rerun scores normally.
+const HANG_ONCE_EVAL = `import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+const n = /candidate-(\\d+)-attempt/.exec(process.env.DSH_AUTORESEARCH_ATTEMPT)?.[1]
+const flag = process.env.AR_HANG_FLAG + '-' + n
+if (n !== undefined && !existsSync(flag)) {
+  writeFileSync(flag, 'hung once')
+  const child = spawn('sh', ['-c', 'trap "" TERM; sleep 300 & echo $! >> "$AR_PIDS"; while :; do sleep 1; done'], { stdio: 'ignore' })
+  appendFileSync(process.env.AR_PIDS, process.pid + '\\n' + child.pid + '\\n')
+  process.on('SIGTERM', () => {})
+  setInterval(() => {}, 1000)
+} else {
+  console.log(JSON.stringify({ score: Number(readFileSync('score.txt', 'utf8').trim()) }))
+}
+`
+
+test('kill -9 of the runner with a generation in flight, then resume: both trees stopped, each attempt rerun once', async (t) => {
+  const { root, repo } = makeRepo(t, { 'eval.mjs': HANG_ONCE_EVAL })
+  const pids = join(root, 'pids')
+  const env = { AR_HANG_FLAG: join(root, 'hung'), AR_PIDS: pids }
+  t.after(() => {
+    for (const pid of readLines(pids).map(Number)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // Already gone (the expected case).
+      }
+    }
+  })
+  const config = join(root, 'config.json')
+  writeFileSync(config, JSON.stringify({ terminationGraceMs: 300 }))
+  const prop = proposer(root, 'return score - ordinal')
+  const spec = specFile(root, { proposer: prop, max_experiments: 2, parallelism: 2 })
+  const runner = cliAsync(['run', '--json', '--config', config, spec], { cwd: repo, env })
+  await waitFor(() => readLines(pids).length >= 6, 30_000, 'both hung evaluator trees')
+  const runId = runner.stderr().match(RUN_ID_RE)[1]
+  runner.child.kill('SIGKILL')
+  await runner.done
+  const trees = readLines(pids).map(Number)
+  assert.ok(trees.every(alive), 'the trees outlived the runner')
+
+  const r = cli(['resume', '--json', '--config', config, runId], { cwd: repo, env })
+  assert.equal(r.status, 0, r.stderr)
+  for (const pid of trees) assert.equal(alive(pid), false, `pid ${pid} survived the resume`)
+  assert.deepEqual(r.json.experiments.map((e) => e.outcome), ['baseline', 'superseded', 'kept'])
+  assert.equal(r.json.best.metric, 8)
+  const db = await tracker(repo)
+  t.after(() => db.close())
+  const perOrdinal = db.all('SELECT ordinal, count(*) AS n FROM experiments GROUP BY ordinal ORDER BY ordinal')
+  assert.deepEqual(perOrdinal.map((x) => [x.ordinal, x.n]), [[0, 1], [1, 1], [2, 1]], 'no duplicated experiment')
+  for (const n of [1, 2]) {
+    const attempts = db.all(`SELECT state, failure_code FROM attempts WHERE experiment_id LIKE '%candidate-${n}' ORDER BY ordinal`)
+    assert.deepEqual(attempts.map((a) => [a.state, a.failure_code]), [['interrupted', 'interrupted'], ['exited', null]], `candidate ${n}`)
+  }
 })

@@ -1,7 +1,8 @@
 // `parallelism` end to end through the headless runner, with real git and real processes: each
 // candidate of a generation has its own proposer process and evaluator in its own worktree, with
-// AUTORESEARCH_SLOT; the evaluators of a generation run at the same time; the best is kept, the other
-// improvers are superseded and stay on refs; slot worktrees are gone when the run ends.
+// AUTORESEARCH_SLOT; the evaluators of a generation run at the same time; the best is kept, the
+// other improvers are superseded and stay on refs; slot worktrees are gone when the run ends; a
+// kill -9 or a SIGTERM with a generation in flight leaves no process and loses nothing.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -121,8 +122,10 @@ if (n !== undefined && !existsSync(flag)) {
 }
 `
 
-test('kill -9 of the runner with a generation in flight, then resume: both trees stopped, each attempt rerun once', async (t) => {
-  const { root, repo } = makeRepo(t, { 'eval.mjs': HANG_ONCE_EVAL })
+/** A repository whose candidates hang on their first evaluation, run two at a time; whatever a
+ * failing assertion leaves behind, nothing outlives the test. */
+function hangingGeneration(t, maxExperiments) {
+  const { root, repo, head } = makeRepo(t, { 'eval.mjs': HANG_ONCE_EVAL })
   const pids = join(root, 'pids')
   const env = { AR_HANG_FLAG: join(root, 'hung'), AR_PIDS: pids }
   t.after(() => {
@@ -137,7 +140,12 @@ test('kill -9 of the runner with a generation in flight, then resume: both trees
   const config = join(root, 'config.json')
   writeFileSync(config, JSON.stringify({ terminationGraceMs: 300 }))
   const prop = proposer(root, 'return score - ordinal')
-  const spec = specFile(root, { proposer: prop, max_experiments: 2, parallelism: 2 })
+  const spec = specFile(root, { proposer: prop, max_experiments: maxExperiments, parallelism: 2 })
+  return { repo, head, pids, env, config, spec }
+}
+
+test('kill -9 of the runner with a generation in flight, then resume: both trees stopped, each attempt rerun once', async (t) => {
+  const { repo, pids, env, config, spec } = hangingGeneration(t, 2)
   const runner = cliAsync(['run', '--json', '--config', config, spec], { cwd: repo, env })
   await waitFor(() => readLines(pids).length >= 6, 30_000, 'both hung evaluator trees')
   const runId = runner.stderr().match(RUN_ID_RE)[1]
@@ -159,4 +167,25 @@ test('kill -9 of the runner with a generation in flight, then resume: both trees
     const attempts = db.all(`SELECT state, failure_code FROM attempts WHERE experiment_id LIKE '%candidate-${n}' ORDER BY ordinal`)
     assert.deepEqual(attempts.map((a) => [a.state, a.failure_code]), [['interrupted', 'interrupted'], ['exited', null]], `candidate ${n}`)
   }
+})
+
+test('SIGTERM with a generation in flight cancels: both trees stopped, worktree back at the best, no slot worktree left', async (t) => {
+  const { repo, head, pids, env, config, spec } = hangingGeneration(t, 4)
+  const runner = cliAsync(['run', '--json', '--config', config, spec], { cwd: repo, env })
+  await waitFor(() => readLines(pids).length >= 6, 30_000, 'both hung evaluator trees')
+  runner.child.kill('SIGTERM')
+  const done = await runner.done
+  assert.equal(done.status, 1, done.stderr)
+  const result = JSON.parse(done.stdout.trim().split('\n').at(-1))
+  assert.equal(result.status, 'cancelled')
+  for (const pid of readLines(pids).map(Number)) assert.equal(alive(pid), false, `pid ${pid} survived`)
+  assert.deepEqual(result.experiments.map((e) => e.state), ['accepted', 'cancelled', 'cancelled'])
+  assert.equal(git(result.worktree, 'rev-parse', 'HEAD'), head, 'the worktree is restored')
+  assert.equal(git(result.worktree, 'status', '--porcelain', '--ignored'), '')
+  const worktrees = git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))
+  assert.deepEqual(worktrees.filter((w) => w.includes('-slot-')), [])
+  const db = await tracker(repo)
+  t.after(() => db.close())
+  assert.equal(db.get("SELECT count(*) AS n FROM attempts WHERE state = 'running'").n, 0)
+  assert.equal(db.get('SELECT count(*) AS n FROM locks WHERE released_at IS NULL').n, 0)
 })

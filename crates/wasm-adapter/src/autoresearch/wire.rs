@@ -9,9 +9,9 @@
 //! | `openTracker` | `path` | `done` |
 //! | `persist` | `statements: [{sql, params: {name: ["int", "5"] \| ["real", 1.5] \| ["text", "s"] \| null}}]` | `persisted {changes: [n…]}` |
 //! | `loadRun` | `runId` | `loaded {rows: null \| {run, experiments, attempts, artifacts}}` (rows as SQLite returns them) |
-//! | `createWorktree` | `path`, `branch`, `startCommit` | `done` |
+//! | `createWorktree` | `path`, `branch` (null: a slot's scratch worktree, no branch), `startCommit` | `done` |
 //! | `hashInputs` | `worktree`, `paths: [{path, external}]` | `hashed {files: [{path, sha256 \| null}]}` |
-//! | `runEvaluator` | `attemptId`, `argv`, `cwd`, `env`, `timeoutMs`, `graceMs`, `stdoutCap`, `stderrCap`, `artifactDir` | `spawned {process: {pid, pgid, startTime}}`, then `exited {outcome}` |
+//! | `runEvaluator` | `attemptId`, `argv`, `worktree` (its slot's), `cwd`, `env`, `timeoutMs`, `graceMs`, `stdoutCap`, `stderrCap`, `artifactDir` | `spawned {process: {pid, pgid, startTime}}`, then `exited {outcome}` |
 //! | `runProposer` | `worktree`, `argv` (null inside DSH), `handoff`, `timeoutMs`, `graceMs` | `proposerExited {outcome}` or `proposed {report: {hypothesis, summary}}` |
 //! | `listChanges` | `worktree` | `changes {porcelainZ, worktree}` |
 //! | `commit` | `worktree`, `parent`, `paths`, `message`, `keepRef` | `committed {commit}` (`keepRef` now names it) |
@@ -31,8 +31,7 @@
 //! location, sizeBytes, sha256, truncated}], containment, worktree}`; omitted booleans are false,
 //! omitted texts empty. A `worktree` is `{anomalies: [{kind, path}], gitConfig}` (`kind` one of
 //! `git-link-changed`, `nested-git`, `undecodable-name`, `inside-gitlink`) and a `gitConfig` is
-//! `[{origin, key}]`; omitted lists are empty.
-//! `{type: "cancel", reason}` stops the run.
+//! `[{origin, key}]`; omitted lists are empty. `{type: "cancel", reason}` stops the run.
 
 use autoresearch::protocol::{InputPath, ProposalReport, SqlValue};
 use autoresearch::{

@@ -16,7 +16,7 @@
 //! A save under the lock goes through the same rule ([`IndexCache::save`]): when the file is
 //! provably the cached text nothing is read; the save's edits are applied to the cached index in
 //! place ([`Index::update`]) and to the cached text (only the edited facts are serialised again,
-//! [`Rendered::patched`]), byte for byte what a save of the file's text writes
+//! [`Rendered::edit`]), byte for byte what a save of the file's text writes
 //! ([`crate::apply_save`]). Once the new file is renamed into place the driver re-keys the cache
 //! with its `stat` ([`IndexCache::committed`]), so the next recall reads nothing once the racy
 //! window has passed, and compares the bytes (no parse) before that. A save whose write failed
@@ -238,12 +238,11 @@ impl IndexCache {
         let mut plan = plan_save(cached.index.store(), &args, now, project)?;
         let changed: Vec<usize> = plan.edits.iter().map(|(i, _)| *i).collect();
         cached.index.update(std::mem::take(&mut plan.edits));
-        let rendered = match &cached.text {
-            Text::Rendered(before) => before.patched(cached.index.store(), &changed),
-            Text::Read(_) => Rendered::of(cached.index.store()),
-        };
-        let text = rendered.text.clone();
-        cached.text = Text::Rendered(rendered);
+        match &mut cached.text {
+            Text::Rendered(rendered) => rendered.edit(cached.index.store(), &changed),
+            Text::Read(_) => cached.text = Text::Rendered(Rendered::of(cached.index.store())),
+        }
+        let text = cached.text.as_str().to_owned();
         cached.key = None;
         cached.missing = false;
         let answer = plan.saved(&args, String::new()).answer();

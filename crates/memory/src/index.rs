@@ -587,6 +587,16 @@ fn summed(a: &Analyzed) -> Vec<(u32, [f32; FIELDS])> {
     out
 }
 
+/// The mask of the fields with a nonzero sum, and those sums in field order.
+fn packed(sums: &[f32; FIELDS]) -> (u8, impl Iterator<Item = f32> + '_) {
+    let mask = sums
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s != 0.0)
+        .fold(0u8, |m, (f, _)| m | 1 << f);
+    (mask, sums.iter().copied().filter(|s| *s != 0.0))
+}
+
 /// One term's summed field weights, per posting: a mask of the fields holding it and, packed,
 /// the sums of those fields (most terms sit in one field of a fact, so this is about five bytes a
 /// posting where a full row would be twenty-four).
@@ -597,24 +607,17 @@ struct FieldWeights {
 }
 
 impl FieldWeights {
+    /// Appends a posting's sums.
     fn push(&mut self, sums: &[f32; FIELDS]) {
-        let at = self.masks.len();
-        self.insert(at, sums);
+        let (mask, present) = packed(sums);
+        self.masks.push(mask);
+        self.sums.extend(present);
     }
 
     /// Inserts a posting's sums at posting position `at`.
     fn insert(&mut self, at: usize, sums: &[f32; FIELDS]) {
         let offset = self.offset(at);
-        let mut mask = 0u8;
-        let present: Vec<f32> = sums
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| **s != 0.0)
-            .map(|(f, s)| {
-                mask |= 1 << f;
-                *s
-            })
-            .collect();
+        let (mask, present) = packed(sums);
         self.masks.insert(at, mask);
         self.sums.splice(offset..offset, present);
     }
@@ -629,6 +632,9 @@ impl FieldWeights {
 
     /// Where the sums of posting `at` start.
     fn offset(&self, at: usize) -> usize {
+        if at == self.masks.len() {
+            return self.sums.len();
+        }
         self.masks[..at]
             .iter()
             .map(|m| m.count_ones() as usize)

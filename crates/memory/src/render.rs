@@ -1,5 +1,5 @@
 //! The store text kept with where each fact lies in it, so that a save rewrites only the facts it
-//! changed: the other facts' text is copied, byte for byte the text [`Store::to_text`] writes.
+//! changed, in place: byte for byte the text [`Store::to_text`] writes.
 //!
 //! [`Store::to_text`] is serde_json's pretty printer (two-space indentation) over
 //! `{ schema_version, facts, ..unknown keys }`, and a final newline. A value's pretty text nested
@@ -51,25 +51,38 @@ impl Rendered {
         Rendered::assemble(&head, chunks, store.facts.len(), &tail)
     }
 
-    /// The text of `store` after edits at `changed` positions (ascending) of the store this was
-    /// rendered from; a position at or past its last fact is appended. Facts not edited keep
-    /// their text; the head and tail are copied.
-    pub fn patched(&self, store: &Store, changed: &[usize]) -> Rendered {
-        let head = &self.text[..self.head_end];
-        let tail = &self.text[self.tail_start..];
-        let mut changed = changed.iter().peekable();
-        let chunks = store.facts.iter().enumerate().map(|(i, fact)| {
-            let edited = changed.next_if(|&&c| c == i).is_some();
-            match self.facts.get(i) {
-                Some(range) if !edited => std::borrow::Cow::Borrowed(&self.text[range.clone()]),
-                _ => {
-                    let mut chunk = String::new();
-                    push_pretty(&mut chunk, fact, 2);
-                    std::borrow::Cow::Owned(chunk)
-                }
+    /// Brings the text up to `store`, the store this was rendered from after edits at `changed`
+    /// positions (ascending; a position at or past its last fact was appended), in place: each
+    /// edited fact's text is replaced and each appended one inserted after the last, so the
+    /// other facts' text is not even copied when only appends follow it.
+    pub fn edit(&mut self, store: &Store, changed: &[usize]) {
+        if self.facts.is_empty() {
+            // `"facts": []` has no fact to insert after.
+            *self = Rendered::of(store);
+            return;
+        }
+        let known = self.facts.len();
+        for &i in changed.iter().rev().filter(|&&i| i < known) {
+            let mut chunk = String::new();
+            push_pretty(&mut chunk, &store.facts[i], 2);
+            let range = self.facts[i].clone();
+            self.text.replace_range(range.clone(), &chunk);
+            let grown = chunk.len() as isize - range.len() as isize;
+            self.facts[i].end = range.start + chunk.len();
+            for later in &mut self.facts[i + 1..] {
+                later.start = later.start.saturating_add_signed(grown);
+                later.end = later.end.saturating_add_signed(grown);
             }
-        });
-        Rendered::assemble(head, chunks, store.facts.len(), tail)
+            self.tail_start = self.tail_start.saturating_add_signed(grown);
+        }
+        for fact in store.facts.iter().skip(known) {
+            let mut chunk = String::from(",\n    ");
+            push_pretty(&mut chunk, fact, 2);
+            let at = self.facts.last().map_or(self.head_end, |last| last.end);
+            self.text.insert_str(at, &chunk);
+            self.facts.push(at + 6..at + chunk.len());
+            self.tail_start += chunk.len();
+        }
     }
 
     fn assemble<S: AsRef<str>>(

@@ -182,7 +182,7 @@ proptest! {
         }
     }
 
-    /// Saves through the cache (edited in place, the text patched) write byte for byte what
+    /// Saves through the cache (store, index and text edited in place) write byte for byte what
     /// saves of the file's text write, and the cached index ranks every query exactly as a fresh
     /// build of the saved store: the same answer, byte for byte.
     #[test]

@@ -18,10 +18,10 @@ fn a_whole_render_is_the_store_text() {
 }
 
 #[test]
-fn a_patched_render_is_the_edited_store_text() {
+fn an_edited_render_is_the_edited_store_text() {
     for text in STORES {
         let before = Store::parse(text).unwrap_or_else(|f| panic!("{f}"));
-        let rendered = Rendered::of(&before);
+        let mut rendered = Rendered::of(&before);
         let mut after = before.clone();
         let mut changed = Vec::new();
         if let Some(first) = after.facts.first_mut() {
@@ -35,10 +35,18 @@ fn a_patched_render_is_the_edited_store_text() {
         };
         changed.push(after.facts.len());
         after.facts.push(appended);
-        let patched = rendered.patched(&after, &changed);
-        assert_eq!(patched, Rendered::of(&after), "{text}");
-        assert_eq!(patched.text, after.to_text());
-        // Patched again with nothing changed, it is the same text.
-        assert_eq!(patched.patched(&after, &[]), patched);
+        rendered.edit(&after, &changed);
+        assert_eq!(rendered, Rendered::of(&after), "{text}");
+        assert_eq!(rendered.text, after.to_text());
+        // Shorter again, and two appends at once.
+        after.facts[0].statement = "s".into();
+        after.facts.push(Fact::default());
+        after.facts.push(Fact::default());
+        let n = after.facts.len();
+        rendered.edit(&after, &[0, n - 2, n - 1]);
+        assert_eq!(rendered, Rendered::of(&after), "{text}");
+        // Edited with nothing changed, it stays the same text.
+        rendered.edit(&after, &[]);
+        assert_eq!(rendered.text, after.to_text());
     }
 }

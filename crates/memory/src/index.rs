@@ -626,8 +626,7 @@ impl FieldWeights {
     fn remove(&mut self, at: usize) {
         let offset = self.offset(at);
         let mask = self.masks.remove(at);
-        self.sums
-            .drain(offset..offset + mask.count_ones() as usize);
+        self.sums.drain(offset..offset + mask.count_ones() as usize);
     }
 
     /// Where the sums of posting `at` start.

@@ -131,13 +131,8 @@ fn a_save_through_the_cache_writes_what_a_save_of_the_file_writes() {
             (Some(_), _) => Found::Unread(key(NOW - 10_000.0, i as f64, 1.0)),
         };
         let reply = memory.save(args, found, now, None).unwrap();
-        let plain = apply_save(
-            file.as_deref(),
-            &parse_save_args(args).unwrap(),
-            now,
-            None,
-        )
-        .unwrap();
+        let plain =
+            apply_save(file.as_deref(), &parse_save_args(args).unwrap(), now, None).unwrap();
         assert_eq!(reply.text, plain.text, "save {i}");
         assert_eq!(reply.answer, plain.answer(), "save {i}");
         assert!(!memory.is_fresh(key(NOW - 10_000.0, 1.0, 1.0)));
@@ -153,23 +148,51 @@ fn a_save_through_the_cache_writes_what_a_save_of_the_file_writes() {
 fn a_failed_save_leaves_the_cache_to_the_file() {
     let mut memory = IndexCache::new();
     let first = memory
-        .save(&save_args("a.one", "first fact"), Found::Missing, NOW as u64, None)
+        .save(
+            &save_args("a.one", "first fact"),
+            Found::Missing,
+            NOW as u64,
+            None,
+        )
         .unwrap()
         .text;
     // The first save's write failed: nothing was committed, so the cache is keyed to no file and
     // the missing file is read as it is.
     let at = key(NOW - 10_000.0, first.len() as f64, 3.0);
     assert!(!memory.is_fresh(at));
-    let refused = memory.save(&save_args("b.two", "second"), Found::Unread(at), NOW as u64, None);
+    let refused = memory.save(
+        &save_args("b.two", "second"),
+        Found::Unread(at),
+        NOW as u64,
+        None,
+    );
     assert_eq!(code(refused.unwrap_err()), "memory.read_failed");
     let second = memory
-        .save(&save_args("b.two", "second"), Found::Missing, NOW as u64, None)
+        .save(
+            &save_args("b.two", "second"),
+            Found::Missing,
+            NOW as u64,
+            None,
+        )
         .unwrap();
-    assert_eq!(second.answer["facts"], 1, "the unwritten first fact is not in the store");
+    assert_eq!(
+        second.answer["facts"], 1,
+        "the unwritten first fact is not in the store"
+    );
     // A refusal keeps what was found.
     let unknown = json!({ "id": "c", "statement": "s", "supersedes": ["nope"] });
-    let found = Found::Read { bytes: first.as_bytes(), key: at, at: NOW };
-    assert_eq!(code(memory.save(&unknown, found, NOW as u64, None).unwrap_err()), "memory.not_found");
+    let found = Found::Read {
+        bytes: first.as_bytes(),
+        key: at,
+        at: NOW,
+    };
+    assert_eq!(
+        code(memory.save(&unknown, found, NOW as u64, None).unwrap_err()),
+        "memory.not_found"
+    );
     assert_eq!(memory.facts(), 1);
-    assert_eq!(memory.recall(&json!({ "query": "first" }), None)["facts"][0]["id"], "a.one");
+    assert_eq!(
+        memory.recall(&json!({ "query": "first" }), None)["facts"][0]["id"],
+        "a.one"
+    );
 }

@@ -196,9 +196,10 @@ export async function withStoreLock(wasm, paths, edit, options = {}) {
 }
 
 /**
- * The store file from one handle: its `stat` (`st`), when the read started (`readAt`: the bytes
- * are known current as of then, not as of when a slow read finished) and its `bytes` when
- * `wantsBytes(st)`; `undefined` when there is no file.
+ * The store file from one handle, so that the key and the bytes describe the same file: its
+ * `stat` (`st`), when the read started (`readAt`: the bytes are known current as of then, not as
+ * of when a slow read finished, so a write during a slow read does not count as confirmed) and
+ * its `bytes` when `wantsBytes(st)`; `undefined` when there is no file.
  */
 async function readStore(file, wantsBytes) {
   let handle

@@ -133,7 +133,9 @@ pub fn run(args: &[String]) -> Result<()> {
     if rows.contains(&"limit-break") && mode == "all" {
         let package = packages::by_row("limit-break")?;
         build::ensure_built(package)?;
-        let report = crate::memory_bench::bench(|script, args| node.bench(script, args))?;
+        let mut report = crate::memory_bench::bench(|script, args| node.bench(script, args))?;
+        report["machine"] = machine();
+        println!("  machine: {}", machine_line(&report["machine"]));
         let path = out_dir.join("limit-break.json");
         std::fs::write(&path, format!("{report:#}\n"))
             .with_context(|| format!("writing {}", rel(&path)))?;

@@ -1,39 +1,42 @@
-//! The recall cache: `memory_recall`'s [`Index`], kept across calls for as long as the store file
-//! provably has not changed.
+//! The recall cache: `memory_recall`'s [`Index`] and the store text it was built from, kept
+//! across calls for as long as the store file provably has not changed, and edited in place by
+//! this process's saves.
 //!
 //! A cached index is keyed by the store file's `(mtimeMs, size, ino)` as the driver's `stat`
 //! reports them ([`FileKey`]), and is trusted on a key match ([`IndexCache::is_fresh`]) only when
 //! it was last confirmed more than [`RACY_WINDOW_MS`] after the file's mtime: a write within the
 //! same mtime tick (coarse file systems round to up to 2 s) that keeps the size and the inode
 //! would otherwise go unseen, as git treats "racily clean" entries. Otherwise the driver reads
-//! the bytes and [`IndexCache::load`]s them: when their [`content_key`] is the cached one the
-//! index is kept (no parse, no indexing) and confirmed at the time of the read; else the text is
-//! parsed and indexed, and a store that is not UTF-8 or does not parse drops the cache and is the
-//! answer (`memory.corrupt`). A missing file is an empty store ([`IndexCache::load_missing`]).
-//! After its own save the driver calls [`IndexCache::invalidate`]: the next recall reads the file
-//! again, and the changed store is indexed by [`Index::rebuild`], which tokenises only the facts
-//! the save added or changed.
+//! the bytes and [`IndexCache::load`]s them: when they are the cached text the index is kept (no
+//! parse, no indexing) and confirmed at the time of the read; else the text is parsed and
+//! indexed, reusing the analysis of the facts it still holds unchanged ([`Index::rebuild`]), and
+//! a store that is not UTF-8 or does not parse drops the cache and is the answer
+//! (`memory.corrupt`). A missing file is an empty store ([`IndexCache::load_missing`]).
+//!
+//! A save under the lock goes through the same rule ([`IndexCache::save`]): when the file is
+//! provably the cached text nothing is read; the save's edits are applied to the cached index in
+//! place ([`Index::update`]) and to the cached text (only the edited facts are serialised again,
+//! [`Rendered::edit`]), byte for byte what a save of the file's text writes
+//! ([`crate::apply_save`]). Once the new file is renamed into place the driver re-keys the cache
+//! with its `stat` ([`IndexCache::committed`]), so the next recall reads nothing once the racy
+//! window has passed, and compares the bytes (no parse) before that. A save whose write failed
+//! leaves the cache keyed to no file: the next load sees the file differ from the cached text and
+//! reads it again.
 
-use crate::args::parse_recall_args;
+use crate::args::{parse_recall_args, parse_save_args};
+use crate::driver::Reply;
+use crate::edit::{check_scope, plan_save};
 use crate::failure::Failure;
 use crate::index::Index;
+use crate::render::Rendered;
 use crate::store::{Store, text_of};
+use crate::time::UnixMillis;
 use serde_json::Value;
 
 /// How close to a file's mtime a read may be and still miss a later write in the same mtime tick
 /// (2 s covers the coarsest common file systems). An index read within this window of the
 /// file's mtime is checked again by content before it is trusted.
 pub const RACY_WINDOW_MS: f64 = 2_000.0;
-
-/// A 64-bit FNV-1a hash of the store text, for keying the index cache by content.
-pub fn content_key(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
-}
 
 /// What identifies the version of the store file an index was built from: its `stat` fields as
 /// the driver reports them (Node's `mtimeMs`, `size` and `ino`, JavaScript numbers).
@@ -47,24 +50,87 @@ pub struct FileKey {
     pub ino: f64,
 }
 
+impl FileKey {
+    /// The key of `[mtimeMs, size, ino, ..]` as the driver passes a `stat` (a missing number is
+    /// NaN, which matches no key).
+    pub fn of_stat(stat: &[f64]) -> FileKey {
+        let at = |i: usize| stat.get(i).copied().unwrap_or(f64::NAN);
+        FileKey {
+            mtime_ms: at(0),
+            size: at(1),
+            ino: at(2),
+        }
+    }
+}
+
 struct Cached {
     /// The file it was built from; `None` when built for a missing file, or after this process
     /// saved (so the next recall reads the file again).
     key: Option<FileKey>,
     /// Built for a missing file.
     missing: bool,
-    /// [`content_key`] of the text the index was built from.
-    content: u64,
+    /// The text the index's store was read from or written as (`""` for a missing file).
+    text: Text,
     /// When the driver last confirmed the file matched (its clock, Unix milliseconds).
     checked_at: f64,
     index: Index,
+}
+
+/// The cached store text: as read from the file, or as this cache rendered it for a save (then
+/// the next save rewrites only the facts it edits).
+enum Text {
+    Read(String),
+    Rendered(Rendered),
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Read(text) => text,
+            Text::Rendered(rendered) => &rendered.text,
+        }
+    }
+}
+
+/// What the driver found of the store file under the lock, for [`IndexCache::save`].
+pub enum Found<'a> {
+    /// No file.
+    Missing,
+    /// Not read: [`IndexCache::is_fresh`] said the cache holds this file.
+    Unread(FileKey),
+    /// Its bytes, read with this key, the read started at `at` (the driver's clock).
+    Read {
+        /// The file's bytes.
+        bytes: &'a [u8],
+        /// Its key, from the handle that read them.
+        key: FileKey,
+        /// When the read started.
+        at: f64,
+    },
+}
+
+impl<'a> Found<'a> {
+    /// From the driver's findings: `None` for no file, else `[mtimeMs, size, ino, read_at]` (its
+    /// `stat` and when the read started), with its `bytes` unless it trusted the key.
+    pub fn of(stat: Option<&[f64]>, bytes: Option<&'a [u8]>) -> Found<'a> {
+        match (stat, bytes) {
+            (None, _) => Found::Missing,
+            (Some(stat), None) => Found::Unread(FileKey::of_stat(stat)),
+            (Some(stat), Some(bytes)) => Found::Read {
+                bytes,
+                key: FileKey::of_stat(stat),
+                at: stat.get(3).copied().unwrap_or(f64::NAN),
+            },
+        }
+    }
 }
 
 /// `memory_recall`'s index, cached across calls (see the module docs for the rule).
 ///
 /// The driver's loop: `stat(store)`; `ENOENT` → [`IndexCache::load_missing`]; else unless
 /// [`IndexCache::is_fresh`] read the bytes and [`IndexCache::load`] them (a failure is the
-/// answer); then [`IndexCache::recall`]. After its own save it calls [`IndexCache::invalidate`].
+/// answer); then [`IndexCache::recall`]. A save goes through [`IndexCache::save`] and, once
+/// its file is in place, [`IndexCache::committed`].
 #[derive(Default)]
 pub struct IndexCache {
     cache: Option<Cached>,
@@ -96,8 +162,11 @@ impl IndexCache {
                 return Err(f);
             }
         };
-        let content = content_key(text);
-        if let Some(cached) = self.cache.as_mut().filter(|c| c.content == content) {
+        if let Some(cached) = self
+            .cache
+            .as_mut()
+            .filter(|c| !c.missing && c.text.as_str().as_bytes() == bytes)
+        {
             cached.key = Some(key);
             cached.checked_at = now_ms;
             return Ok(());
@@ -112,7 +181,7 @@ impl IndexCache {
                 self.cache = Some(Cached {
                     key: Some(key),
                     missing: false,
-                    content,
+                    text: Text::Read(text.to_owned()),
                     checked_at: now_ms,
                     index,
                 });
@@ -133,18 +202,59 @@ impl IndexCache {
         self.cache = Some(Cached {
             key: None,
             missing: true,
-            content: content_key(""),
+            text: Text::Read(String::new()),
             checked_at: 0.0,
             index: Index::build(Store::empty()),
         });
     }
 
-    /// Forgets which file the index was built from (after this process wrote the store), so
-    /// the next recall reads the file; the index itself is kept for that load to rebuild from.
-    pub fn invalidate(&mut self) {
+    /// `memory_save` under the lock: the tool arguments, what the driver `found` of the store
+    /// file, the time and the repository root of the agent's working directory (`None`: none)
+    /// → the new text and the answer, or the refusal (invalid arguments, corrupt store, another
+    /// schema version, `supersedes` naming no fact; then the cache holds what was found).
+    /// The cache takes the edits at once, keyed to no file until [`IndexCache::committed`].
+    pub fn save(
+        &mut self,
+        args: &Value,
+        found: Found<'_>,
+        now: UnixMillis,
+        project: Option<&str>,
+    ) -> Result<Reply, Failure> {
+        let args = parse_save_args(args)?;
+        check_scope(&args, project)?;
+        match found {
+            Found::Missing => self.load_missing(),
+            Found::Read { bytes, key, at } => self.load(bytes, key, at)?,
+            Found::Unread(key) if self.is_fresh(key) => {}
+            Found::Unread(_) => {
+                return Err(Failure::read_failed(
+                    "the store was not read, and the cache does not hold it",
+                ));
+            }
+        }
+        let Some(cached) = self.cache.as_mut() else {
+            return Err(Failure::read_failed("the store was not loaded"));
+        };
+        let mut plan = plan_save(cached.index.store(), &args, now, project)?;
+        let changed: Vec<usize> = plan.edits.iter().map(|(i, _)| *i).collect();
+        cached.index.update(std::mem::take(&mut plan.edits));
+        match &mut cached.text {
+            Text::Rendered(rendered) => rendered.edit(cached.index.store(), &changed),
+            Text::Read(_) => cached.text = Text::Rendered(Rendered::of(cached.index.store())),
+        }
+        let text = cached.text.as_str().to_owned();
+        cached.key = None;
+        cached.missing = false;
+        let answer = plan.saved(&args, String::new()).answer();
+        Ok(Reply { text, answer })
+    }
+
+    /// The save's text is now the store file with this `key` (the new file's `stat`), written
+    /// by `at_ms` (the driver's clock).
+    pub fn committed(&mut self, key: FileKey, at_ms: f64) {
         if let Some(cached) = self.cache.as_mut() {
-            cached.key = None;
-            cached.missing = false;
+            cached.key = Some(key);
+            cached.checked_at = at_ms;
         }
     }
 

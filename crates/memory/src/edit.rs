@@ -7,6 +7,7 @@ use crate::failure::{Code, Failure};
 use crate::store::{Fact, ID_BIT, PROJECT, SCOPE, SUPERSEDED_AT, SUPERSEDED_BY, Store};
 use crate::time::{UnixMillis, iso8601};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// The result of a save: the new file text and what to answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,83 +57,185 @@ pub fn derive_topic(id: &str) -> String {
 
 impl Store {
     /// Writes or overwrites the fact `args.id`, stamped `timestamp`, scoped to `project` when
-    /// `args.scope` is `project`; returns `true` if it was new.
-    ///
-    /// Overwriting replaces the whole fact (fields not given become `""` / `[]`, a scope not
-    /// given is global again, a superseded mark is cleared), keeps its position in the file and
-    /// keeps keys this crate does not know. A hand-edited store can hold an id more than once:
-    /// every copy is overwritten, each keeping its own unknown keys. A new id is appended.
+    /// `args.scope` is `project`; returns `true` if it was new (see [`plan_upsert`]).
     pub fn upsert(&mut self, args: &SaveArgs, timestamp: &str, project: Option<&str>) -> bool {
-        let topic = args.topic.clone().unwrap_or_else(|| derive_topic(&args.id));
-        let mut slots: Vec<usize> = self
-            .facts
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.id == args.id)
-            .map(|(i, _)| i)
-            .collect();
-        let created = slots.is_empty();
-        if created {
-            self.facts.push(Fact::default());
-            slots.push(self.facts.len() - 1);
-        }
-        for i in slots {
-            let slot = &mut self.facts[i];
-            // The id is the same one, so an id the file wrote as a number stays one.
-            let numeric = slot.numeric & ID_BIT;
-            let mut extra = std::mem::take(&mut slot.extra);
-            for key in [SUPERSEDED_BY, SUPERSEDED_AT, SCOPE, PROJECT] {
-                extra.shift_remove(key);
-            }
-            if let (Scope::Project, Some(root)) = (args.scope, project) {
-                extra.insert(SCOPE.into(), Value::from(Scope::Project.as_str()));
-                extra.insert(PROJECT.into(), Value::from(root));
-            }
-            *slot = Fact {
-                id: args.id.clone(),
-                topic: topic.clone(),
-                statement: args.statement.clone(),
-                value: args.value.clone(),
-                unit: args.unit.clone(),
-                details: args.details.clone(),
-                source: args.source.clone(),
-                timestamp: timestamp.to_owned(),
-                tags: args.tags.clone(),
-                extra,
-                numeric,
-            };
-        }
+        let mut edited = BTreeMap::new();
+        let created = plan_upsert(self, &mut edited, args, timestamp, project);
+        self.apply(edited.into_iter().collect());
         created
     }
 
-    /// Marks every fact with one of `ids` superseded by `by` at `timestamp`; the ids that name
-    /// no fact are the error.
-    fn supersede(&mut self, ids: &[String], by: &str, timestamp: &str) -> Result<(), Failure> {
-        let missing: Vec<&String> = ids
-            .iter()
-            .filter(|id| !self.facts.iter().any(|f| &f.id == *id))
-            .collect();
-        if !missing.is_empty() {
-            return Err(Failure::new(
-                Code::NotFound,
-                format!(
-                    "`supersedes` names no stored fact for {}; nothing was saved. Recall the \
-                     facts first to get their exact ids.",
-                    missing
-                        .iter()
-                        .map(|id| Value::from(id.as_str()).to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
+    /// Applies edits as a [`SavePlan`] lists them: each replaces the fact at its position, or
+    /// appends it at the position one past the last.
+    pub fn apply(&mut self, edits: Vec<(usize, Fact)>) {
+        for (i, fact) in edits {
+            match self.facts.get_mut(i) {
+                Some(slot) => *slot = fact,
+                None => self.facts.push(fact),
+            }
         }
-        for fact in self.facts.iter_mut().filter(|f| ids.contains(&f.id)) {
+    }
+}
+
+/// Into `edited` (position → new fact), the upsert of `args.id` into `store`, on top of the
+/// edits already there: overwriting replaces the whole fact (fields not given become `""` /
+/// `[]`, a scope not given is global again, a superseded mark is cleared), keeps its position in
+/// the file and keeps keys this crate does not know. A hand-edited store can hold an id more
+/// than once: every copy is overwritten, each keeping its own unknown keys. A new id is appended.
+/// Returns `true` if the id was new.
+fn plan_upsert(
+    store: &Store,
+    edited: &mut BTreeMap<usize, Fact>,
+    args: &SaveArgs,
+    timestamp: &str,
+    project: Option<&str>,
+) -> bool {
+    let topic = args.topic.clone().unwrap_or_else(|| derive_topic(&args.id));
+    let mut slots: Vec<usize> = store
+        .facts
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.id == args.id)
+        .map(|(i, _)| i)
+        .collect();
+    let created = slots.is_empty();
+    if created {
+        slots.push(store.facts.len());
+    }
+    for i in slots {
+        let mut slot = edited
+            .remove(&i)
+            .or_else(|| store.facts.get(i).cloned())
+            .unwrap_or_default();
+        // The id is the same one, so an id the file wrote as a number stays one.
+        let numeric = slot.numeric & ID_BIT;
+        let mut extra = std::mem::take(&mut slot.extra);
+        for key in [SUPERSEDED_BY, SUPERSEDED_AT, SCOPE, PROJECT] {
+            extra.shift_remove(key);
+        }
+        if let (Scope::Project, Some(root)) = (args.scope, project) {
+            extra.insert(SCOPE.into(), Value::from(Scope::Project.as_str()));
+            extra.insert(PROJECT.into(), Value::from(root));
+        }
+        let fact = Fact {
+            id: args.id.clone(),
+            topic: topic.clone(),
+            statement: args.statement.clone(),
+            value: args.value.clone(),
+            unit: args.unit.clone(),
+            details: args.details.clone(),
+            source: args.source.clone(),
+            timestamp: timestamp.to_owned(),
+            tags: args.tags.clone(),
+            extra,
+            numeric,
+        };
+        edited.insert(i, fact);
+    }
+    created
+}
+
+/// Into `edited`, every fact with one of `ids` marked superseded by `by` at `timestamp`; the
+/// ids that name no fact are the error.
+fn plan_supersede(
+    store: &Store,
+    edited: &mut BTreeMap<usize, Fact>,
+    ids: &[String],
+    by: &str,
+    timestamp: &str,
+) -> Result<(), Failure> {
+    let missing: Vec<&String> = ids
+        .iter()
+        .filter(|id| !store.facts.iter().any(|f| &f.id == *id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Failure::new(
+            Code::NotFound,
+            format!(
+                "`supersedes` names no stored fact for {}; nothing was saved. Recall the \
+                 facts first to get their exact ids.",
+                missing
+                    .iter()
+                    .map(|id| Value::from(id.as_str()).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    for (i, fact) in store.facts.iter().enumerate() {
+        if ids.contains(&fact.id) {
+            let mut fact = fact.clone();
             fact.extra.insert(SUPERSEDED_BY.into(), Value::from(by));
             fact.extra
                 .insert(SUPERSEDED_AT.into(), Value::from(timestamp));
+            edited.insert(i, fact);
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// What a save changes in a store, worked out without touching it, so that a cached store and
+/// its index can take the same edits in place (the recall cache) as a parsed file does
+/// ([`apply_save`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavePlan {
+    /// `(position, new fact)`, positions ascending; a position one past the last appends.
+    pub edits: Vec<(usize, Fact)>,
+    /// `true` if the id was new.
+    pub created: bool,
+    /// Facts in the store after the save.
+    pub count: usize,
+    /// The timestamp stamped on the fact.
+    pub timestamp: String,
+}
+
+impl SavePlan {
+    /// The answer for `args` once the plan's text is written (see [`Saved::answer`]).
+    pub fn saved(&self, args: &SaveArgs, text: String) -> Saved {
+        Saved {
+            text,
+            id: args.id.clone(),
+            created: self.created,
+            count: self.count,
+            timestamp: self.timestamp.clone(),
+            superseded: args.supersedes.clone(),
+        }
+    }
+}
+
+/// Refuses `scope: "project"` for an agent whose working directory is in no repository.
+pub fn check_scope(args: &SaveArgs, project: Option<&str>) -> Result<(), Failure> {
+    if args.scope == Scope::Project && project.is_none() {
+        return Err(Failure::new(
+            Code::Invalid,
+            "`scope` \"project\" ties a fact to the repository the agent works in, but its \
+             working directory is in no repository (no .git in it or above it); save it \
+             without `scope` to keep it for every project",
+        ));
+    }
+    Ok(())
+}
+
+/// `memory_save`'s edits of `store` (already parsed, checked by [`check_scope`]) at `now`, for
+/// an agent whose working directory is in the repository `project` (`None`: in none); refuses a
+/// store of another schema version and `supersedes` naming no fact.
+pub fn plan_save(
+    store: &Store,
+    args: &SaveArgs,
+    now: UnixMillis,
+    project: Option<&str>,
+) -> Result<SavePlan, Failure> {
+    store.check_writable()?;
+    let timestamp = iso8601(now);
+    let mut edited = BTreeMap::new();
+    plan_supersede(store, &mut edited, &args.supersedes, &args.id, &timestamp)?;
+    let created = plan_upsert(store, &mut edited, args, &timestamp, project);
+    Ok(SavePlan {
+        edits: edited.into_iter().collect(),
+        created,
+        count: store.facts.len() + usize::from(created),
+        timestamp,
+    })
 }
 
 /// `memory_save`: applies `args` to the current store text (`None`: no file yet) at `now`, for
@@ -143,26 +246,11 @@ pub fn apply_save(
     now: UnixMillis,
     project: Option<&str>,
 ) -> Result<Saved, Failure> {
-    if args.scope == Scope::Project && project.is_none() {
-        return Err(Failure::new(
-            Code::Invalid,
-            "`scope` \"project\" ties a fact to the repository the agent works in, but its \
-             working directory is in no repository (no .git in it or above it); save it \
-             without `scope` to keep it for every project",
-        ));
-    }
+    check_scope(args, project)?;
     let mut store = Store::parse_for_write(current)?;
-    let timestamp = iso8601(now);
-    store.supersede(&args.supersedes, &args.id, &timestamp)?;
-    let created = store.upsert(args, &timestamp, project);
-    Ok(Saved {
-        text: store.to_text(),
-        id: args.id.clone(),
-        created,
-        count: store.facts.len(),
-        timestamp,
-        superseded: args.supersedes.clone(),
-    })
+    let plan = plan_save(&store, args, now, project)?;
+    store.apply(plan.edits.clone());
+    Ok(plan.saved(args, store.to_text()))
 }
 
 /// The result of a forget.

@@ -77,6 +77,11 @@ pub struct Index {
     analyzed: Vec<Analyzed>,
     /// `postings[term]`: `(fact, pseudo-frequency)` in fact order.
     postings: Vec<Vec<(u32, f32)>>,
+    /// `weights[term]`: per posting, the term's token weights summed per field, from which
+    /// [`Index::refresh`] computes the pseudo-frequencies when the average lengths change.
+    weights: Vec<FieldWeights>,
+    /// Per field, the summed lengths of every fact (whole numbers, so exact in any order).
+    totals: [f64; FIELDS],
     /// Ids of prefix-matchable terms (words) some fact holds, sorted by text.
     words_sorted: Vec<u32>,
     /// Per fact, its lowercased tags.
@@ -133,6 +138,141 @@ impl Index {
             })
             .collect();
         assemble(store, analyzer, vocab, analyzed)
+    }
+
+    /// Applies a save's edits in place: each `(position, fact)` replaces the fact there, or
+    /// appends it at the position one past the last (positions ascending). Only the edited facts
+    /// are tokenised and only their postings move; then the pseudo-frequencies are recomputed
+    /// for the new average lengths. Ranks exactly as [`Index::build`] of the edited store does.
+    pub fn update(&mut self, edits: Vec<(usize, Fact)>) {
+        let mut memo = Memo::default();
+        let mut moved = false;
+        for (i, fact) in edits {
+            if let Some(old) = self.store.facts.get(i) {
+                if field_texts(old) == field_texts(&fact) {
+                    // Only unindexed keys changed (a supersession mark): nothing to re-index.
+                    self.store.facts[i] = fact;
+                    continue;
+                }
+                self.remove_postings(i);
+            }
+            moved = true;
+            let analyzed = analyze(&fact, &self.analyzer, &mut self.vocab, &mut memo);
+            self.postings.resize_with(self.vocab.terms.len(), Vec::new);
+            self.weights
+                .resize_with(self.vocab.terms.len(), FieldWeights::default);
+            let tags = lowered_tags(&fact);
+            let id = lowered_id(&fact);
+            if i < self.store.facts.len() {
+                self.store.facts[i] = fact;
+                self.analyzed[i] = analyzed;
+                self.tags[i] = tags;
+            } else {
+                self.store.facts.push(fact);
+                self.analyzed.push(analyzed);
+                self.tags.push(tags);
+            }
+            let docs = self.ids.entry(id).or_default();
+            let at = docs.partition_point(|&d| (d as usize) < i);
+            docs.insert(at, i as u32);
+            self.insert_postings(i);
+        }
+        if moved {
+            self.refresh();
+        }
+    }
+
+    /// Takes fact `i`'s postings, lengths and id out of the index (before it is replaced).
+    fn remove_postings(&mut self, i: usize) {
+        let doc = i as u32;
+        for (term, _) in summed(&self.analyzed[i]) {
+            let t = term as usize;
+            if let Ok(at) = self.postings[t].binary_search_by_key(&doc, |p| p.0) {
+                self.postings[t].remove(at);
+                self.weights[t].remove(at);
+                if self.postings[t].is_empty() && self.vocab.prefixable[t] {
+                    let text = self.vocab.terms[t].as_str();
+                    let vocab = &self.vocab;
+                    if let Ok(w) = self
+                        .words_sorted
+                        .binary_search_by(|&w| vocab.terms[w as usize].as_str().cmp(text))
+                    {
+                        self.words_sorted.remove(w);
+                    }
+                }
+            }
+        }
+        for (total, len) in self.totals.iter_mut().zip(self.analyzed[i].len) {
+            *total -= f64::from(len);
+        }
+        let id = lowered_id(&self.store.facts[i]);
+        if let Some(docs) = self.ids.get_mut(&id) {
+            docs.retain(|&d| d != doc);
+            if docs.is_empty() {
+                self.ids.remove(&id);
+            }
+        }
+    }
+
+    /// Puts fact `i`'s analysis into the postings (pseudo-frequencies left for [`Index::refresh`]).
+    fn insert_postings(&mut self, i: usize) {
+        let doc = i as u32;
+        for (term, sums) in summed(&self.analyzed[i]) {
+            let t = term as usize;
+            let at = self.postings[t].partition_point(|p| p.0 < doc);
+            if self.postings[t].is_empty() && self.vocab.prefixable[t] {
+                let text = self.vocab.terms[t].as_str();
+                let vocab = &self.vocab;
+                let w = self
+                    .words_sorted
+                    .partition_point(|&w| vocab.terms[w as usize].as_str() < text);
+                self.words_sorted.insert(w, term);
+            }
+            self.postings[t].insert(at, (doc, 0.0));
+            self.weights[t].insert(at, &sums);
+        }
+        for (total, len) in self.totals.iter_mut().zip(self.analyzed[i].len) {
+            *total += f64::from(len);
+        }
+    }
+
+    /// Recomputes every pseudo-frequency from the summed weights and the average lengths.
+    fn refresh(&mut self) {
+        let n = self.analyzed.len();
+        let avg: Vec<f32> = self
+            .totals
+            .iter()
+            .map(|t| {
+                if n == 0 {
+                    1.0
+                } else {
+                    ((t / n as f64) as f32).max(1.0)
+                }
+            })
+            .collect();
+        let scale: Vec<[f32; FIELDS]> = self
+            .analyzed
+            .iter()
+            .map(|a| {
+                std::array::from_fn(|f| {
+                    let norm = 1.0 - FIELD_B[f] + FIELD_B[f] * a.len[f] / avg[f];
+                    FIELD_WEIGHT[f] / norm.max(0.05)
+                })
+            })
+            .collect();
+        for (postings, weights) in self.postings.iter_mut().zip(&self.weights) {
+            let mut sums = weights.sums.iter();
+            for (posting, &mask) in postings.iter_mut().zip(&weights.masks) {
+                let scale = &scale[posting.0 as usize];
+                let mut tf = 0f32;
+                for (f, s) in scale.iter().enumerate() {
+                    if mask & (1 << f) != 0 {
+                        tf += s * sums.next().copied().unwrap_or(0.0);
+                    }
+                }
+                posting.1 = tf;
+            }
+        }
     }
 
     /// The id of the term `text` when some fact holds it (after a rebuild the vocabulary can
@@ -375,37 +515,22 @@ fn analyze(fact: &Fact, analyzer: &Analyzer, vocab: &mut Vocab, memo: &mut Memo)
     out
 }
 
-/// Pass 2: average field lengths (summed in fact order), pseudo-frequencies into postings, the
-/// prefix word list, tags and ids.
+/// Pass 2: the postings with each fact's summed field weights, the pseudo-frequencies for the
+/// average field lengths ([`Index::refresh`]), the prefix word list, tags and ids.
 fn assemble(store: Store, analyzer: Analyzer, vocab: Vocab, analyzed: Vec<Analyzed>) -> Index {
-    let n = analyzed.len();
     let mut totals = [0f64; FIELDS];
     for a in &analyzed {
         for (t, l) in totals.iter_mut().zip(a.len) {
             *t += f64::from(l);
         }
     }
-    let avg: Vec<f32> = totals
-        .iter()
-        .map(|t| {
-            if n == 0 {
-                1.0
-            } else {
-                ((t / n as f64) as f32).max(1.0)
-            }
-        })
-        .collect();
     let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); vocab.terms.len()];
-    let mut acc: FastMap<u32, f32> = FastMap::default();
+    let mut weights: Vec<FieldWeights> = Vec::new();
+    weights.resize_with(vocab.terms.len(), FieldWeights::default);
     for (doc, a) in analyzed.iter().enumerate() {
-        acc.clear();
-        for &(term, field, w) in &a.entries {
-            let f = usize::from(field);
-            let norm = 1.0 - FIELD_B[f] + FIELD_B[f] * a.len[f] / avg[f];
-            *acc.entry(term).or_insert(0.0) += FIELD_WEIGHT[f] * w / norm.max(0.05);
-        }
-        for (&term, &tf) in &acc {
-            postings[term as usize].push((doc as u32, tf));
+        for (term, sums) in summed(a) {
+            postings[term as usize].push((doc as u32, 0.0));
+            weights[term as usize].push(&sums);
         }
     }
     // A term only a replaced fact held has no postings: left out, as a fresh build never had it.
@@ -413,26 +538,106 @@ fn assemble(store: Store, analyzer: Analyzer, vocab: Vocab, analyzed: Vec<Analyz
         .filter(|&t| vocab.prefixable[t as usize] && !postings[t as usize].is_empty())
         .collect();
     words_sorted.sort_unstable_by(|a, b| vocab.terms[*a as usize].cmp(&vocab.terms[*b as usize]));
-    let tags = store
-        .facts
-        .iter()
-        .map(|f| f.tags.iter().map(|t| t.trim().to_lowercase()).collect())
-        .collect();
+    let tags = store.facts.iter().map(lowered_tags).collect();
     let mut ids: FastMap<String, Vec<u32>> = FastMap::default();
     for (i, f) in store.facts.iter().enumerate() {
-        ids.entry(f.id.trim().to_lowercase())
-            .or_default()
-            .push(i as u32);
+        ids.entry(lowered_id(f)).or_default().push(i as u32);
     }
-    Index {
+    let mut index = Index {
         store,
         analyzer,
         vocab,
         analyzed,
         postings,
+        weights,
+        totals,
         words_sorted,
         tags,
         ids,
+    };
+    index.refresh();
+    index
+}
+
+/// A fact's tags as the tag filter compares them.
+fn lowered_tags(fact: &Fact) -> Vec<String> {
+    fact.tags.iter().map(|t| t.trim().to_lowercase()).collect()
+}
+
+/// A fact's id as the id bonus compares it.
+fn lowered_id(fact: &Fact) -> String {
+    fact.id.trim().to_lowercase()
+}
+
+/// One fact's terms, ascending, each with its token weights summed per field (in token order).
+fn summed(a: &Analyzed) -> Vec<(u32, [f32; FIELDS])> {
+    let mut entries = a.entries.clone();
+    entries.sort_by_key(|e| e.0);
+    let mut out: Vec<(u32, [f32; FIELDS])> = Vec::new();
+    for (term, field, w) in entries {
+        match out.last_mut() {
+            Some((t, sums)) if *t == term => sums[usize::from(field)] += w,
+            _ => {
+                let mut sums = [0f32; FIELDS];
+                sums[usize::from(field)] = w;
+                out.push((term, sums));
+            }
+        }
+    }
+    out
+}
+
+/// The mask of the fields with a nonzero sum, and those sums in field order.
+fn packed(sums: &[f32; FIELDS]) -> (u8, impl Iterator<Item = f32> + '_) {
+    let mask = sums
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s != 0.0)
+        .fold(0u8, |m, (f, _)| m | 1 << f);
+    (mask, sums.iter().copied().filter(|s| *s != 0.0))
+}
+
+/// One term's summed field weights, per posting: a mask of the fields holding it and, packed,
+/// the sums of those fields (most terms sit in one field of a fact, so this is about five bytes a
+/// posting where a full row would be twenty-four).
+#[derive(Debug, Default)]
+struct FieldWeights {
+    masks: Vec<u8>,
+    sums: Vec<f32>,
+}
+
+impl FieldWeights {
+    /// Appends a posting's sums.
+    fn push(&mut self, sums: &[f32; FIELDS]) {
+        let (mask, present) = packed(sums);
+        self.masks.push(mask);
+        self.sums.extend(present);
+    }
+
+    /// Inserts a posting's sums at posting position `at`.
+    fn insert(&mut self, at: usize, sums: &[f32; FIELDS]) {
+        let offset = self.offset(at);
+        let (mask, present) = packed(sums);
+        self.masks.insert(at, mask);
+        self.sums.splice(offset..offset, present);
+    }
+
+    /// Removes the posting at position `at`.
+    fn remove(&mut self, at: usize) {
+        let offset = self.offset(at);
+        let mask = self.masks.remove(at);
+        self.sums.drain(offset..offset + mask.count_ones() as usize);
+    }
+
+    /// Where the sums of posting `at` start.
+    fn offset(&self, at: usize) -> usize {
+        if at == self.masks.len() {
+            return self.sums.len();
+        }
+        self.masks[..at]
+            .iter()
+            .map(|m| m.count_ones() as usize)
+            .sum()
     }
 }
 

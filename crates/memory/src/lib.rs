@@ -93,7 +93,11 @@
 //!           continue (retry 2.1 at once, competing with every other writer).
 //! 3. **Read and apply.** Read `store` (`ENOENT` → `None`; another error → release and answer
 //!    [`Failure::read_failed`]). `apply_save(text, &args, now)`; on `Err(f)` release and answer.
-//! 4. **Write.** Create `dir/temp_name(token)` with `"wx"`, write `saved.text`, `fsync`, close.
+//!    A driver holding an [`IndexCache`] opens `store`, `stat`s the handle and reads the bytes
+//!    only unless [`IndexCache::is_fresh`], then asks [`IndexCache::save`] (see "The recall
+//!    cache"): the same text and answer without re-reading or re-parsing a store it holds.
+//! 4. **Write.** Create `dir/temp_name(token)` with `"wx"`, write `saved.text`, `fsync`, `stat`
+//!    the handle (the key the store will have after the rename), close.
 //! 5. **Commit check.** Read `lock`; unless [`lock::owns`]`(text, token)` our lock was taken
 //!    over (we paused past [`lock::STALE_MS`]; see below for the one other way): unlink the temp
 //!    file and answer [`lock::lock_lost`]. (The remaining window is the few microseconds between
@@ -110,7 +114,8 @@
 //! 7. **Release** (always, in a `finally`): `rename(lock, dir/release_name(token))`; read it
 //!    (gone: done); if `owns(text, token)` unlink it, else put it back with `link` as in
 //!    remove-checked and unlink the renamed name. A missing lock (`ENOENT`) is fine.
-//! 8. Answer `saved.answer()`. Mark the cached index stale ([`cache::IndexCache::invalidate`]).
+//! 8. Answer `saved.answer()`. A driver holding an [`IndexCache`] calls
+//!    [`IndexCache::committed`] with the key from step 4 and the time after step 6.
 //!
 //! The numbers: wait at most [`lock::WAIT_MS`] (8 s); take over a lock at least
 //! [`lock::STALE_MS`] (15 s) old, or at once when its holder is provably dead; remove a
@@ -159,10 +164,14 @@
 //! The rule: a key match is trusted only when the index was confirmed more than
 //! [`cache::RACY_WINDOW_MS`] (2 s) after the file's mtime, because a same-size, same-inode
 //! rewrite within one mtime tick does not change the key. Otherwise the bytes are read again
-//! and compared by [`content_key`]: the same content keeps the index (no parse, no indexing)
+//! and compared with the cached text: the same content keeps the index (no parse, no indexing)
 //! and confirms it at the new time; other content is parsed and indexed, reusing the analysis
-//! of every fact it still holds unchanged ([`Index::rebuild`]). After its own save the driver
-//! marks the cached index stale ([`IndexCache::invalidate`]); the next recall reads the file.
+//! of every fact it still holds unchanged ([`Index::rebuild`]).
+//!
+//! A save (step 3 of the save protocol) follows the same rule under the lock: the driver reads
+//! the bytes only when the cache is not fresh, and [`IndexCache::save`] edits the cached index
+//! and text in place. After the rename (step 6) the driver passes the new file's `stat`, taken
+//! on the temp file's handle after its fsync, to [`IndexCache::committed`].
 
 pub mod args;
 pub mod brief;
@@ -177,6 +186,7 @@ pub mod home;
 pub mod index;
 pub mod lock;
 pub mod recall;
+pub mod render;
 pub mod stats;
 pub mod store;
 mod text;
@@ -184,7 +194,7 @@ pub mod time;
 pub mod tools;
 
 pub use args::{RecallArgs, SaveArgs, Scope, parse_recall_args, parse_save_args};
-pub use cache::{FileKey, IndexCache, content_key};
+pub use cache::{FileKey, Found, IndexCache};
 pub use edit::{Forgotten, ImportPolicy, Imported, Saved, SkipReason, apply_save, derive_topic};
 pub use failure::{Code, Failure};
 pub use index::{Hit, Index, Ranking};

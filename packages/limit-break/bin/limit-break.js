@@ -72,7 +72,7 @@ async function readOnly(paths, read) {
   }
   const result = read(bytes)
   try {
-    return { answer: result.answer, text: result.text }
+    return { answer: result.answer, text: result.bytes }
   } finally {
     result.free()
   }

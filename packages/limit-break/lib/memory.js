@@ -66,41 +66,35 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 export function createMemory(wasm, plugin, paths, env) {
   const index = new wasm.LimitBreakMemory()
 
+  /** Reads the bytes only when the cached index may not be the file's. */
+  const needsBytes = (st) => !index.isFresh(keyOf(st))
+
   async function save(args, project) {
     const json = argsJson(args)
     const invalid = wasm.checkSaveArgs(json)
     if (invalid !== undefined) return JSON.parse(invalid)
-    const answer = await withStoreLock(wasm, paths, (current) => wasm.applySave(json, current, Date.now(), project))
-    index.invalidate()
+    const answer = await withStoreLock(
+      wasm,
+      paths,
+      (bytes, found) => index.save(json, found && [...keyOf(found.st), found.readAt], bytes, Date.now(), project),
+      { needsBytes, committed: (st) => index.committed(keyOf(st), Date.now()) },
+    )
     return JSON.parse(answer)
   }
 
   /** Brings the cached index up to date with the file: `undefined`, or the failure's JSON text. */
   async function load() {
-    let handle
+    let found
     try {
-      handle = await open(paths.store, 'r')
+      found = await readStore(paths.store, needsBytes)
     } catch (error) {
-      if (error.code !== 'ENOENT') return wasm.memoryReadFailed(describe(error))
+      return wasm.memoryReadFailed(describe(error))
+    }
+    if (found === undefined) {
       index.loadMissing()
       return undefined
     }
-    try {
-      // One handle for stat and read: the key and the bytes describe the same file. The
-      // confirmation time is taken before the read: the bytes are known to be current as of
-      // then, not as of when the read finished (a write during a slow read must not count as
-      // confirmed).
-      const st = await handle.stat()
-      if (!index.isFresh(st.mtimeMs, st.size, st.ino)) {
-        const readStartedAt = Date.now()
-        return index.load(await handle.readFile(), st.mtimeMs, st.size, st.ino, readStartedAt)
-      }
-      return undefined
-    } catch (error) {
-      return wasm.memoryReadFailed(describe(error))
-    } finally {
-      await handle.close().catch(() => {})
-    }
+    return found.bytes === undefined ? undefined : index.load(found.bytes, keyOf(found.st), found.readAt)
   }
 
   async function recall(args, project) {
@@ -147,13 +141,18 @@ export function createMemory(wasm, plugin, paths, env) {
   return { save, recall, brief, stats, index }
 }
 
+/** A `stat`'s file key as the core takes it: `[mtimeMs, size, ino]`. */
+const keyOf = (st) => [st.mtimeMs, st.size, st.ino]
+
 /**
- * Runs one read-modify-write of the store under its lock. `edit(current)` gets the store's bytes
- * (`undefined` when there is no file) and returns a core `LimitBreakEdit`; its text is committed
- * through a temp file, fsync, a checked rename and a directory fsync. Resolves to the answer's
- * JSON text; never rejects.
+ * Runs one read-modify-write of the store under its lock. `edit(bytes, found)` gets the store's
+ * bytes (`undefined` when there is no file, or when `options.needsBytes(stat)` said not to read
+ * them) and what was found (`{ st, readAt, bytes }`, `undefined`: no file), and returns a core
+ * `LimitBreakEdit`; its bytes are committed through a temp file, fsync, a checked rename and a
+ * directory fsync, then `options.committed(stat)` gets the new file's stat. Resolves to the
+ * answer's JSON text; never rejects.
  */
-export async function withStoreLock(wasm, paths, edit) {
+export async function withStoreLock(wasm, paths, edit, options = {}) {
   const lock = new wasm.LimitBreakLock(globalThis.crypto.randomUUID(), process.pid, hostname())
   try {
     try {
@@ -169,17 +168,18 @@ export async function withStoreLock(wasm, paths, edit) {
     }
     if (acquired !== true) return acquired
     try {
-      let current
+      let found
       try {
-        current = await readFileOrUndefined(paths.store)
+        found = await readStore(paths.store, options.needsBytes ?? (() => true))
       } catch (error) {
         return wasm.memoryReadFailed(describe(error))
       }
-      const result = await edit(current)
+      const result = await edit(found?.bytes, found)
       try {
         if (!result.ok) return result.answer
-        const failed = await commit(wasm, lock, paths, result.text, current !== undefined)
-        if (failed !== undefined) return failed
+        const written = await commit(wasm, lock, paths, result.bytes, found !== undefined)
+        if (written.failure !== undefined) return written.failure
+        options.committed?.(written.stat)
         await sweep(wasm, lock, paths).catch(() => {})
         return result.answer
       } finally {
@@ -192,6 +192,29 @@ export async function withStoreLock(wasm, paths, edit) {
     }
   } finally {
     lock.free()
+  }
+}
+
+/**
+ * The store file from one handle, so that the key and the bytes describe the same file: its
+ * `stat` (`st`), when the read started (`readAt`: the bytes are known current as of then, not as
+ * of when a slow read finished, so a write during a slow read does not count as confirmed) and
+ * its `bytes` when `wantsBytes(st)`; `undefined` when there is no file.
+ */
+async function readStore(file, wantsBytes) {
+  let handle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const st = await handle.stat()
+    const readAt = Date.now()
+    return { st, readAt, bytes: wantsBytes(st) ? await handle.readFile() : undefined }
+  } finally {
+    await handle.close().catch(() => {})
   }
 }
 
@@ -450,11 +473,11 @@ function release(lock, paths) {
 
 /**
  * Steps 4–6: temp file (exclusive, the store's mode or 0600; a store nobody may write is
- * refused), write, fsync; the commit check; rename over the store (over a symlink's target);
- * fsync that directory. Resolves to `undefined` when committed, else the
- * failure's JSON text.
+ * refused), write, fsync, stat; the commit check; rename over the store (over a symlink's
+ * target); fsync that directory. Resolves to `{ stat }` (the temp file's, now the store's) when
+ * committed, else `{ failure }` (its JSON text).
  */
-async function commit(wasm, lock, paths, text, existed) {
+async function commit(wasm, lock, paths, bytes, existed) {
   // A symlinked store is written through to its target: the rename replaces the target, in the
   // target's folder, and the link keeps pointing at it.
   let target = paths.store
@@ -472,32 +495,35 @@ async function commit(wasm, lock, paths, text, existed) {
       // Gone since it was read: a fresh store gets 0600.
     }
     const readOnly = wasm.refuseReadOnly(mode)
-    if (readOnly !== undefined) return readOnly
+    if (readOnly !== undefined) return { failure: readOnly }
   }
   let handle
+  let written
   try {
     handle = await open(temp, 'wx', mode)
-    await handle.writeFile(text)
+    await handle.writeFile(bytes)
     await handle.sync()
+    // The rename keeps the inode, size and mtime: this is the key the store will have.
+    written = await handle.stat()
     await handle.close()
   } catch (error) {
     await handle?.close().catch(() => {})
     await unlink(temp).catch(() => {})
-    return wasm.memoryWriteFailed(describe(error))
+    return { failure: wasm.memoryWriteFailed(describe(error)) }
   }
   const current = (await readFileOrUndefined(paths.lock).catch(() => undefined))?.toString('utf8') ?? ''
   if (!lock.owns(current)) {
     await unlink(temp).catch(() => {})
-    return lock.lockLost()
+    return { failure: lock.lockLost() }
   }
   try {
     await renameRetrying(temp, target)
   } catch (error) {
     await unlink(temp).catch(() => {})
-    return wasm.memoryWriteFailed(describe(error))
+    return { failure: wasm.memoryWriteFailed(describe(error)) }
   }
   await syncDir(dirname(target))
-  return undefined
+  return { stat: written }
 }
 
 async function renameRetrying(from, to) {

@@ -85,6 +85,27 @@ test(`${WRITERS} processes saving ${SAVES_EACH} facts each at the same moment lo
   t.diagnostic(`no lock: ${naive.lost} of ${naive.wanted} saves lost (every writer was told ok: ${naive.answeredOk}); reader saw ${naive.torn} torn snapshots`)
 })
 
+test('a process holding the store cached sees another process\u2019s save in its next recall and save', async (t) => {
+  const { tools, home, store } = await mount(t)
+  await tools.call('memory_save', { id: 'a.one', statement: 'alpha from this process' })
+  // Past the racy window: this process now trusts its cached store by its stat alone.
+  const later = Date.now() + 5000
+  t.mock.method(Date, 'now', () => later)
+  assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 1)
+  const other = run(SAVER, [home, 'locked', 'b', '1', '0'])
+  const done = await other.done
+  assert.equal(done.code, 0, done.stderr)
+  assert.equal((await tools.call('memory_recall', { query: 'fact saved by writer b' })).value.facts[0].id, 'b.0')
+  await tools.call('memory_save', { id: 'a.two', statement: 'another fact from this process' })
+  const ids = JSON.parse(await readFile(store, 'utf8')).facts.map((f) => f.id)
+  assert.deepEqual(ids, ['a.one', 'b.0', 'a.two'], 'the other process\u2019s fact is kept')
+  // And the other way round: a save of this process, then one of the other, then ours again.
+  const again = await run(SAVER, [home, 'locked', 'c', '1', '0']).done
+  assert.equal(again.code, 0, again.stderr)
+  await tools.call('memory_save', { id: 'a.three', statement: 'third' })
+  assert.deepEqual(JSON.parse(await readFile(store, 'utf8')).facts.map((f) => f.id), ['a.one', 'b.0', 'a.two', 'c.0', 'a.three'])
+})
+
 test('a writer killed (SIGKILL) while holding the lock delays the next save by less than the steal window', async (t) => {
   const { tools, lock, store } = await mount(t)
   const home = join(store, '..', '..')

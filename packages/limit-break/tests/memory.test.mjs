@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { chmod, open, readFile, readdir, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { agentIn, assemble, mount, scratch } from './support/harness.mjs'
+import { core } from '../lib/core.js'
 
 const fact = (id, statement, extra = {}) => ({ id, statement, ...extra })
 
@@ -168,6 +169,38 @@ test('the cached index follows writes by other processes, even within one mtime 
   assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 0)
   await writeFile(store, JSON.stringify({ schema_version: 1, facts: [{ id: 'c.two', statement: 'echo' }] }))
   assert.equal((await tools.call('memory_recall', { query: 'echo' })).value.facts[0].id, 'c.two')
+})
+
+test('saves through the cached store write the bytes a save of the file writes', async (t) => {
+  const { tools, store } = await mount(t)
+  const wasm = core()
+  let now = Date.parse('2026-11-01T00:00:00.000Z')
+  t.mock.method(Date, 'now', () => now)
+  let expected
+  const saves = [
+    fact('db.port', 'Postgres listens on 5433', { tags: ['db'], value: '5433' }),
+    fact('ci.cache', 'The CI cache lives on the runner'),
+    fact('db.port2', 'Postgres moved to 5434', { supersedes: ['db.port'] }),
+    fact('ci.cache', 'The CI cache moved to S3, 数据'),
+    fact('x.y', 'a fact saved more than two seconds later, from the cache alone'),
+  ]
+  for (const [i, args] of saves.entries()) {
+    // The last save comes after the racy window: the file is not read at all.
+    now += i === saves.length - 1 ? 5000 : 1
+    const edit = wasm.applySave(JSON.stringify(args), expected, now)
+    expected = edit.bytes
+    edit.free()
+    assert.equal((await tools.call('memory_save', args)).value.ok, true)
+    assert.deepEqual(await readFile(store), Buffer.from(expected), `save ${i}`)
+  }
+  // Edited by hand (not in this plugin's layout): the next save rewrites the whole file.
+  const text = JSON.stringify(JSON.parse(await readFile(store, 'utf8')))
+  await writeFile(store, text)
+  now += 1
+  const edit = wasm.applySave(JSON.stringify(fact('z.z', 'after a hand edit')), Buffer.from(text), now)
+  assert.equal((await tools.call('memory_save', fact('z.z', 'after a hand edit'))).value.ok, true)
+  assert.deepEqual(await readFile(store), Buffer.from(edit.bytes))
+  edit.free()
 })
 
 test('a read is confirmed as of when it started, so a write during a slow read is caught', async (t) => {

@@ -70,7 +70,6 @@ fn the_cache_is_keyed_by_stat_and_checked_by_content_when_racy() {
 
     memory.load_missing();
     assert_eq!(memory.recall(&Value::Null, None)["in_store"], 0);
-    memory.invalidate();
     assert_eq!(memory.recall(&json!({}), None)["total"], 0);
 }
 
@@ -85,7 +84,7 @@ fn a_window_exactly_two_seconds_after_the_mtime_is_still_racy() {
 }
 
 #[test]
-fn after_a_save_the_next_load_rebuilds_from_the_kept_index() {
+fn after_another_writer_saved_the_next_load_rebuilds_from_the_kept_index() {
     let save = |text: Option<&str>, id: &str, statement: &str| {
         let args = parse_save_args(&json!({ "id": id, "statement": statement })).unwrap();
         apply_save(text, &args, NOW as u64, None).unwrap().text
@@ -94,8 +93,6 @@ fn after_a_save_the_next_load_rebuilds_from_the_kept_index() {
     let mut memory = IndexCache::new();
     let old = key(NOW - 10_000.0, 100.0, 7.0);
     memory.load(first.as_bytes(), old, NOW).unwrap();
-    memory.invalidate();
-    assert!(!memory.is_fresh(old), "a saved store is read again");
     let second = save(Some(&first), "ci.cache", "The CI cache lives on the runner");
     memory
         .load(second.as_bytes(), key(NOW, 200.0, 8.0), NOW + 5_000.0)
@@ -104,5 +101,98 @@ fn after_a_save_the_next_load_rebuilds_from_the_kept_index() {
     assert_eq!(
         memory.recall(&json!({ "query": "runner cache" }), None)["facts"][0]["id"],
         "ci.cache"
+    );
+}
+
+fn save_args(id: &str, statement: &str) -> Value {
+    json!({ "id": id, "statement": statement })
+}
+
+#[test]
+fn a_save_through_the_cache_writes_what_a_save_of_the_file_writes() {
+    let mut memory = IndexCache::new();
+    let mut file: Option<String> = None;
+    let saves = [
+        json!({ "id": "db.port", "statement": "Postgres listens on 5433", "tags": ["db"] }),
+        save_args("ci.cache", "The CI cache lives on the runner"),
+        json!({ "id": "db.port2", "statement": "Postgres moved to 5434", "supersedes": ["db.port"] }),
+        save_args("ci.cache", "The CI cache moved to S3"),
+    ];
+    for (i, args) in saves.iter().enumerate() {
+        let now = NOW as u64 + i as u64;
+        let found = match (&file, i) {
+            (None, _) => Found::Missing,
+            // The first save over an existing file reads it; the later ones trust the key.
+            (Some(text), 1) => Found::Read {
+                bytes: text.as_bytes(),
+                key: key(NOW - 10_000.0, 1.0, 1.0),
+                at: NOW,
+            },
+            (Some(_), _) => Found::Unread(key(NOW - 10_000.0, i as f64, 1.0)),
+        };
+        let reply = memory.save(args, found, now, None).unwrap();
+        let plain =
+            apply_save(file.as_deref(), &parse_save_args(args).unwrap(), now, None).unwrap();
+        assert_eq!(reply.text, plain.text, "save {i}");
+        assert_eq!(reply.answer, plain.answer(), "save {i}");
+        assert!(!memory.is_fresh(key(NOW - 10_000.0, 1.0, 1.0)));
+        memory.committed(key(NOW - 10_000.0, 1.0 + i as f64, 1.0), NOW + 5_000.0);
+        file = Some(reply.text);
+    }
+    let answer = memory.recall(&json!({ "query": "postgres" }), None);
+    assert_eq!(answer["facts"][0]["id"], "db.port2");
+    assert_eq!(answer["total"], 1, "the superseded fact is hidden");
+}
+
+#[test]
+fn a_failed_save_leaves_the_cache_to_the_file() {
+    let mut memory = IndexCache::new();
+    let first = memory
+        .save(
+            &save_args("a.one", "first fact"),
+            Found::Missing,
+            NOW as u64,
+            None,
+        )
+        .unwrap()
+        .text;
+    // The first save's write failed: nothing was committed, so the cache is keyed to no file and
+    // the missing file is read as it is.
+    let at = key(NOW - 10_000.0, first.len() as f64, 3.0);
+    assert!(!memory.is_fresh(at));
+    let refused = memory.save(
+        &save_args("b.two", "second"),
+        Found::Unread(at),
+        NOW as u64,
+        None,
+    );
+    assert_eq!(code(refused.unwrap_err()), "memory.read_failed");
+    let second = memory
+        .save(
+            &save_args("b.two", "second"),
+            Found::Missing,
+            NOW as u64,
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        second.answer["facts"], 1,
+        "the unwritten first fact is not in the store"
+    );
+    // A refusal keeps what was found.
+    let unknown = json!({ "id": "c", "statement": "s", "supersedes": ["nope"] });
+    let found = Found::Read {
+        bytes: first.as_bytes(),
+        key: at,
+        at: NOW,
+    };
+    assert_eq!(
+        code(memory.save(&unknown, found, NOW as u64, None).unwrap_err()),
+        "memory.not_found"
+    );
+    assert_eq!(memory.facts(), 1);
+    assert_eq!(
+        memory.recall(&json!({ "query": "first" }), None)["facts"][0]["id"],
+        "a.one"
     );
 }

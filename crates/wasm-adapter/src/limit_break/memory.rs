@@ -10,7 +10,7 @@
 use crate::millis;
 use memory::driver::{self, Reply};
 use memory::lock::{self, Liveness, LockRecord, Me, Observed};
-use memory::{Failure, FileKey, IndexCache, parse_recall_args, parse_save_args};
+use memory::{Failure, FileKey, Found, IndexCache, parse_recall_args, parse_save_args};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -66,10 +66,10 @@ impl Edit {
         self.text.is_some()
     }
 
-    /// The new store text (or the CLI's output); `undefined` on failure.
+    /// The new store text (or the CLI's output) as UTF-8 bytes; `undefined` on failure.
     #[wasm_bindgen(getter)]
-    pub fn text(&self) -> Option<String> {
-        self.text.clone()
+    pub fn bytes(&self) -> Option<Vec<u8>> {
+        self.text.as_ref().map(|text| text.as_bytes().to_vec())
     }
 
     /// The answer, as JSON text: `{ ok: true, … }` or `{ ok: false, code, message }`.
@@ -171,24 +171,12 @@ pub fn stats(
     .to_string()
 }
 
-/// `memory_recall`'s index cache ([`IndexCache`]: keyed by the store file's mtime, size and
-/// inode, checked by content when the read was racy).
-///
-/// The driver's loop: `stat(store)`; `ENOENT` → [`Memory::load_missing`]; else unless
-/// [`Memory::is_fresh`] read the bytes and [`Memory::load`] (a failure is the answer); then
-/// [`Memory::recall`]. After its own save it calls [`Memory::invalidate`].
+/// `memory_recall`'s index cache and `memory_save`'s cached store ([`IndexCache`], whose docs
+/// give the driver's loops).
 #[wasm_bindgen(js_name = LimitBreakMemory)]
 #[derive(Default)]
 pub struct Memory {
     cache: IndexCache,
-}
-
-fn file_key(mtime_ms: f64, size: f64, ino: f64) -> FileKey {
-    FileKey {
-        mtime_ms,
-        size,
-        ino,
-    }
 }
 
 #[wasm_bindgen(js_class = LimitBreakMemory)]
@@ -199,28 +187,18 @@ impl Memory {
         Memory::default()
     }
 
-    /// Whether the cached index was built from the file with this mtime, size and inode, and
+    /// Whether the cached index was built from the file with this `[mtimeMs, size, ino]`, and
     /// was confirmed long enough after its mtime that a later write must have changed the key.
     #[wasm_bindgen(js_name = isFresh)]
-    pub fn is_fresh(&self, mtime_ms: f64, size: f64, ino: f64) -> bool {
-        self.cache.is_fresh(file_key(mtime_ms, size, ino))
+    pub fn is_fresh(&self, key: &[f64]) -> bool {
+        self.cache.is_fresh(FileKey::of_stat(key))
     }
 
     /// Loads the store's bytes read at `now_ms` (the driver's clock, the one mtimes use): keeps
     /// the cached index when the content is the same, else parses and indexes it. Returns the
     /// failure's JSON (`memory.corrupt`) or `undefined`.
-    pub fn load(
-        &mut self,
-        bytes: &[u8],
-        mtime_ms: f64,
-        size: f64,
-        ino: f64,
-        now_ms: f64,
-    ) -> Option<String> {
-        failure_json(
-            self.cache
-                .load(bytes, file_key(mtime_ms, size, ino), now_ms),
-        )
+    pub fn load(&mut self, bytes: &[u8], key: &[f64], now_ms: f64) -> Option<String> {
+        failure_json(self.cache.load(bytes, FileKey::of_stat(key), now_ms))
     }
 
     /// The store file does not exist: recall answers from an empty store.
@@ -229,9 +207,27 @@ impl Memory {
         self.cache.load_missing();
     }
 
-    /// Drops the cached index (after this process wrote the store).
-    pub fn invalidate(&mut self) {
-        self.cache.invalidate();
+    /// `memory_save` under the lock ([`IndexCache::save`]): `stat` is `[mtimeMs, size, ino,
+    /// readAt]` (`undefined`: no file), `bytes` unless [`Memory::is_fresh`] said not to read.
+    pub fn save(
+        &mut self,
+        args_json: &str,
+        stat: Option<Vec<f64>>,
+        bytes: Option<Vec<u8>>,
+        now_ms: f64,
+        project: Option<String>,
+    ) -> Edit {
+        let found = Found::of(stat.as_deref(), bytes.as_deref());
+        let args = args_value(args_json);
+        Edit::of(
+            self.cache
+                .save(&args, found, millis(now_ms), project.as_deref()),
+        )
+    }
+
+    /// The saved text is now the store file with this `[mtimeMs, size, ino]`, as of `now_ms`.
+    pub fn committed(&mut self, key: &[f64], now_ms: f64) {
+        self.cache.committed(FileKey::of_stat(key), now_ms);
     }
 
     /// Answers `memory_recall` from the loaded index for an agent working in the repository

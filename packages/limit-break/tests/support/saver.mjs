@@ -23,7 +23,7 @@ async function naiveSave(args) {
   const edit = wasm.applySave(argsJson(args), current, Date.now())
   const temp = join(paths.dir, `.naive.${process.pid}.${Math.random()}.tmp`)
   const handle = await open(temp, 'wx')
-  await handle.writeFile(edit.text)
+  await handle.writeFile(edit.bytes)
   await handle.close()
   await rename(temp, paths.store)
   return JSON.parse(edit.answer)

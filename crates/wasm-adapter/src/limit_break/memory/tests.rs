@@ -40,7 +40,7 @@ fn edits_cross_as_text_and_answer() {
 
     let invalid = saved(json!({"id": "x"}), None);
     assert!(!invalid.ok());
-    assert_eq!(invalid.text(), None);
+    assert_eq!(invalid.bytes(), None);
     assert_eq!(invalid.answer_value()["code"], "memory.invalid");
     let not_json = save("not json", None, NOW, None);
     assert_eq!(not_json.answer_value()["code"], "memory.invalid");
@@ -60,11 +60,11 @@ fn edits_cross_as_text_and_answer() {
         "memory.invalid"
     );
 
-    let text = edit.text().unwrap();
+    let text = edit.text_ref().unwrap();
     let bytes = || Some(text.as_bytes().to_vec());
     assert_eq!(list(bytes()).answer_value(), json!({"ok": true}));
-    assert!(show(bytes(), "net.sni").text().unwrap().contains("SNI"));
-    assert_eq!(export(bytes()).text().unwrap(), text);
+    assert!(show(bytes(), "net.sni").text_ref().unwrap().contains("SNI"));
+    assert_eq!(export(bytes()).text_ref().unwrap(), text);
     assert_eq!(forget(bytes(), "net.sni").answer_value()["removed"], 1);
     assert_eq!(
         import(bytes(), text.as_bytes(), "keep").answer_value()["ok"],
@@ -78,28 +78,29 @@ fn the_cache_crosses_stat_numbers_and_json() {
         json!({"id": "db.port", "statement": "Postgres listens on 5433"}),
         None,
     )
-    .text()
+    .text
     .unwrap();
     let mut memory = Memory::new();
-    assert!(!memory.is_fresh(NOW, 100.0, 7.0));
+    assert!(!memory.is_fresh(&[NOW, 100.0, 7.0]));
     assert_eq!(
-        memory.load(text.as_bytes(), NOW - 10_000.0, 100.0, 7.0, NOW),
+        memory.load(text.as_bytes(), &[NOW - 10_000.0, 100.0, 7.0], NOW),
         None
     );
     assert_eq!(memory.facts(), 1);
-    assert!(memory.is_fresh(NOW - 10_000.0, 100.0, 7.0));
+    assert!(memory.is_fresh(&[NOW - 10_000.0, 100.0, 7.0]));
     let answer = value(&memory.recall(r#"{"query": "postgres port"}"#, None));
     assert_eq!(answer["facts"][0]["id"], "db.port");
     assert_eq!(
         value(&memory.recall(r#"{"qeury": "x"}"#, None))["code"],
         "memory.invalid"
     );
-    let corrupt = memory.load(b"[1,", NOW, 3.0, 7.0, NOW + 9_000.0).unwrap();
+    let corrupt = memory
+        .load(b"[1,", &[NOW, 3.0, 7.0], NOW + 9_000.0)
+        .unwrap();
     assert_eq!(value(&corrupt)["code"], "memory.corrupt");
     assert_eq!(memory.facts(), 0);
     memory.load_missing();
     assert_eq!(value(&memory.recall("{}", None))["in_store"], 0);
-    memory.invalidate();
     assert_eq!(value(&memory.recall("not json", None))["total"], 0);
 }
 
@@ -165,9 +166,34 @@ fn lock_decisions_cross_as_json() {
 }
 
 #[test]
+fn a_cached_save_crosses_its_stat_and_bytes() {
+    let mut memory = Memory::new();
+    let args = r#"{"id": "db.port", "statement": "Postgres listens on 5433"}"#;
+    let first = memory.save(args, None, None, NOW, None);
+    let text = first.text_ref().unwrap().to_owned();
+    assert_eq!(first.bytes(), Some(text.clone().into_bytes()));
+    assert_eq!(first.answer_value()["created"], true);
+    let key = [NOW - 10_000.0, text.len() as f64, 7.0];
+    memory.committed(&key, NOW);
+    assert!(memory.is_fresh(&key));
+    let second = memory.save(args, Some(key.to_vec()), None, NOW, None);
+    assert_eq!(second.answer_value()["updated"], true);
+    let unread = memory.save(args, Some(vec![NOW, 1.0, 7.0, NOW]), None, NOW, None);
+    assert_eq!(unread.answer_value()["code"], "memory.read_failed");
+    let read = memory.save(
+        args,
+        Some(vec![NOW, 1.0, 7.0, NOW]),
+        Some(b"[1,".to_vec()),
+        NOW,
+        None,
+    );
+    assert_eq!(read.answer_value()["code"], "memory.corrupt");
+}
+
+#[test]
 fn stats_cross_js_numbers() {
     let text = saved(json!({"id": "a.b", "statement": "first"}), None)
-        .text()
+        .text
         .unwrap();
     let answer = value(&stats(
         "/home/u/.dsh/memory/facts.json",

@@ -9,6 +9,7 @@
 //! fixed ([`COLORS`]) so a screenshot can be checked pixel by pixel.
 
 use crate::protocol::{ExperimentRow, RunResult};
+use html::escape;
 use std::fmt::Write as _;
 
 /// The fixed colors of the page (CSS hex). `cargo xtask chart-test` looks for them in a
@@ -127,21 +128,6 @@ impl Scale {
         let span = (self.high - self.low).max(f64::MIN_POSITIVE);
         TOP + (HEIGHT - TOP - BOTTOM) * (self.high - value) / span
     }
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c if c.is_control() && c != '\n' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A number as the axis and table print it: up to 6 significant digits, no trailing zeros.

@@ -11,6 +11,7 @@
 //! The page is inline SVG and CSS: no script, no font or image to fetch, no network. The colors
 //! are fixed ([`COLORS`]), so a screenshot can be checked pixel by pixel.
 
+use html::escape;
 use std::fmt::Write;
 
 /// What happened at one row, drawn as a marker.
@@ -443,22 +444,6 @@ fn fmt_num(v: f64) -> String {
             .trim_end_matches('.')
             .to_owned()
     }
-}
-
-/// Text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { RUN_ID_RE, alive, cli, cliAsync, git, makeRepo, proposer, readLines, specFile, tracker, waitFor } from './support/fixture.mjs'
+import { RUN_ID_RE, alive, cli, cliAsync, git, killCarrying, makeRepo, proposer, readLines, specFile, tracker, waitFor } from './support/fixture.mjs'
 
 // Logs each evaluation (its slot, cwd and time span). A candidate's evaluator waits (up to 20 s)
 // until all three evaluators of its generation have started: run one at a time, they would
@@ -128,15 +128,9 @@ function hangingGeneration(t, maxExperiments) {
   const { root, repo, head } = makeRepo(t, { 'eval.mjs': HANG_ONCE_EVAL })
   const pids = join(root, 'pids')
   const env = { AR_HANG_FLAG: join(root, 'hung'), AR_PIDS: pids }
-  t.after(() => {
-    for (const pid of readLines(pids).map(Number)) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // Already gone (the expected case).
-      }
-    }
-  })
+  // Whatever a test leaves running (one whose host stays alive leaves its tree on purpose), or
+  // an assertion leaves behind when it fails, nothing outlives the test.
+  t.after(() => killCarrying('AR_PIDS', pids))
   const config = join(root, 'config.json')
   writeFileSync(config, JSON.stringify({ terminationGraceMs: 300 }))
   const prop = proposer(root, 'return score - ordinal')

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
-  RUN_ID_RE, alive, cli, cliAsync, git, makeRepo, proposer, readLines, specFile, tracker, waitFor,
+  RUN_ID_RE, alive, cli, cliAsync, git, killCarrying, makeRepo, proposer, readLines, specFile, tracker, waitFor,
 } from './support/fixture.mjs'
 import { mount, parentAgent } from './support/dsh.mjs'
 
@@ -36,16 +36,9 @@ function hangSetup(t, extra = {}) {
   const config = join(root, 'config.json')
   writeFileSync(config, JSON.stringify({ terminationGraceMs: 300 }))
   const spec = specFile(root, { proposer: proposer(root, 'return score - 1'), ...extra })
-  // Whatever an assertion leaves behind when a test fails, nothing outlives the test.
-  t.after(() => {
-    for (const pid of readLines(pids).map(Number)) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // Already gone (the expected case).
-      }
-    }
-  })
+  // Whatever a test leaves running (one whose host stays alive leaves its tree on purpose), or
+  // an assertion leaves behind when it fails, nothing outlives the test.
+  t.after(() => killCarrying('AR_PIDS', pids))
   return { root, repo, head, pids, env, config, spec }
 }
 

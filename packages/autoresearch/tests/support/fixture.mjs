@@ -2,7 +2,7 @@
 // dsh-autoresearch CLI run as a child process.
 import assert from 'node:assert/strict'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -130,6 +130,20 @@ export function alive(pid) {
     return state !== 'Z' && state !== 'X'
   } catch {
     return false
+  }
+}
+
+/** SIGKILLs every live process whose environment holds `NAME=value` (a test's own marker): it
+ * needs no pid file, so it works in a test's `after` hook even once the scratch dir is gone. */
+export function killCarrying(name, value) {
+  const needle = `${name}=${value}\0`
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').includes(needle)) process.kill(Number(pid), 'SIGKILL')
+    } catch {
+      // Gone, or not ours.
+    }
   }
 }
 

@@ -80,8 +80,8 @@ impl Shot {
                 waits,
             };
         }
-        let waits =
-            names::normalize(name) == "job_output" && args.get("wait") != Some(&Value::Bool(false));
+        let waits = names::with_normalized(name, |name| name == "job_output")
+            && args.get("wait") != Some(&Value::Bool(false));
         let target = match PATH_KEYS.iter().find_map(|key| field(key)) {
             Some(path) => target_hash(b'/', &[name.to_owned(), path.to_owned()]),
             None => call.0,

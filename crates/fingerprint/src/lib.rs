@@ -528,6 +528,11 @@ fn last_kept(text: &str, hash: &mut Fnv1a, keep: usize, partial: bool) -> Option
         // Skip the whitespace before `end`, then find the start of the token that ends there.
         let mut i = end;
         while i > 0 {
+            if class(bytes[i - 1]) & SPACE != 0 {
+                // ASCII whitespace, most of it: no char to decode.
+                i -= 1;
+                continue;
+            }
             let (space, start) = space_before(text, i);
             if !space {
                 break;

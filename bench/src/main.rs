@@ -82,8 +82,9 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// The units of work `--work` can repeat, untimed: `cargo xtask bench` runs each under callgrind
-/// twice (N and 2N times) and reports the difference per unit, so the setup cancels out.
+/// The units of work `--work` can repeat, untimed, for a deterministic count on a busy machine:
+/// run one under `valgrind --tool=callgrind` twice (N and 2N times) and divide the difference
+/// of the instruction counts by N, so the setup cancels out.
 ///
 /// - `fingerprint-4k`: a 4 KiB failure, whole (head only), every normalized byte hashed;
 /// - `fingerprint-64k`: a 64 KiB failure through its two 4 KiB windows;

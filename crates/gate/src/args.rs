@@ -61,7 +61,7 @@ pub(crate) fn json_hash(value: &Json<'_>) -> ArgsHash {
 /// empty argument string. Text that is not valid JSON is hashed verbatim under its own tag, so it
 /// equals only the same text, never a parsed value.
 pub fn canonical_args_hash_str(text: &str) -> ArgsHash {
-    if text.trim().is_empty() {
+    if is_blank(text) {
         return json_hash(&Json::empty_object());
     }
     match Json::parse(text) {
@@ -73,6 +73,12 @@ pub fn canonical_args_hash_str(text: &str) -> ArgsHash {
             ArgsHash(h.0)
         }
     }
+}
+
+/// Whether arguments text is empty or all whitespace (`trim().is_empty()`, deciding at the first
+/// char of a JSON text).
+pub(crate) fn is_blank(text: &str) -> bool {
+    text.chars().all(char::is_whitespace)
 }
 
 /// Feeds one value. Recursion depth is the value's nesting depth; values parsed by serde_json are

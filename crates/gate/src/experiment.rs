@@ -13,7 +13,7 @@
 //! A call **waits** when it only lets time pass: a shell command whose main command is `sleep`
 //! or `wait`, or `job_output` unless its `wait` is `false`. Waiting never counts.
 
-use crate::args::{CallKey, Fnv, json_hash};
+use crate::args::{CallKey, Fnv, is_blank, json_hash};
 use crate::json::Json;
 use fingerprint::Fingerprint;
 use serde_json::Value;
@@ -100,7 +100,7 @@ impl Shot {
     /// The shot of `name` called with arguments given as JSON text (text that is not JSON is its
     /// own exact call and target, as in [`crate::canonical_args_hash_str`]).
     pub fn from_json(name: &str, args_json: &str) -> Self {
-        if args_json.trim().is_empty() {
+        if is_blank(args_json) {
             return Self::of(name, &Json::empty_object());
         }
         match Json::parse(args_json) {
@@ -200,7 +200,10 @@ fn program_name(word: &str) -> String {
 
 /// A test id's file: `tests/a.py::T::t[1]` → `tests/a.py`.
 fn test_file(word: &str) -> &str {
-    let word = word.split("::").next().unwrap_or(word);
+    let word = match word.as_bytes().windows(2).position(|pair| pair == b"::") {
+        Some(at) => &word[..at],
+        None => word,
+    };
     match word.find('[') {
         Some(at) if at > 0 && word.ends_with(']') => &word[..at],
         _ => word,

@@ -82,13 +82,15 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// The units of work `--work` can repeat, untimed: `cargo xtask bench` runs each under callgrind
-/// twice (N and 2N times) and reports the difference per unit, so the setup cancels out.
+/// The units of work `--work` can repeat, untimed, for a deterministic count on a busy machine:
+/// run one under `valgrind --tool=callgrind` twice (N and 2N times) and divide the difference
+/// of the instruction counts by N, so the setup cancels out.
 ///
 /// - `fingerprint-4k`: a 4 KiB failure, whole (head only), every normalized byte hashed;
 /// - `fingerprint-64k`: a 64 KiB failure through its two 4 KiB windows;
 /// - `shell-2k`: a 2 KiB shell failure as the policy fingerprints it (exit code, tail only);
-/// - `replay`: one event of the stream (`--stream`), as the replay bench runs it.
+/// - `replay`: one event of the stream (`--stream`), as the replay bench runs it;
+/// - `gate`: one call of pain-point-check's gate stream, as its replay bench runs it.
 fn work(kind: &str, times: usize, stream: Option<&str>) -> Result<(), String> {
     let one = |bytes: usize, shell: bool| {
         let text = failure_text(bytes);
@@ -116,6 +118,11 @@ fn work(kind: &str, times: usize, stream: Option<&str>) -> Result<(), String> {
         "fingerprint-4k" => one(4 << 10, false),
         "fingerprint-64k" => one(64 << 10, false),
         "shell-2k" => one(2 << 10, true),
+        "gate" => {
+            let settings =
+                gate_settings().ok_or("the default pain-point-check config is invalid")?;
+            black_box(gate_calls(&settings, &gate_stream(4096), times));
+        }
         "replay" => {
             let (events, agents) = read_stream(stream.ok_or("--work replay needs --stream")?)?;
             let mut policy = Policy::new(config::research_nudge::RowConfig::default().settings());
@@ -201,44 +208,18 @@ fn gate_stream(count: usize) -> Vec<Call> {
 /// deny, a denial's result as an error, the arguments parsed and the text fingerprinted only when
 /// the gate counts the result, replies only while pending.
 fn gate_replay(runs: usize) -> Value {
-    use gate::{AgentGate, Decision, Outcome, Shot, canonical_args_hash_str, failure_fingerprint};
-    const ANSWER: &str = "blocker=the test runner cannot load the fixture\nruled_out=a path typo: the file exists\nbest_path=print the loader search path";
-    let settings = match config::pain_point_check::RowConfig::default().settings() {
-        Ok(settings) => settings,
-        Err(_) => return Value::Null,
+    let Some(settings) = gate_settings() else {
+        return Value::Null;
     };
     let calls = gate_stream(4096);
     let per_run = 1_000_000usize;
     let mut ns = Vec::new();
     let mut denials = 0u64;
     for run in 0..=runs {
-        let mut gates = [AgentGate::new(); 8];
         let t0 = Instant::now();
-        for i in 0..per_run {
-            let call = &calls[i % calls.len()];
-            let gate = &mut gates[call.agent];
-            let mut denial = None;
-            if gate.may_deny() {
-                let args = canonical_args_hash_str(&call.args);
-                if let Decision::Deny { reason, .. } = gate.pre_execute(&settings, call.name, args)
-                {
-                    denial = Some(reason);
-                }
-            }
-            let (outcome, text) = match &denial {
-                Some(reason) => (Outcome::error(), reason.as_str()),
-                None if call.failing => (Outcome::exited(1), "[exit code: 1]"),
-                None => (Outcome::success(), "ok"),
-            };
-            denials += u64::from(denial.is_some());
-            let shot = || Shot::from_json(call.name, &call.args);
-            let failure = || failure_fingerprint(call.name, &outcome, text, "");
-            black_box(gate.on_result(&settings, call.name, shot, outcome, failure));
-            if call.reply && gate.is_pending() {
-                black_box(gate.on_assistant_text(&settings, ANSWER));
-            }
-        }
+        let denied = gate_calls(&settings, &calls, per_run);
         let elapsed = t0.elapsed().as_nanos() as f64;
+        denials += denied;
         if run > 0 {
             ns.push(elapsed / per_run as f64);
         }
@@ -251,6 +232,45 @@ fn gate_replay(runs: usize) -> Value {
         "events_per_s": stats(eps),
         "denials": denials,
     })
+}
+
+fn gate_settings() -> Option<gate::Settings> {
+    config::pain_point_check::RowConfig::default()
+        .settings()
+        .ok()
+}
+
+/// `count` calls of `calls` (cycled) through fresh gates, as [`gate_replay`] describes; returns
+/// the denials.
+fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
+    use gate::{AgentGate, Decision, Outcome, Shot, canonical_args_hash_str, failure_fingerprint};
+    const ANSWER: &str = "blocker=the test runner cannot load the fixture\nruled_out=a path typo: the file exists\nbest_path=print the loader search path";
+    let mut gates = [AgentGate::new(); 8];
+    let mut denials = 0u64;
+    for i in 0..count {
+        let call = &calls[i % calls.len()];
+        let gate = &mut gates[call.agent];
+        let mut denial = None;
+        if gate.may_deny() {
+            let args = canonical_args_hash_str(&call.args);
+            if let Decision::Deny { reason, .. } = gate.pre_execute(settings, call.name, args) {
+                denial = Some(reason);
+            }
+        }
+        let (outcome, text) = match &denial {
+            Some(reason) => (Outcome::error(), reason.as_str()),
+            None if call.failing => (Outcome::exited(1), "[exit code: 1]"),
+            None => (Outcome::success(), "ok"),
+        };
+        denials += u64::from(denial.is_some());
+        let shot = || Shot::from_json(call.name, &call.args);
+        let failure = || failure_fingerprint(call.name, &outcome, text, "");
+        black_box(gate.on_result(settings, call.name, shot, outcome, failure));
+        if call.reply && gate.is_pending() {
+            black_box(gate.on_assistant_text(settings, ANSWER));
+        }
+    }
+    denials
 }
 
 /// Median, min and max.

@@ -528,6 +528,11 @@ fn last_kept(text: &str, hash: &mut Fnv1a, keep: usize, partial: bool) -> Option
         // Skip the whitespace before `end`, then find the start of the token that ends there.
         let mut i = end;
         while i > 0 {
+            if class(bytes[i - 1]) & SPACE != 0 {
+                // ASCII whitespace, most of it: no char to decode.
+                i -= 1;
+                continue;
+            }
             let (space, start) = space_before(text, i);
             if !space {
                 break;
@@ -603,6 +608,20 @@ fn last_kept(text: &str, hash: &mut Fnv1a, keep: usize, partial: bool) -> Option
                 *dst = lower(b);
             }
             pos -= n;
+        } else if is_numeric(t) {
+            // Backwards: a digit run is one `#`, written at its last digit.
+            let mut after_digit = false;
+            for &b in t.iter().rev() {
+                let digit = class(b) & DIGIT != 0;
+                if !(digit && after_digit) {
+                    pos -= 1;
+                    kept[pos] = if digit { b'#' } else { b };
+                    if pos == 0 {
+                        break;
+                    }
+                }
+                after_digit = digit;
+            }
         } else {
             small.len = 0;
             token(t, &mut Out::new(&mut small));
@@ -743,6 +762,19 @@ impl<'s, S: Sink> Out<'s, S> {
         self.written += bytes.len();
     }
 
+    /// Writes a whole [numeric](is_numeric) token: each digit run as one `#`.
+    #[inline(always)]
+    fn numeric(&mut self, bytes: &[u8]) {
+        let mut after_digit = false;
+        for &b in bytes {
+            let digit = class(b) & DIGIT != 0;
+            if !(digit && after_digit) {
+                self.byte(if digit { b'#' } else { b });
+            }
+            after_digit = digit;
+        }
+    }
+
     #[inline(always)]
     fn whitespace(&mut self) {
         self.space_pending = self.written > 0;
@@ -875,6 +907,8 @@ fn normalize_into<S: Sink>(text: &str, sink: &mut S) -> usize {
         };
         if plain {
             out.lowercased(t);
+        } else if is_numeric(t) {
+            out.numeric(t);
         } else {
             token(t, &mut out);
         }
@@ -976,6 +1010,21 @@ fn is_plain(t: &[u8]) -> bool {
     let mut dashes = 0;
     for &b in t {
         if class(b) & (DIGIT | SEPARATOR) != 0 {
+            return false;
+        }
+        dashes += usize::from(b == b'-');
+    }
+    dashes < 4
+}
+
+/// Whether a token that is not [plain](is_plain) only needs rule 6: it has no ASCII letter (rules
+/// 3 and 5 need one, a drive letter too), no `/` or `\\` (rule 7) and fewer than four `-` (a
+/// UUID of digits, rule 4, has four). Numbers, times and counters of test output are.
+#[inline(always)]
+fn is_numeric(t: &[u8]) -> bool {
+    let mut dashes = 0;
+    for &b in t {
+        if class(b) & (ALPHA | SEPARATOR) != 0 {
             return false;
         }
         dashes += usize::from(b == b'-');

@@ -690,3 +690,27 @@ fn a_shell_failure_is_decided_by_the_end_of_its_output() {
         None
     );
 }
+
+#[test]
+fn tokens_without_letters_or_separators_collapse_only_their_digit_runs() {
+    // Four dashes may be a UUID of digits: that token takes the general path.
+    let text = "(12.3 ms) 1-2-3 12345678-1234-1234-1234-123456789012 1-2-3-4-5 !== 7°";
+    assert_eq!(normalize(text), "(#.# ms) #-#-# <uuid> #-#-#-#-# !== #°");
+    // The same from the end of a windowed shell failure, where the numeric tokens are read
+    // backwards, and cut at the start of the kept bytes.
+    let long = format!("{}{text}", "case 4321 (0.5 ms)\n".repeat(600));
+    let other = long.replace("4321", "99");
+    let (_, tail) = Failure::windows(&long);
+    let (_, other_tail) = Failure::windows(&other);
+    assert!(!tail.is_empty());
+    let fp = |tail: &str| {
+        fingerprint(&Failure {
+            tool: "bash",
+            exit_code: Some(1),
+            head: "",
+            tail,
+        })
+    };
+    assert_eq!(fp(tail), fp(other_tail));
+    assert_ne!(fp(tail), fp(&tail.replace("ms)", "s)")));
+}

@@ -7,6 +7,7 @@
 //! fed straight into a 64-bit FNV-1a hash with a type tag and a length before every value, so
 //! `["ab"]` and `["a","b"]` cannot collide by concatenation.
 
+use crate::json::Json;
 use serde_json::Value;
 
 /// The 64-bit hash of a call's canonical arguments (see [`canonical_args_hash`]).
@@ -46,6 +47,11 @@ impl Fnv {
 
 /// Hashes parsed arguments canonically: object keys sorted, numbers by value.
 pub fn canonical_args_hash(value: &Value) -> ArgsHash {
+    json_hash(&Json::from(value))
+}
+
+/// [`canonical_args_hash`] of the borrowed tree.
+pub(crate) fn json_hash(value: &Json<'_>) -> ArgsHash {
     let mut h = Fnv::new();
     feed(&mut h, value);
     ArgsHash(h.0)
@@ -55,11 +61,11 @@ pub fn canonical_args_hash(value: &Value) -> ArgsHash {
 /// empty argument string. Text that is not valid JSON is hashed verbatim under its own tag, so it
 /// equals only the same text, never a parsed value.
 pub fn canonical_args_hash_str(text: &str) -> ArgsHash {
-    if text.trim().is_empty() {
-        return canonical_args_hash(&Value::Object(serde_json::Map::new()));
+    if is_blank(text) {
+        return json_hash(&Json::empty_object());
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(value) => canonical_args_hash(&value),
+    match Json::parse(text) {
+        Ok(value) => json_hash(&value),
         Err(_) => {
             let mut h = Fnv::new();
             h.byte(b'R');
@@ -69,31 +75,36 @@ pub fn canonical_args_hash_str(text: &str) -> ArgsHash {
     }
 }
 
+/// Whether arguments text is empty or all whitespace (`trim().is_empty()`, deciding at the first
+/// char of a JSON text).
+pub(crate) fn is_blank(text: &str) -> bool {
+    text.chars().all(char::is_whitespace)
+}
+
 /// Feeds one value. Recursion depth is the value's nesting depth; values parsed by serde_json are
 /// at most 128 levels deep.
-fn feed(h: &mut Fnv, value: &Value) {
+fn feed(h: &mut Fnv, value: &Json<'_>) {
     match value {
-        Value::Null => h.byte(b'n'),
-        Value::Bool(true) => h.byte(b't'),
-        Value::Bool(false) => h.byte(b'f'),
-        Value::Number(number) => {
+        Json::Null => h.byte(b'n'),
+        Json::Bool(true) => h.byte(b't'),
+        Json::Bool(false) => h.byte(b'f'),
+        Json::Number(number) => {
             h.byte(b'#');
             h.text(&canonical_number(number));
         }
-        Value::String(text) => {
+        Json::String(text) => {
             h.byte(b'"');
             h.text(text);
         }
-        Value::Array(items) => {
+        Json::Array(items) => {
             h.byte(b'[');
             h.len(items.len());
             for item in items {
                 feed(h, item);
             }
         }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        // Already sorted by key.
+        Json::Object(entries) => {
             h.byte(b'{');
             h.len(entries.len());
             for (key, item) in entries {

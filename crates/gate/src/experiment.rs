@@ -13,7 +13,8 @@
 //! A call **waits** when it only lets time pass: a shell command whose main command is `sleep`
 //! or `wait`, or `job_output` unless its `wait` is `false`. Waiting never counts.
 
-use crate::args::{CallKey, Fnv, canonical_args_hash};
+use crate::args::{CallKey, Fnv, is_blank, json_hash};
+use crate::json::Json;
 use fingerprint::Fingerprint;
 use serde_json::Value;
 
@@ -66,9 +67,12 @@ const PATH_KEYS: [&str; 3] = ["path", "file_path", "file"];
 impl Shot {
     /// The shot of `name` called with parsed arguments.
     pub fn new(name: &str, args: &Value) -> Self {
-        let args_hash = canonical_args_hash(args);
-        let call = CallKey::new(name, args_hash);
-        let field = |key: &str| args.get(key).and_then(Value::as_str);
+        Self::of(name, &Json::from(args))
+    }
+
+    fn of(name: &str, args: &Json<'_>) -> Self {
+        let call = CallKey::new(name, json_hash(args));
+        let field = |key: &str| args.get(key).and_then(Json::as_str);
         if let Some(command) = field("command").or_else(|| field("cmd")) {
             let main = main_command(command);
             let waits = main
@@ -80,8 +84,8 @@ impl Shot {
                 waits,
             };
         }
-        let waits =
-            names::normalize(name) == "job_output" && args.get("wait") != Some(&Value::Bool(false));
+        let waits = names::with_normalized(name, |name| name == "job_output")
+            && args.get("wait") != Some(&Json::Bool(false));
         let target = match PATH_KEYS.iter().find_map(|key| field(key)) {
             Some(path) => target_hash(b'/', &[name.to_owned(), path.to_owned()]),
             None => call.0,
@@ -96,11 +100,11 @@ impl Shot {
     /// The shot of `name` called with arguments given as JSON text (text that is not JSON is its
     /// own exact call and target, as in [`crate::canonical_args_hash_str`]).
     pub fn from_json(name: &str, args_json: &str) -> Self {
-        if args_json.trim().is_empty() {
-            return Self::new(name, &Value::Object(serde_json::Map::new()));
+        if is_blank(args_json) {
+            return Self::of(name, &Json::empty_object());
         }
-        match serde_json::from_str::<Value>(args_json) {
-            Ok(value) => Self::new(name, &value),
+        match Json::parse(args_json) {
+            Ok(value) => Self::of(name, &value),
             Err(_) => {
                 let call = CallKey::new(name, crate::canonical_args_hash_str(args_json));
                 Self {
@@ -196,7 +200,10 @@ fn program_name(word: &str) -> String {
 
 /// A test id's file: `tests/a.py::T::t[1]` → `tests/a.py`.
 fn test_file(word: &str) -> &str {
-    let word = word.split("::").next().unwrap_or(word);
+    let word = match word.as_bytes().windows(2).position(|pair| pair == b"::") {
+        Some(at) => &word[..at],
+        None => word,
+    };
     match word.find('[') {
         Some(at) if at > 0 && word.ends_with(']') => &word[..at],
         _ => word,

@@ -89,6 +89,7 @@ mod answers;
 mod args;
 mod counting;
 mod experiment;
+mod json;
 mod questions;
 mod settings;
 mod text;

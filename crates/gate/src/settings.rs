@@ -401,10 +401,11 @@ impl Settings {
 
     /// Whether a tool may run while the gate is pending (and is transparent to counting).
     pub fn is_allowlisted(&self, name: &str) -> bool {
-        let canonical = names::normalize(name);
-        self.allowlist
-            .iter()
-            .any(|p| p.matches_canonical(&canonical))
+        names::with_normalized(name, |canonical| {
+            self.allowlist
+                .iter()
+                .any(|p| p.matches_canonical(canonical))
+        })
     }
 }
 

@@ -21,38 +21,66 @@ use std::fmt;
 
 /// Splits a tool name into lowercase tokens (see the module docs for the rules).
 pub fn tokens(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let chars: Vec<char> = name.chars().collect();
-    let mut current = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_ascii_alphanumeric() {
-            flush(&mut out, &mut current);
-            continue;
-        }
-        if c.is_ascii_uppercase() && !current.is_empty() {
-            let prev = chars[i - 1];
-            let next_is_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            let camel_edge = prev.is_ascii_lowercase() || prev.is_ascii_digit();
-            let acronym_edge = prev.is_ascii_uppercase() && next_is_lower;
-            if camel_edge || acronym_edge {
-                flush(&mut out, &mut current);
-            }
-        }
-        current.push(c.to_ascii_lowercase());
+    let canonical = normalize(name);
+    if canonical.is_empty() {
+        return Vec::new();
     }
-    flush(&mut out, &mut current);
-    out
-}
-
-fn flush(out: &mut Vec<String>, current: &mut String) {
-    if !current.is_empty() {
-        out.push(std::mem::take(current));
-    }
+    canonical.split('_').map(str::to_owned).collect()
 }
 
 /// The canonical spelling of a tool name: its tokens joined by `_` (`HTTPGet` → `http_get`).
 pub fn normalize(name: &str) -> String {
-    tokens(name).join("_")
+    let mut out = String::with_capacity(2 * name.len());
+    spell(name, |b| out.push(char::from(b)));
+    out
+}
+
+/// Calls `f` with the canonical spelling of `name` ([`normalize`]), spelt on the stack when the
+/// name is short (tool names are), so a guard can match a name per call without allocating.
+pub fn with_normalized<T>(name: &str, f: impl FnOnce(&str) -> T) -> T {
+    const STACK: usize = 128;
+    if 2 * name.len() > STACK {
+        return f(&normalize(name));
+    }
+    let mut buf = [0u8; STACK];
+    let mut len = 0;
+    spell(name, |b| {
+        buf[len] = b;
+        len += 1;
+    });
+    // Only ASCII letters, digits and `_` are spelt.
+    f(std::str::from_utf8(&buf[..len]).unwrap_or_default())
+}
+
+/// Spells the tokens of `name` joined by `_`, byte by byte: at most two bytes per byte of the
+/// name (one `_` before each token but the first). Reads bytes, not chars: a byte of a non-ASCII
+/// char is neither an ASCII letter nor a digit, as the char is not.
+fn spell(name: &str, mut put: impl FnMut(u8)) {
+    let bytes = name.as_bytes();
+    // Whether the token being spelt has a byte yet, and whether any token was spelt.
+    let mut in_token = false;
+    let mut spelt = false;
+    for (i, &c) in bytes.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            in_token = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && in_token {
+            let prev = bytes[i - 1];
+            let next_is_lower = bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let camel_edge = prev.is_ascii_lowercase() || prev.is_ascii_digit();
+            let acronym_edge = prev.is_ascii_uppercase() && next_is_lower;
+            if camel_edge || acronym_edge {
+                in_token = false;
+            }
+        }
+        if !in_token && spelt {
+            put(b'_');
+        }
+        put(c.to_ascii_lowercase());
+        in_token = true;
+        spelt = true;
+    }
 }
 
 /// A tool-name pattern from config, matched at token boundaries.
@@ -314,6 +342,30 @@ mod tests {
         assert_eq!(normalize("s3Upload"), "s3_upload");
         assert_eq!(normalize("-"), "");
         assert_eq!(normalize("ÜberTool"), "ber_tool");
+    }
+
+    #[test]
+    fn the_stack_spelling_and_the_tokens_agree_with_normalize() {
+        let long = format!("{}Tool", "a".repeat(100));
+        for name in [
+            "",
+            "-",
+            "HTTPGet",
+            "getHTTPResponseCode",
+            "ÜberTool",
+            "a__b",
+            "x中Y",
+            &long,
+        ] {
+            assert_eq!(
+                with_normalized(name, str::to_owned),
+                normalize(name),
+                "{name}"
+            );
+            assert_eq!(tokens(name).join("_"), normalize(name), "{name}");
+        }
+        assert!(tokens("-").is_empty());
+        assert_eq!(tokens("x中Y"), ["x", "y"]);
     }
 
     #[test]

@@ -515,9 +515,12 @@ impl Policy {
         now: Millis,
         call: &ToolCall<'_>,
     ) -> Observation {
+        // One look-up for a known name (nearly every call).
+        if let Some(tool) = self.tools.get(call.name) {
+            return observe_tool(&self.settings, state, now, tool, call);
+        }
         self.cached(call.name);
-        let tool = &self.tools[call.name];
-        observe_tool(&self.settings, state, now, tool, call)
+        observe_tool(&self.settings, state, now, &self.tools[call.name], call)
     }
 
     /// Records one finished call of an already resolved tool ([`Policy::tool`]); `call.name` is

@@ -1920,19 +1920,7 @@ impl Run {
                 self.carry.push(self.finish_experiment(exp));
                 self.finish(Status::BaselineBlocked, Some(blocker), true);
             }
-            (Kind::Candidate, _) if self.accepts(exp) => {
-                let (branch, from) = (self.branch.clone(), self.restore_commit());
-                let to = self.experiments[exp].commit.clone().unwrap_or_default();
-                self.emit(
-                    |id| Effect::FastForwardRunBranch {
-                        id,
-                        branch,
-                        from,
-                        to,
-                    },
-                    Await::FastForward { exp },
-                );
-            }
+            (Kind::Candidate, _) if self.accepts(exp) => self.fast_forward_to(exp),
             (Kind::Candidate, Some(_)) => {
                 let e = &mut self.experiments[exp];
                 e.state = ExpState::Rejected;
@@ -1960,30 +1948,53 @@ impl Run {
         }
     }
 
-    fn finish_candidate(&mut self, exp: usize) {
-        let e = &mut self.experiments[exp];
-        e.state = ExpState::Accepted;
-        e.decision = Some("accept");
+    /// Moves the run branch to candidate `exp`, whose keeping is recorded once that is done.
+    fn fast_forward_to(&mut self, exp: usize) {
+        let (branch, from) = (self.branch.clone(), self.restore_commit());
+        let to = self.experiments[exp].commit.clone().unwrap_or_default();
+        self.emit(
+            |id| Effect::FastForwardRunBranch {
+                id,
+                branch,
+                from,
+                to,
+            },
+            Await::FastForward { exp },
+        );
+    }
+
+    /// The statement recording candidate `exp` as the new best; it becomes `best` once the
+    /// transaction carrying it is durable.
+    fn new_best(&mut self, exp: usize) -> Statement {
+        let e = &self.experiments[exp];
         let point = Point {
             commit: e.commit.clone().unwrap_or_default(),
             metric: e.metric.unwrap_or(f64::NAN),
             experiment_id: e.id.clone(),
         };
+        let st = sql::SetBest {
+            commit: point.commit.clone().into(),
+            metric: point.metric.into(),
+            experiment_id: point.experiment_id.clone().into(),
+            now: self.now.into(),
+            run_id: self.run_id.clone().into(),
+        }
+        .into();
+        self.pending_best = Some((point, false));
+        st
+    }
+
+    fn finish_candidate(&mut self, exp: usize) {
+        let e = &mut self.experiments[exp];
+        e.state = ExpState::Accepted;
+        e.decision = Some("accept");
         self.consecutive_failures = 0;
         let sts = vec![
             self.finish_experiment(exp),
-            sql::SetBest {
-                commit: point.commit.clone().into(),
-                metric: point.metric.into(),
-                experiment_id: point.experiment_id.clone().into(),
-                now: self.now.into(),
-                run_id: self.run_id.clone().into(),
-            }
-            .into(),
+            self.new_best(exp),
             self.set_failures(),
             self.set_state(RunState::Ready),
         ];
-        self.pending_best = Some((point, false));
         self.write(sts, vec![3], Then::Ready);
     }
 

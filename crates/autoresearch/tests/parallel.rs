@@ -258,3 +258,34 @@ fn one_candidate_blocking_the_run_waits_for_the_others_before_it_ends() {
         0
     );
 }
+
+#[test]
+fn a_tie_goes_to_the_lower_ordinal_and_the_plateau_counts_whole_generations() {
+    // Generation one: 8 kept, 11 rejected; its generation-mate is not stale after the kept one,
+    // so max_stale_experiments 1 lets generation two (12, 13) run, and ends the run after it.
+    let mut w = World::new(
+        score_evaluator(),
+        score_proposer(vec![8.0, 11.0, 12.0, 13.0]),
+    );
+    let p = policy(json!({"parallelism": 2, "max_experiments": 6, "max_stale_experiments": 1}));
+    let r = w.drive(&mut start(p)).unwrap();
+    assert_eq!(r.status, Status::BudgetLimited);
+    assert_eq!(r.blocker.unwrap().code, "plateau");
+    assert_eq!(r.counts.experiments_started, 4);
+
+    // Two equal means: the lower ordinal is kept, the other is superseded by it.
+    let mut w = World::new(score_evaluator(), score_proposer(vec![7.0, 7.0]));
+    let r = w
+        .drive(&mut start(policy(
+            json!({"parallelism": 2, "max_experiments": 2}),
+        )))
+        .unwrap();
+    assert_eq!(
+        fates(&r)[1..],
+        [("7".into(), "accepted"), ("7".into(), "superseded")]
+    );
+    assert_eq!(
+        r.experiments[2].superseded_by.as_ref(),
+        Some(&r.experiments[1].experiment_id)
+    );
+}

@@ -134,20 +134,10 @@ impl Run {
                 winner = Some(exp);
             }
         }
-        let Some(exp) = winner else {
-            return self.finish_generation(None);
-        };
-        let (branch, from) = (self.branch.clone(), self.restore_commit());
-        let to = self.experiments[exp].commit.clone().unwrap_or_default();
-        self.emit(
-            |id| Effect::FastForwardRunBranch {
-                id,
-                branch,
-                from,
-                to,
-            },
-            Await::FastForward { exp },
-        );
+        match winner {
+            Some(exp) => self.fast_forward_to(exp),
+            None => self.finish_generation(None),
+        }
     }
 
     /// The generation's one transaction: every candidate's fate, the new best, the failure
@@ -193,23 +183,7 @@ impl Run {
             }
         }
         if let Some(w) = winner {
-            let e = &self.experiments[w];
-            let point = Point {
-                commit: e.commit.clone().unwrap_or_default(),
-                metric: e.metric.unwrap_or(f64::NAN),
-                experiment_id: e.id.clone(),
-            };
-            sts.push(
-                sql::SetBest {
-                    commit: point.commit.clone().into(),
-                    metric: point.metric.into(),
-                    experiment_id: point.experiment_id.clone().into(),
-                    now: self.now.into(),
-                    run_id: self.run_id.clone().into(),
-                }
-                .into(),
-            );
-            self.pending_best = Some((point, false));
+            sts.push(self.new_best(w));
         }
         sts.push(self.set_failures());
         let mut cas = Vec::new();

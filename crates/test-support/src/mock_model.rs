@@ -403,6 +403,20 @@ fn search_result(body: &Value) -> String {
 mod tests {
     use super::*;
 
+    /// One chat-completions request to the mock; the whole response.
+    fn post(mock: &MockModel, body: &str) -> String {
+        let mut s = TcpStream::connect(mock.addr).unwrap();
+        write!(
+            s,
+            "POST /chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+
     #[test]
     fn pieces_cover_the_text_on_char_boundaries() {
         for text in ["", "a", "héllo wörld", "{\"file_path\":\"app.js\"}"] {
@@ -416,18 +430,7 @@ mod tests {
     #[test]
     fn serves_script_then_title_then_done() {
         let mock = MockModel::start(vec![Reply::tool("read", json!({"file_path": "a"}))]).unwrap();
-        let post = |body: &str| {
-            let mut s = TcpStream::connect(mock.addr).unwrap();
-            write!(
-                s,
-                "POST /chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            )
-            .unwrap();
-            let mut out = String::new();
-            s.read_to_string(&mut out).unwrap();
-            out
-        };
+        let post = |body: &str| post(&mock, body);
         let tools = r#"{"model":"m","tools":[{"type":"function"}],"messages":[]}"#;
         let first = post(tools);
         assert!(first.contains(r#""name":"read""#), "{first}");
@@ -467,16 +470,7 @@ mod tests {
         let post = |mark: &str| {
             let body =
                 format!(r#"{{"model":"m","tools":[{{"type":"function"}}],"messages":["{mark}"]}}"#);
-            let mut s = TcpStream::connect(mock.addr).unwrap();
-            write!(
-                s,
-                "POST /chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            )
-            .unwrap();
-            let mut out = String::new();
-            s.read_to_string(&mut out).unwrap();
-            out
+            post(&mock, &body)
         };
         // B asks first and still gets its own step; a request naming neither gets the next
         // step without a condition.

@@ -219,18 +219,7 @@ async function readStore(file, wantsBytes) {
 }
 
 async function readFileOrUndefined(file) {
-  let handle
-  try {
-    handle = await open(file, 'r')
-  } catch (error) {
-    if (error.code === 'ENOENT') return undefined
-    throw error
-  }
-  try {
-    return await handle.readFile()
-  } finally {
-    await handle.close().catch(() => {})
-  }
+  return (await readStore(file, () => true))?.bytes
 }
 
 /** Step 2 of the protocol: `true` once the lock is ours, or the give-up answer's JSON text. */

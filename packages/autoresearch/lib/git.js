@@ -122,6 +122,38 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
 
   const line = (r) => r.stdout.trim()
 
+  // git's worktree commands read every entry of `<common>/worktrees/` and fail on an entry another
+  // one is still writing ("failed to read .../commondir"), so on one repository they run one at
+  // a time.
+  const worktreeTurns = new Map()
+  function inTurn(gitCommonDir, work) {
+    const done = (worktreeTurns.get(gitCommonDir) ?? Promise.resolve()).then(work)
+    worktreeTurns.set(gitCommonDir, done.catch(() => {}))
+    return done
+  }
+
+  /** The run's worktree at `path`, detached at `startCommit`, and the new branch `branch` at
+   * `startCommit`. Idempotent for exactly this run's worktree and branch; anything else that
+   * already exists there is an error, never overwritten. */
+  async function createWorktree({ gitCommonDir, path, branch, startCommit }) {
+    const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
+    // A slot's scratch worktree has no branch of its own.
+    const existing = branch === undefined
+      ? startCommit
+      : (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { ok: [0, 1] })).stdout.trim()
+    if (existing !== '' && existing !== startCommit) {
+      throw new GitError(`branch ${branch} already exists at ${existing}, not at the run's start ${startCommit}`)
+    }
+    if (existsSync(path)) {
+      const list = (await git(['worktree', 'list', '--porcelain', '-z'])).stdout.split('\0')
+      if (!list.includes(`worktree ${path}`)) throw new GitError(`${path} exists and is not a registered worktree`)
+    } else {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+      await git(['worktree', 'add', '--detach', '--quiet', path, startCommit], { cwd: dirname(path) })
+    }
+    if (existing === '') await git(['update-ref', `refs/heads/${branch}`, startCommit, ZERO_OID])
+  }
+
   /** The worktree's admin directory: the entry of `<common>/worktrees/` whose `gitdir` file
    * names `<worktree>/.git`. Neither can be written from inside the worktree. */
   const admins = new Map()
@@ -257,26 +289,9 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
       return { toplevel, gitCommonDir, head, gitConfig: await configList(gitCommonDir) }
     },
 
-    /** The run's worktree at `path`, detached at `startCommit`, and the new branch `branch` at
-     * `startCommit`. Idempotent for exactly this run's worktree and branch; anything else that
-     * already exists there is an error, never overwritten. */
-    async createWorktree({ gitCommonDir, path, branch, startCommit }) {
-      const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
-      // A slot's scratch worktree has no branch of its own.
-      const existing = branch === undefined
-        ? startCommit
-        : (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { ok: [0, 1] })).stdout.trim()
-      if (existing !== '' && existing !== startCommit) {
-        throw new GitError(`branch ${branch} already exists at ${existing}, not at the run's start ${startCommit}`)
-      }
-      if (existsSync(path)) {
-        const list = (await git(['worktree', 'list', '--porcelain', '-z'])).stdout.split('\0')
-        if (!list.includes(`worktree ${path}`)) throw new GitError(`${path} exists and is not a registered worktree`)
-      } else {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-        await git(['worktree', 'add', '--detach', '--quiet', path, startCommit], { cwd: dirname(path) })
-      }
-      if (existing === '') await git(['update-ref', `refs/heads/${branch}`, startCommit, ZERO_OID])
+    /** `createWorktree`, in its turn. */
+    createWorktree(args) {
+      return inTurn(args.gitCommonDir, () => createWorktree(args))
     },
 
     /** `git status` of the worktree, raw (`-z`). */
@@ -367,14 +382,16 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
       return (await run(['--git-dir', gitCommonDir, 'diff', '--no-ext-diff', '--no-textconv', from, to])).stdout
     },
 
-    /** Removes the run worktree, dirty or not. */
-    async removeWorktree({ gitCommonDir, path }) {
+    /** Removes the run worktree, dirty or not, in its turn. */
+    removeWorktree({ gitCommonDir, path }) {
       const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
-      if (existsSync(path)) {
-        restoreLink(gitCommonDir, path)
-        await git(['worktree', 'remove', '--force', '--force', path])
-      }
-      await git(['worktree', 'prune'])
+      return inTurn(gitCommonDir, async () => {
+        if (existsSync(path)) {
+          restoreLink(gitCommonDir, path)
+          await git(['worktree', 'remove', '--force', '--force', path])
+        }
+        await git(['worktree', 'prune'])
+      })
     },
   }
 }

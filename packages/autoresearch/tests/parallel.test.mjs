@@ -5,8 +5,10 @@
 // kill -9 or a SIGTERM with a generation in flight leaves no process and loses nothing.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createGit } from '../lib/git.js'
+import { createLocalRunner } from '../lib/process.js'
 import { RUN_ID_RE, alive, cli, cliAsync, git, killCarrying, makeRepo, proposer, readLines, specFile, tracker, waitFor } from './support/fixture.mjs'
 
 // Logs each evaluation (its slot, cwd and time span). A candidate's evaluator waits (up to 20 s)
@@ -46,7 +48,7 @@ test('parallelism 3: two generations, the best of each kept, the other improvers
   const barrier = join(root, 'barrier')
   mkdirSync(barrier)
   const r = cli(['run', '--json', spec], { cwd: repo, env: { AR_EVAL_LOG: log, AR_BARRIER: barrier } })
-  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.status, 0, r.stderr + JSON.stringify(r.json?.blocker))
   const result = r.json
   assert.deepEqual(result.experiments.map((e) => e.outcome),
     ['baseline', 'superseded', 'kept', 'rejected', 'superseded', 'rejected', 'kept'])
@@ -182,4 +184,34 @@ test('SIGTERM with a generation in flight cancels: both trees stopped, worktree 
   t.after(() => db.close())
   assert.equal(db.get("SELECT count(*) AS n FROM attempts WHERE state = 'running'").n, 0)
   assert.equal(db.get('SELECT count(*) AS n FROM locks WHERE released_at IS NULL').n, 0)
+})
+
+// git's `worktree add` reads every entry of `.git/worktrees/` and fails on one that another add is
+// still writing; eight adds at once hit that within a few tries. The git boundary makes them take
+// turns.
+test('worktree commands on one repository take turns: eight slot worktrees made and removed at once', async (t) => {
+  const { root, repo, head } = makeRepo(t)
+  const local = createLocalRunner()
+  let inFlight = 0
+  let most = 0
+  const runner = {
+    ...local,
+    spawn(options) {
+      const handle = local.spawn(options)
+      if (!options.argv.includes('worktree')) return handle
+      most = Math.max(most, ++inFlight)
+      handle.exited.then(() => inFlight--)
+      return handle
+    },
+  }
+  const boundary = createGit({ runner })
+  const gitCommonDir = join(repo, '.git')
+  const paths = Array.from({ length: 8 }, (_, s) => join(root, 'worktrees', `run-slot-${s + 1}`))
+  await Promise.all(paths.map((path) => boundary.createWorktree({ gitCommonDir, path, startCommit: head })))
+  assert.equal(most, 1)
+  for (const path of paths) assert.equal(git(path, 'rev-parse', 'HEAD'), head)
+  await Promise.all(paths.map((path) => boundary.removeWorktree({ gitCommonDir, path })))
+  assert.equal(most, 1)
+  assert.deepEqual(paths.filter((path) => existsSync(path)), [])
+  assert.equal(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1)
 })

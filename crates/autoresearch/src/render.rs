@@ -316,6 +316,14 @@ impl RunResult {
         );
         if let Some(b) = &self.blocker {
             let _ = writeln!(out, "blocker {}: {}", b.code, clip(&b.message, 300));
+            // The first line of evidence is what the reader acts on (git's own error, say).
+            if let Some(first) = b.evidence.first() {
+                let more = match b.evidence.len() - 1 {
+                    0 => String::new(),
+                    n => format!(" (+{n} more in the JSON result)"),
+                };
+                let _ = writeln!(out, "  evidence: {}{more}", clip(first, 300));
+            }
         }
         let skip = self.experiments.len().saturating_sub(window);
         if skip > 0 {

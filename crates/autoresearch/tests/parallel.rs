@@ -260,6 +260,19 @@ fn one_candidate_blocking_the_run_waits_for_the_others_before_it_ends() {
 }
 
 #[test]
+fn a_slot_worktree_git_refuses_blocks_the_run_and_the_table_shows_gits_words() {
+    let (mut w, policy) = two_generations();
+    let line = format!("create-worktree {RUN_ID}-slot-2");
+    w.fail = Some((
+        line,
+        "fatal: failed to read .git/worktrees/x/commondir".into(),
+    ));
+    let r = w.drive(&mut start(policy)).unwrap();
+    assert_eq!(r.status, Status::Blocked);
+    expect_test::expect_file!["snapshots/slot-blocked.table"].assert_eq(&r.to_table(20));
+}
+
+#[test]
 fn a_tie_goes_to_the_lower_ordinal_and_the_plateau_counts_whole_generations() {
     // Generation one: 8 kept, 11 rejected; its generation-mate is not stale after the kept one,
     // so max_stale_experiments 1 lets generation two (12, 13) run, and ends the run after it.

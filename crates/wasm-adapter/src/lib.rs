@@ -104,6 +104,9 @@ fn millis(value: f64) -> u64 {
     }
 }
 
+#[cfg(any(feature = "research-nudge", feature = "pain-point-check"))]
+mod shim_io;
+
 #[cfg(feature = "research-nudge")]
 pub mod research_nudge;
 

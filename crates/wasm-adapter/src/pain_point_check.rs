@@ -1,13 +1,16 @@
 //! pain-point-check's WebAssembly surface (cargo feature `pain-point-check`).
 //!
 //! The shim (`packages/pain-point-check/lib/index.js`) keeps one [`Gate`] per agent and calls it
-//! from DSH's hooks with flat arguments: the tool name and the call's arguments as JSON text, the
-//! result's facts (`isError`, `value.exitCode`, a signal, a timeout, a cancellation), the user's
-//! prompt text and the assistant's reply text. Every decision and every model-facing text comes
-//! from `pain-point-gate`; nothing here or in the shim decides behaviour.
+//! from DSH's hooks with flat arguments: the tool (an id from [`Plugin::tool_id`], so a name
+//! crosses once) and the call's arguments as JSON text, the result's facts (`isError`,
+//! `value.exitCode`, a signal, a timeout, a cancellation), the user's prompt text and the
+//! assistant's reply text. A call's text crosses only for a failure, when [`Gate::on_result`]
+//! asks for it. Every decision and every model-facing text comes from `pain-point-gate`; nothing
+//! here or in the shim decides behaviour.
 
 pub mod replay;
 
+use crate::shim_io::{TOOL_LIMIT, TextBuffer, ToolTable};
 use config::pain_point_check::RowConfig;
 use gate::{
     AgentGate, Decision, LiftOutcome, Outcome, Settings, Shot, Status, canonical_args_hash_str,
@@ -21,10 +24,12 @@ pub const PLUGIN_NAME: &str = "pain-point-check";
 
 validate_config_binding!(validatePainPointConfig, RowConfig);
 
-/// The plugin for one validated config.
+/// The plugin for one validated config, the interned tool names and the failure text buffer.
 #[wasm_bindgen(js_name = PainPointPlugin)]
 pub struct Plugin {
     settings: Settings,
+    tools: ToolTable<String>,
+    text: TextBuffer,
 }
 
 #[wasm_bindgen(js_class = PainPointPlugin)]
@@ -41,13 +46,49 @@ impl Plugin {
     pub fn enabled(&self) -> bool {
         self.settings.enabled()
     }
+
+    /// The id that stands for the tool `name` in [`Gate`]'s calls. The shim keeps a name → id
+    /// map; past [`Plugin::tool_limit`] names it calls [`Plugin::forget_tools`] and starts afresh.
+    #[wasm_bindgen(js_name = toolId)]
+    pub fn tool_id(&mut self, name: &str) -> u32 {
+        self.tools.intern(name.to_owned())
+    }
+
+    /// How many tool names [`Plugin::tool_id`] keeps before it starts afresh.
+    #[wasm_bindgen(js_name = toolLimit)]
+    pub fn tool_limit() -> u32 {
+        u32::try_from(TOOL_LIMIT).unwrap_or(u32::MAX)
+    }
+
+    /// Drops every interned name: earlier ids stand for nothing until handed out again.
+    #[wasm_bindgen(js_name = forgetTools)]
+    pub fn forget_tools(&mut self) {
+        self.tools.clear();
+    }
+
+    /// The address, in this module's memory, of at least `bytes` bytes the shim writes a
+    /// failure's text windows into before [`Gate::on_failure_text`]; valid until the next call
+    /// of this method.
+    #[wasm_bindgen(js_name = textBuffer)]
+    pub fn text_buffer(&mut self, bytes: usize) -> *mut u8 {
+        self.text.at_least(bytes)
+    }
 }
 
 impl Plugin {
     /// The plugin for config JSON, or the one-line message naming every issue.
     pub fn from_json(config_json: &str) -> Result<Plugin, String> {
         let (_, settings) = config::load::<RowConfig>(config_json)?;
-        Ok(Plugin { settings })
+        Ok(Plugin {
+            settings,
+            tools: ToolTable::default(),
+            text: TextBuffer::default(),
+        })
+    }
+
+    /// The name `tool` stands for; an id never handed out (a shim bug) reads as no name.
+    fn name(&self, tool: u32) -> &str {
+        self.tools.get(tool).map_or("", String::as_str)
     }
 }
 
@@ -74,6 +115,9 @@ pub enum GateStatus {
     Pending = 1,
     /// Lifted; the exact arming call is denied once if nothing changed.
     Probation = 2,
+    /// Not a status: [`Gate::on_result`] has a failure to count and waits for its text
+    /// ([`Gate::on_failure_text`]); nothing is counted yet.
+    NeedText = 3,
 }
 
 fn status_of(gate: &AgentGate) -> GateStatus {
@@ -89,6 +133,9 @@ fn status_of(gate: &AgentGate) -> GateStatus {
 #[derive(Default)]
 pub struct Gate {
     inner: AgentGate,
+    /// The failed call [`Gate::on_result`] answered [`GateStatus::NeedText`] for: its tool, its
+    /// arguments' JSON (parsed only if the gate counts the call) and its outcome.
+    waiting: Option<(u32, String, Outcome)>,
 }
 
 #[wasm_bindgen(js_class = PainPointGate)]
@@ -105,9 +152,11 @@ impl Gate {
         status_of(&self.inner)
     }
 
-    /// Judges a call about to run: `undefined` allows it, a string is the denial reason.
+    /// Judges a call of `tool` about to run: `undefined` allows it, a string is the denial
+    /// reason.
     #[wasm_bindgen(js_name = preExecute)]
-    pub fn pre_execute(&mut self, plugin: &Plugin, name: &str, args_json: &str) -> Option<String> {
+    pub fn pre_execute(&mut self, plugin: &Plugin, tool: u32, args_json: &str) -> Option<String> {
+        let name = plugin.name(tool);
         match self
             .inner
             .pre_execute(&plugin.settings, name, canonical_args_hash_str(args_json))
@@ -117,33 +166,60 @@ impl Gate {
         }
     }
 
-    /// Counts a finished call and answers where the gate then stands: `ok` is `!isError`;
-    /// `exit_code` an integer `value.exitCode`; `killed` a `value.signal`; `timed_out`
-    /// `value.timedOut`; `error_code` an error's `error.info.code`; `head` and `tail` the call's
-    /// text cut to the fingerprint's windows (`tail` empty when `head` is all of it).
+    /// Counts a finished call of `tool` and answers where the gate then stands: `ok` is
+    /// `!isError`; `exit_code` an integer `value.exitCode`; `killed` a `value.signal`;
+    /// `timed_out` `value.timedOut`; `error_code` an error's `error.info.code`. A failure is not
+    /// counted yet: the answer is [`GateStatus::NeedText`], and [`Gate::on_failure_text`] counts
+    /// it with its text.
     #[wasm_bindgen(js_name = onResult)]
     #[allow(clippy::too_many_arguments)] // flat scalars: one boundary crossing, no JS objects
     pub fn on_result(
         &mut self,
         plugin: &Plugin,
-        name: &str,
+        tool: u32,
         args_json: &str,
         ok: bool,
         exit_code: Option<f64>,
         killed: bool,
         timed_out: bool,
         error_code: Option<String>,
-        head: &str,
-        tail: &str,
     ) -> GateStatus {
         // `as` saturates; the shim passes integers only.
         let exit_code = exit_code.map(|code| code as i64);
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
-        let failure = || failure_fingerprint(name, &outcome, head, tail);
+        let name = plugin.name(tool);
+        if outcome.failed() {
+            self.waiting = Some((tool, args_json.to_owned(), outcome));
+            return GateStatus::NeedText;
+        }
+        self.waiting = None;
         let shot = || Shot::from_json(name, args_json);
         let _ = self
             .inner
-            .on_result(&plugin.settings, name, shot, outcome, failure);
+            .on_result(&plugin.settings, name, shot, outcome, None);
+        status_of(&self.inner)
+    }
+
+    /// Counts the failure [`Gate::on_result`] waits for, with its text in the plugin's text
+    /// buffer ([`Plugin::text_buffer`]): the call's text cut to the fingerprint's windows, the
+    /// head in the first `head_len` bytes, the tail in the `tail_len` after them (`tail_len` 0
+    /// when the head is all of it). Without a waiting failure (a shim bug) it counts nothing.
+    #[wasm_bindgen(js_name = onFailureText)]
+    pub fn on_failure_text(
+        &mut self,
+        plugin: &Plugin,
+        head_len: usize,
+        tail_len: usize,
+    ) -> GateStatus {
+        if let Some((tool, args_json, outcome)) = self.waiting.take() {
+            let name = plugin.name(tool);
+            let (head, tail) = plugin.text.windows(head_len, tail_len);
+            let shot = || Shot::from_json(name, &args_json);
+            let failure = || failure_fingerprint(name, &outcome, &head, &tail);
+            let _ = self
+                .inner
+                .on_result(&plugin.settings, name, shot, outcome, failure);
+        }
         status_of(&self.inner)
     }
 

@@ -14,8 +14,9 @@ pub mod replay;
 pub mod snooze;
 
 use crate::millis;
+use crate::shim_io::{TOOL_LIMIT, TextBuffer, ToolTable};
 use config::research_nudge::RowConfig;
-use policy::{AgentState, NAME_CACHE_LIMIT, Observation, Policy, Tool, ToolCall, ToolClass};
+use policy::{AgentState, Observation, Policy, Tool, ToolCall, ToolClass};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -72,10 +73,10 @@ pub struct Plugin {
     policy: Policy,
     row: RowConfig,
     /// Tool names resolved once, by the id [`Plugin::tool_id`] handed out.
-    tools: Vec<Interned>,
-    /// Where the shim writes a failure's text windows (UTF-8, with `TextEncoder.encodeInto`) for
-    /// [`AgentTracker::observe_failure_text`]: no allocation or copy per call.
-    text: Vec<u8>,
+    tools: ToolTable<Interned>,
+    /// Where the shim writes a failure's text windows for
+    /// [`AgentTracker::observe_failure_text`].
+    text: TextBuffer,
 }
 
 struct Interned {
@@ -132,21 +133,17 @@ impl Plugin {
     /// and starts its map afresh.
     #[wasm_bindgen(js_name = toolId)]
     pub fn tool_id(&mut self, name: &str) -> u32 {
-        if self.tools.len() >= NAME_CACHE_LIMIT {
-            self.tools.clear();
-        }
-        self.tools.push(Interned {
+        self.tools.intern(Interned {
             tool: self.policy.tool(name),
             #[cfg(feature = "fault-injection")]
             fault: name == FAULT_INJECTION_TOOL,
-        });
-        u32::try_from(self.tools.len() - 1).unwrap_or(u32::MAX)
+        })
     }
 
     /// How many tool names [`Plugin::tool_id`] keeps before it starts afresh.
     #[wasm_bindgen(js_name = toolLimit)]
     pub fn tool_limit() -> u32 {
-        u32::try_from(NAME_CACHE_LIMIT).unwrap_or(u32::MAX)
+        u32::try_from(TOOL_LIMIT).unwrap_or(u32::MAX)
     }
 
     /// The address, in this module's memory, of a buffer of at least `bytes` bytes the shim may
@@ -155,10 +152,7 @@ impl Plugin {
     /// `memory.buffer` when it does).
     #[wasm_bindgen(js_name = textBuffer)]
     pub fn text_buffer(&mut self, bytes: usize) -> *mut u8 {
-        if self.text.len() < bytes {
-            self.text.resize(bytes, 0);
-        }
-        self.text.as_mut_ptr()
+        self.text.at_least(bytes)
     }
 
     /// Drops every interned name: earlier ids stand for nothing until handed out again.
@@ -181,8 +175,8 @@ impl Plugin {
         Ok(Self {
             policy: Policy::new(settings),
             row,
-            tools: Vec::new(),
-            text: Vec::new(),
+            tools: ToolTable::default(),
+            text: TextBuffer::default(),
         })
     }
 
@@ -192,10 +186,7 @@ impl Plugin {
             #[cfg(feature = "fault-injection")]
             fault: false,
         };
-        usize::try_from(id)
-            .ok()
-            .and_then(|i| self.tools.get(i))
-            .unwrap_or(UNKNOWN)
+        self.tools.get(id).unwrap_or(UNKNOWN)
     }
 }
 
@@ -302,12 +293,7 @@ impl AgentTracker {
         head_len: usize,
         tail_len: usize,
     ) -> Outcome {
-        let bytes = &plugin.text;
-        let head = bytes.get(..head_len).unwrap_or_default();
-        let tail = bytes
-            .get(head_len..head_len.saturating_add(tail_len))
-            .unwrap_or_default();
-        let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
+        let (head, tail) = plugin.text.windows(head_len, tail_len);
         let mut known = None;
         if flags & Flag::EndOnly as u32 != 0 {
             // Only a successful shell call's output is fingerprinted by its end; anything else

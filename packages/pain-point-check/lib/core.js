@@ -2,7 +2,10 @@
 import { readFileSync } from 'node:fs'
 import { initSync } from '../pkg/pain_point_check.js'
 
-initSync({ module: readFileSync(new URL('../pkg/pain_point_check_bg.wasm', import.meta.url)) })
+const exports = initSync({ module: readFileSync(new URL('../pkg/pain_point_check_bg.wasm', import.meta.url)) })
+
+/** The module's memory: the shim writes failure text straight into it (`textBuffer`). */
+export const memory = exports.memory
 
 export * from '../pkg/pain_point_check.js'
 export { encodeConfig } from './common/config.js'

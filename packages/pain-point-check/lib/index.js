@@ -2,9 +2,10 @@
 // DSH's hooks into flat calls on one Rust gate per agent (compiled to WebAssembly) and folds the
 // gate's answers back in: a veto through `ctx.tools.guard`, the check block as a notice on the
 // next step. Every rule, default, threshold, marker and message lives in Rust.
-import { GateStatus, LiftResult, PainPointGate, PainPointPlugin, encodeConfig, validatePainPointConfig } from './core.js'
+import { GateStatus, LiftResult, PainPointGate, PainPointPlugin, encodeConfig, memory, validatePainPointConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
+import { createTextWriter, createToolIds } from './common/wasm.js'
 
 export const name = 'pain-point-check'
 export const inject = ['tools']
@@ -28,9 +29,12 @@ function agentId(agent) {
 /** UTF-16 units of a failure's text kept from each end: about the fingerprint's 4 KiB windows,
  * so a 10 MiB output never crosses into WebAssembly whole. */
 export const FAILURE_WINDOW = 4096
+// UTF-8 takes at most 3 bytes per UTF-16 unit: room for a head and a tail window.
+const TEXT_BYTES = 3 * 2 * FAILURE_WINDOW
+const NEED_TEXT = GateStatus.NeedText
 
-/** A call's text (its error message, or a shell call's output) as head and tail windows; the
- * gate reads them only when the call failed. */
+/** A failed call's text (its error message, or a shell call's output) as head and tail
+ * windows. */
 function textWindows(result) {
   const message = result.isError === true ? result.error?.message : undefined
   const text = typeof message === 'string' && message !== '' ? message : textOf(result.content)
@@ -48,6 +52,8 @@ export function apply(ctx, config) {
   if (!plugin.enabled) return
 
   const report = createReporter(name, () => performance.now())
+  const toolId = createToolIds(plugin, PainPointPlugin.toolLimit())
+  const writeText = createTextWriter(memory, plugin.textBuffer(TEXT_BYTES), TEXT_BYTES)
   // One gate per agent id (an agent's id is its session's id), freed on `agent/disposed`.
   const gates = new Map()
   // Agents whose gate is pending: only their `assistant/message` events cross into WebAssembly.
@@ -94,7 +100,7 @@ export function apply(ctx, config) {
       const id = agentId(exec?.agent)
       if (!guarding.has(id) || typeof exec.name !== 'string') return undefined
       const gate = gateOf(id)
-      const reason = gate.preExecute(plugin, exec.name, argumentsJson(exec))
+      const reason = gate.preExecute(plugin, toolId(exec.name), argumentsJson(exec))
       track(id, gate)
       return reason
     } catch (error) {
@@ -110,16 +116,16 @@ export function apply(ctx, config) {
       if (id === undefined || typeof exec.name !== 'string' || result === null || typeof result !== 'object') return
       const ok = result.isError !== true
       const value = ok ? result.value : undefined
-      const [head, tail] = textWindows(result)
       const gate = gateOf(id)
-      const status = gate.onResult(
-        plugin, exec.name, argumentsJson(exec), ok,
+      let status = gate.onResult(
+        plugin, toolId(exec.name), argumentsJson(exec), ok,
         ok ? exitCodeOf(result) : undefined,
         typeof value?.signal === 'string',
         value?.timedOut === true,
         typeof result.error?.info?.code === 'string' ? result.error.info.code : undefined,
-        head, tail,
       )
+      // A failure is counted with its text, which crosses only now.
+      if (status === NEED_TEXT) status = gate.onFailureText(plugin, ...writeText(...textWindows(result)))
       track(id, gate, status)
     } catch (error) {
       report('malformed tool result ignored', error)

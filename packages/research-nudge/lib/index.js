@@ -5,6 +5,7 @@
 import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, failureWindow, memory, validateConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
+import { createTextWriter, createToolIds } from './common/wasm.js'
 
 export const name = 'research-nudge'
 export const inject = ['tools']
@@ -33,7 +34,6 @@ const END_PROBE = 1536
 const TOOL_LIMIT = Plugin.toolLimit()
 // UTF-8 takes at most 3 bytes per UTF-16 unit: room for a head and a tail window.
 const TEXT_BYTES = 3 * 2 * WINDOW
-const encoder = new TextEncoder()
 
 export function apply(ctx, config) {
   // DSH has already validated `config`; direct callers get the same fail-loud check.
@@ -76,30 +76,8 @@ export function apply(ctx, config) {
     },
   })
 
-  // Tool name -> the core's id for it: the name crosses into WebAssembly once, not per event.
-  const toolIds = new Map()
-  const toolId = (toolName) => {
-    let id = toolIds.get(toolName)
-    if (id === undefined) {
-      if (toolIds.size >= TOOL_LIMIT) {
-        plugin.forgetTools()
-        toolIds.clear()
-      }
-      id = plugin.toolId(toolName)
-      toolIds.set(toolName, id)
-    }
-    return id
-  }
-  // A failure's windows are encoded straight into the core's text buffer (one `encodeInto` per
-  // window, no allocation); the view is made again when the module's memory grows.
-  const textAt = plugin.textBuffer(TEXT_BYTES)
-  let textView = new Uint8Array(memory.buffer, textAt, TEXT_BYTES)
-  const writeText = (head, tail) => {
-    if (textView.buffer !== memory.buffer) textView = new Uint8Array(memory.buffer, textAt, TEXT_BYTES)
-    const headLen = head === '' ? 0 : encoder.encodeInto(head, textView).written
-    const tailLen = tail === '' ? 0 : encoder.encodeInto(tail, textView.subarray(headLen)).written
-    return [headLen, tailLen]
-  }
+  const toolId = createToolIds(plugin, TOOL_LIMIT)
+  const writeText = createTextWriter(memory, plugin.textBuffer(TEXT_BYTES), TEXT_BYTES)
   // Snoozes armed by the tool body and not yet observed: most events skip the token look-up.
   let pendingSnoozes = 0
   const takeSnooze = (token) => {

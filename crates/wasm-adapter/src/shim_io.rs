@@ -1,0 +1,70 @@
+//! What a guard's shim and its binding share to keep crossings cheap: tool names resolved once
+//! and passed by id ([`ToolTable`]), and a buffer the shim encodes failure text straight into
+//! ([`TextBuffer`]).
+
+use std::borrow::Cow;
+
+/// Tool names kept before a [`ToolTable`] starts afresh; tool names are a small, stable set in
+/// practice, so only a host inventing names without end reaches it.
+pub const TOOL_LIMIT: usize = 1024;
+
+/// Tool names a shim resolves once, each kept as the binding's `T`, by the id
+/// [`ToolTable::intern`] hands out. The shim keeps a name → id map; past [`TOOL_LIMIT`] the table
+/// starts afresh and the shim, told by its `forgetTools`, clears its map too.
+pub struct ToolTable<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for ToolTable<T> {
+    fn default() -> Self {
+        Self { items: Vec::new() }
+    }
+}
+
+impl<T> ToolTable<T> {
+    /// Keeps `item` and answers its id.
+    pub fn intern(&mut self, item: T) -> u32 {
+        if self.items.len() >= TOOL_LIMIT {
+            self.items.clear();
+        }
+        self.items.push(item);
+        u32::try_from(self.items.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// What `id` stands for; `None` for an id never handed out (only a shim bug passes one).
+    pub fn get(&self, id: u32) -> Option<&T> {
+        usize::try_from(id).ok().and_then(|i| self.items.get(i))
+    }
+
+    /// Drops every item: earlier ids stand for nothing until handed out again.
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+}
+
+/// Where the shim writes a failure's text windows (UTF-8, with `TextEncoder.encodeInto`): no
+/// allocation or copy per call.
+#[derive(Default)]
+pub struct TextBuffer(Vec<u8>);
+
+impl TextBuffer {
+    /// The address of at least `bytes` bytes, valid until the next call (the module's memory
+    /// may still grow; the shim makes its view again when it does).
+    pub fn at_least(&mut self, bytes: usize) -> *mut u8 {
+        if self.0.len() < bytes {
+            self.0.resize(bytes, 0);
+        }
+        self.0.as_mut_ptr()
+    }
+
+    /// The head in the first `head_len` bytes and the tail in the `tail_len` after them. Bytes
+    /// that are not UTF-8 (only a shim bug could write them) read as U+FFFD.
+    pub fn windows(&self, head_len: usize, tail_len: usize) -> (Cow<'_, str>, Cow<'_, str>) {
+        let head = self.0.get(..head_len).unwrap_or_default();
+        let tail = self
+            .0
+            .get(head_len..head_len.saturating_add(tail_len))
+            .unwrap_or_default();
+        (String::from_utf8_lossy(head), String::from_utf8_lossy(tail))
+    }
+}

@@ -1,5 +1,8 @@
-// DSH object helpers every plugin shim of the family shares. They read and build DSH shapes and
-// decide nothing. Copied into each package's lib/common/ by `cargo xtask build`.
+// DSH object helpers every plugin shim of the family shares, and the guards' crossing helpers (a
+// tool name crosses into WebAssembly once; a failure's text is encoded straight into the
+// module's memory). They read and build values and decide nothing. One module, not two: each ES
+// module costs a host's cold start about half a millisecond. Copied into each package's
+// lib/common/ by `cargo xtask build`.
 
 const REPORT_INTERVAL_MS = 60_000
 
@@ -66,4 +69,37 @@ export function isUserPrompt(message) {
 export function exitCodeOf(result) {
   const code = result.value?.exitCode
   return Number.isInteger(code) ? code : undefined
+}
+
+/** Tool name -> the core's id for it (`plugin.toolId`). Past `limit` names the core starts
+ * afresh (`plugin.forgetTools`) and so does this map. */
+export function createToolIds(plugin, limit) {
+  const ids = new Map()
+  return (toolName) => {
+    let id = ids.get(toolName)
+    if (id === undefined) {
+      if (ids.size >= limit) {
+        plugin.forgetTools()
+        ids.clear()
+      }
+      id = plugin.toolId(toolName)
+      ids.set(toolName, id)
+    }
+    return id
+  }
+}
+
+const encoder = new TextEncoder()
+
+/** `(head, tail) -> [headLen, tailLen]`: the two windows encoded one after the other into the
+ * `bytes` bytes at `at` in `memory` (the core's text buffer), one `encodeInto` each and no
+ * allocation; the view is made again when the memory grows. */
+export function createTextWriter(memory, at, bytes) {
+  let view = new Uint8Array(memory.buffer, at, bytes)
+  return (head, tail) => {
+    if (view.buffer !== memory.buffer) view = new Uint8Array(memory.buffer, at, bytes)
+    const headLen = head === '' ? 0 : encoder.encodeInto(head, view).written
+    const tailLen = tail === '' ? 0 : encoder.encodeInto(tail, view.subarray(headLen)).written
+    return [headLen, tailLen]
+  }
 }

@@ -4,8 +4,7 @@
 // next step. Every rule, default, threshold, marker and message lives in Rust.
 import { GateStatus, LiftResult, PainPointGate, PainPointPlugin, encodeConfig, memory, validatePainPointConfig } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
-import { createTextWriter, createToolIds } from './common/wasm.js'
+import { createReporter, createTextWriter, createToolIds, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
 export const name = 'pain-point-check'
 export const inject = ['tools']

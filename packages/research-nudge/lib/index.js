@@ -4,8 +4,7 @@
 // threshold and message lives in Rust; nothing here decides behaviour.
 import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, failureWindow, memory, validateConfig } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
-import { createTextWriter, createToolIds } from './common/wasm.js'
+import { createReporter, createTextWriter, createToolIds, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
 export const name = 'research-nudge'
 export const inject = ['tools']

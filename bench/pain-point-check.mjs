@@ -56,7 +56,11 @@ async function setup(root) {
 const NAMES = ['read', 'grep', 'edit', 'bash', 'bash', 'write', 'glob', 'bash']
 const ANSWER = 'blocker=the test runner cannot load the fixture\nruled_out=a path typo: the file exists\nbest_path=print the loader search path'
 
-function stream(n) {
+// What a file read returns: a successful call's text can be large (28 KiB here).
+const LARGE_OUTPUT = Array.from({ length: 400 }, (_, i) => `line ${i}: fn parse_${i}(input: &str) -> Result<Token, Error> { todo!() }`).join('\n')
+
+/** The call mix; with `large`, every successful call's text is [`LARGE_OUTPUT`]. */
+function stream(n, large = false) {
   const rand = random(42)
   const out = []
   for (let i = 0; i < n; i++) {
@@ -66,7 +70,7 @@ function stream(n) {
     const args = { command: `cmd ${Math.floor(rand() * 4)}`, path: `src/f${Math.floor(rand() * 6)}.rs` }
     const result = failing
       ? { isError: false, value: { exitCode: 1, signal: null, timedOut: false }, content: [{ type: 'text', text: '[exit code: 1]' }] }
-      : { isError: false, value: 'ok', content: [{ type: 'text', text: 'ok' }] }
+      : { isError: false, value: 'ok', content: [{ type: 'text', text: large ? LARGE_OUTPUT : 'ok' }] }
     out.push({ exec: { name, arguments: args, agent, token: Symbol('t'), callId: `c${i}` }, result, reply: rand() < 0.02 })
   }
   return out
@@ -92,30 +96,37 @@ async function drive({ ctx, tools }, events) {
   return CLOCK === 'wall' ? wall : (cpuNs() - c0) / events.length
 }
 
-const events = stream(opt.calls)
 const sides = [['baseline', ''], ['plugin', opt.root]]
 if (opt.before) sides.push(['before', opt.before])
-const ns = Object.fromEntries(sides.map(([side]) => [side, []]))
-// Warm-up: JIT every path.
-for (const [, root] of sides) await drive(await setup(root), events)
-for (let round = 0; round < opt.rounds; round++) {
-  // A fresh context per round, so every round starts with no gates; the side that goes first
-  // rotates.
-  const mounted = await Promise.all(sides.map(([, root]) => setup(root)))
-  for (let k = 0; k < sides.length; k++) {
-    const i = (round + k) % sides.length
-    ns[sides[i][0]].push(await drive(mounted[i], events))
+
+/** ns per call of every side over `events`, against the baseline of the same round. */
+async function measure(events, rounds) {
+  const ns = Object.fromEntries(sides.map(([side]) => [side, []]))
+  // Warm-up: JIT every path.
+  for (const [, root] of sides) await drive(await setup(root), events)
+  for (let round = 0; round < rounds; round++) {
+    // A fresh context per round, so every round starts with no gates; the side that goes first
+    // rotates.
+    const mounted = await Promise.all(sides.map(([, root]) => setup(root)))
+    for (let k = 0; k < sides.length; k++) {
+      const i = (round + k) % sides.length
+      ns[sides[i][0]].push(await drive(mounted[i], events))
+    }
   }
+  const against = (side) => ({
+    [side]: stats(ns[side]),
+    [`${side}_added`]: stats(ns[side].map((p, i) => p - ns.baseline[i])),
+    [`${side}_ratio`]: stats(ns[side].map((p, i) => p / ns.baseline[i])),
+  })
+  const plugin = against('plugin')
+  const perCall = { baseline: stats(ns.baseline), plugin: plugin.plugin, added: plugin.plugin_added, ratio: plugin.plugin_ratio }
+  if (opt.before) Object.assign(perCall, against('before'))
+  return perCall
 }
-/** A side against the baseline of the same round. */
-const against = (side) => ({
-  [side]: stats(ns[side]),
-  [`${side}_added`]: stats(ns[side].map((p, i) => p - ns.baseline[i])),
-  [`${side}_ratio`]: stats(ns[side].map((p, i) => p / ns.baseline[i])),
-})
-const plugin = against('plugin')
-const perCall = { baseline: stats(ns.baseline), plugin: plugin.plugin, added: plugin.plugin_added, ratio: plugin.plugin_ratio }
-if (opt.before) Object.assign(perCall, against('before'))
+
+const perCall = await measure(stream(opt.calls), opt.rounds)
+// The same mix with large successful outputs, fewer calls (each carries 28 KiB).
+const largeOutputs = await measure(stream(Math.max(1000, opt.calls >> 3), true), Math.max(5, opt.rounds >> 1))
 
 const cold = []
 for (let i = 0; i <= opt.runs; i++) {
@@ -129,5 +140,6 @@ emit({
   clock: CLOCK,
   calls: opt.calls,
   per_call_ns: perCall,
+  large_outputs_per_call_ns: { output_chars: LARGE_OUTPUT.length, ...largeOutputs },
   cold_start_ms: stats(cold),
 })

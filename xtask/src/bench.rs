@@ -645,6 +645,7 @@ fn all(node: &Node, out_dir: &Path, trees: &Trees<'_>) -> Result<()> {
         "goals": goal_report(before.as_ref(), &now),
         "pain_point_check": {
             "per_call": gate["per_call_ns"],
+            "large_outputs_per_call": gate["large_outputs_per_call_ns"],
             "cold_start_ms": gate["cold_start_ms"],
             "wasm": { "raw_bytes": gate_raw, "gzip_bytes": gate_gz, "file": rel(&gate_package.glue_wasm()) },
         },
@@ -881,6 +882,22 @@ fn print_table(r: &Value) {
             ),
         ));
     }
+    let large = &g["large_outputs_per_call"];
+    rows.push((
+        format!(
+            "  successes with {}-character outputs: added (--before: added)",
+            large["output_chars"]
+        ),
+        format!(
+            "{} ({})",
+            mmm(&large["added"], "ns", 1.0, 0),
+            if large["before_added"].is_null() {
+                "-".into()
+            } else {
+                mmm(&large["before_added"], "ns", 1.0, 0)
+            }
+        ),
+    ));
     rows.push((
         "  cold start (import+instantiate+validate)".into(),
         mmm(&g["cold_start_ms"], "ms", 1.0, 2),

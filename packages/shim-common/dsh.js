@@ -91,10 +91,14 @@ export function createToolIds(plugin, limit) {
 
 const encoder = new TextEncoder()
 
-/** `(head, tail) -> [headLen, tailLen]`: the two windows encoded one after the other into the
- * `bytes` bytes at `at` in `memory` (the core's text buffer), one `encodeInto` each and no
- * allocation; the view is made again when the memory grows. */
-export function createTextWriter(memory, at, bytes) {
+/** `(head, tail) -> [headLen, tailLen]`: two windows of at most `windowUnits` UTF-16 units
+ * each, encoded one after the other into the core's text buffer (`plugin.textBuffer`) in
+ * `memory`, one `encodeInto` each and no allocation; the view is made again when the memory
+ * grows. */
+export function createTextWriter(plugin, memory, windowUnits) {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit.
+  const bytes = 3 * 2 * windowUnits
+  const at = plugin.textBuffer(bytes)
   let view = new Uint8Array(memory.buffer, at, bytes)
   return (head, tail) => {
     if (view.buffer !== memory.buffer) view = new Uint8Array(memory.buffer, at, bytes)

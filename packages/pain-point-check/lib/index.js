@@ -28,8 +28,6 @@ function agentId(agent) {
 /** UTF-16 units of a failure's text kept from each end: about the fingerprint's 4 KiB windows,
  * so a 10 MiB output never crosses into WebAssembly whole. */
 export const FAILURE_WINDOW = 4096
-// UTF-8 takes at most 3 bytes per UTF-16 unit: room for a head and a tail window.
-const TEXT_BYTES = 3 * 2 * FAILURE_WINDOW
 const NEED_TEXT = GateStatus.NeedText
 
 /** A failed call's text (its error message, or a shell call's output) as head and tail
@@ -52,7 +50,7 @@ export function apply(ctx, config) {
 
   const report = createReporter(name, () => performance.now())
   const toolId = createToolIds(plugin, PainPointPlugin.toolLimit())
-  const writeText = createTextWriter(memory, plugin.textBuffer(TEXT_BYTES), TEXT_BYTES)
+  const writeText = createTextWriter(plugin, memory, FAILURE_WINDOW)
   // One gate per agent id (an agent's id is its session's id), freed on `agent/disposed`.
   const gates = new Map()
   // Agents whose gate is pending: only their `assistant/message` events cross into WebAssembly.

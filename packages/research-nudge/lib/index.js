@@ -31,8 +31,6 @@ const NEED_TEXT = Outcome.NeedText
 const END_PROBE = 1536
 // Interned tool names the core keeps before it starts afresh (then this shim's map does too).
 const TOOL_LIMIT = Plugin.toolLimit()
-// UTF-8 takes at most 3 bytes per UTF-16 unit: room for a head and a tail window.
-const TEXT_BYTES = 3 * 2 * WINDOW
 
 export function apply(ctx, config) {
   // DSH has already validated `config`; direct callers get the same fail-loud check.
@@ -76,7 +74,7 @@ export function apply(ctx, config) {
   })
 
   const toolId = createToolIds(plugin, TOOL_LIMIT)
-  const writeText = createTextWriter(memory, plugin.textBuffer(TEXT_BYTES), TEXT_BYTES)
+  const writeText = createTextWriter(plugin, memory, WINDOW)
   // Snoozes armed by the tool body and not yet observed: most events skip the token look-up.
   let pendingSnoozes = 0
   const takeSnooze = (token) => {

@@ -121,7 +121,7 @@ fn work(kind: &str, times: usize, stream: Option<&str>) -> Result<(), String> {
         "gate" => {
             let settings =
                 gate_settings().ok_or("the default pain-point-check config is invalid")?;
-            black_box(gate_calls(&settings, &gate_stream(4096), times));
+            black_box(gate_calls(&settings, &gate_stream(&settings, 4096), times));
         }
         "replay" => {
             let (events, agents) = read_stream(stream.ok_or("--work replay needs --stream")?)?;
@@ -161,18 +161,19 @@ fn observe(policy: &mut Policy, states: &mut [AgentState], e: &Event, now: Milli
     matches!(observation, policy::Observation::Nudge { .. })
 }
 
-/// One call of the gate's stream: the agent, the tool, its arguments as JSON text, whether it
-/// fails (exit code 1), whether a reply that answers the check follows it.
+/// One call of the gate's stream: the agent, the tool (resolved once, as the shim's interned
+/// ids are), its arguments as JSON text, whether it fails (exit code 1), whether a reply that
+/// answers the check follows it.
 struct Call {
     agent: usize,
-    name: &'static str,
+    tool: gate::Tool,
     args: String,
     failing: bool,
     reply: bool,
 }
 
 /// The mix of `bench/pain-point-check.mjs`, from a small deterministic generator (xorshift).
-fn gate_stream(count: usize) -> Vec<Call> {
+fn gate_stream(settings: &gate::Settings, count: usize) -> Vec<Call> {
     const NAMES: [&str; 8] = [
         "read", "grep", "edit", "bash", "bash", "write", "glob", "bash",
     ];
@@ -195,7 +196,7 @@ fn gate_stream(count: usize) -> Vec<Call> {
             );
             Call {
                 agent,
-                name,
+                tool: gate::Tool::new(settings, name.to_owned()),
                 args,
                 failing,
                 reply: next(50) == 0,
@@ -211,7 +212,7 @@ fn gate_replay(runs: usize) -> Value {
     let Some(settings) = gate_settings() else {
         return Value::Null;
     };
-    let calls = gate_stream(4096);
+    let calls = gate_stream(&settings, 4096);
     let per_run = 1_000_000usize;
     let mut ns = Vec::new();
     let mut denials = 0u64;
@@ -243,7 +244,9 @@ fn gate_settings() -> Option<gate::Settings> {
 /// `count` calls of `calls` (cycled) through fresh gates, as [`gate_replay`] describes; returns
 /// the denials.
 fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
-    use gate::{AgentGate, Decision, Outcome, Shot, canonical_args_hash_str, failure_fingerprint};
+    use gate::{
+        AgentGate, Decision, Outcome, Shot, ToolFacts, canonical_args_hash_str, failure_fingerprint,
+    };
     const ANSWER: &str = "blocker=the test runner cannot load the fixture\nruled_out=a path typo: the file exists\nbest_path=print the loader search path";
     let mut gates = [AgentGate::new(); 8];
     let mut denials = 0u64;
@@ -253,7 +256,7 @@ fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
         let mut denial = None;
         if gate.may_deny() {
             let args = canonical_args_hash_str(&call.args);
-            if let Decision::Deny { reason, .. } = gate.pre_execute(settings, call.name, args) {
+            if let Decision::Deny { reason, .. } = gate.pre_execute(settings, &call.tool, args) {
                 denial = Some(reason);
             }
         }
@@ -263,9 +266,9 @@ fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
             None => (Outcome::success(), "ok"),
         };
         denials += u64::from(denial.is_some());
-        let shot = || Shot::from_json(call.name, &call.args);
-        let failure = || failure_fingerprint(call.name, &outcome, text, "");
-        black_box(gate.on_result(settings, call.name, shot, outcome, failure));
+        let shot = || Shot::from_json(&call.tool, &call.args);
+        let failure = || failure_fingerprint(call.tool.name(), &outcome, text, "");
+        black_box(gate.on_result(settings, &call.tool, shot, outcome, failure));
         if call.reply && gate.is_pending() {
             black_box(gate.on_assistant_text(settings, ANSWER));
         }

@@ -1,6 +1,6 @@
 // DSH object helpers every plugin shim of the family shares, and the guards' crossing helpers (a
-// tool name crosses into WebAssembly once; a failure's text is encoded straight into the
-// module's memory). They read and build values and decide nothing. One module, not two: each ES
+// tool name crosses into WebAssembly once; text is encoded straight into the module's
+// memory). They read and build values and decide nothing. One module, not two: each ES
 // module costs a host's cold start about half a millisecond. Copied into each package's
 // lib/common/ by `cargo xtask build`.
 
@@ -91,19 +91,25 @@ export function createToolIds(plugin, limit) {
 
 const encoder = new TextEncoder()
 
-/** `(head, tail) -> [headLen, tailLen]`: two windows of at most `windowUnits` UTF-16 units
- * each, encoded one after the other into the core's text buffer (`plugin.textBuffer`) in
- * `memory`, one `encodeInto` each and no allocation; the view is made again when the memory
- * grows. */
-export function createTextWriter(plugin, memory, windowUnits) {
-  // UTF-8 takes at most 3 bytes per UTF-16 unit.
-  const bytes = 3 * 2 * windowUnits
-  const at = plugin.textBuffer(bytes)
-  let view = new Uint8Array(memory.buffer, at, bytes)
-  return (head, tail) => {
-    if (view.buffer !== memory.buffer) view = new Uint8Array(memory.buffer, at, bytes)
-    const headLen = head === '' ? 0 : encoder.encodeInto(head, view).written
-    const tailLen = tail === '' ? 0 : encoder.encodeInto(tail, view.subarray(headLen)).written
-    return [headLen, tailLen]
+/** `(text, offset = 0) -> bytes written`: `text` encoded as UTF-8 into the core's text buffer
+ * (`plugin.textBuffer`) in `memory`, `offset` bytes in, with one `encodeInto` and no
+ * allocation. The buffer grows, keeping what is in it, when `text` might not fit; the view is
+ * made again when the memory grows. */
+export function createTextWriter(plugin, memory) {
+  let size = 0
+  let at = 0
+  let view = new Uint8Array(0)
+  return (text, offset = 0) => {
+    if (text === '') return 0
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    const end = offset + 3 * text.length
+    if (end > size) {
+      size = Math.max(end, 2 * size)
+      at = plugin.textBuffer(size)
+      view = new Uint8Array(memory.buffer, at, size)
+    } else if (view.buffer !== memory.buffer) {
+      view = new Uint8Array(memory.buffer, at, size)
+    }
+    return encoder.encodeInto(text, offset === 0 ? view : view.subarray(offset)).written
   }
 }

@@ -7,6 +7,7 @@ use crate::counting::Counts;
 use crate::experiment::{Deferred, Shot};
 use crate::settings::{Counting, LanguageChoice, Settings, ToolPattern};
 use crate::text;
+use crate::tool::ToolFacts;
 use crate::{
     ASK_USER_TOOL, CODE_MODE_TOOL, Decision, DenyKind, IgnoreReason, Input, Language, LiftOutcome,
     Notice, NoticeKind, Observation, Reaction, Status, Trigger,
@@ -114,15 +115,21 @@ impl AgentGate {
 
     /// Decides whether a call may run. Call it for every call about to run, Code Mode
     /// sub-dispatches included.
-    pub fn pre_execute(&mut self, settings: &Settings, name: &str, args: ArgsHash) -> Decision {
+    pub fn pre_execute<T: ToolFacts + ?Sized>(
+        &mut self,
+        settings: &Settings,
+        tool: &T,
+        args: ArgsHash,
+    ) -> Decision {
         if !settings.enabled() {
             return Decision::Allow;
         }
+        let name = tool.name();
         let lang = self.language(settings);
         match &mut self.phase {
             Phase::Idle => Decision::Allow,
             Phase::Pending(pending) => {
-                if name == CODE_MODE_TOOL || settings.is_allowlisted(name) {
+                if name == CODE_MODE_TOOL || tool.is_allowlisted(settings) {
                     return Decision::Allow;
                 }
                 pending.denials = pending.denials.saturating_add(1);
@@ -159,10 +166,10 @@ impl AgentGate {
     /// fingerprint of a failed call's text ([`crate::failure_fingerprint`]). Either may be given
     /// as a closure ([`Deferred`]), called only when the result is counted (the shot also when
     /// the result may be this gate's own denial).
-    pub fn on_result(
+    pub fn on_result<T: ToolFacts + ?Sized>(
         &mut self,
         settings: &Settings,
-        name: &str,
+        tool: &T,
         shot: impl Deferred<Shot>,
         outcome: Outcome,
         failure: impl Deferred<Option<Fingerprint>>,
@@ -170,6 +177,7 @@ impl AgentGate {
         if !settings.enabled() {
             return Observation::Ignored(IgnoreReason::Disabled);
         }
+        let name = tool.name();
         // Made only for a result that gets past the early outs below (most do not need it).
         let shot = LazyCell::new(|| shot.get());
         if let Phase::Probation {
@@ -191,7 +199,7 @@ impl AgentGate {
         if self.is_pending() {
             return Observation::Ignored(IgnoreReason::WhilePending);
         }
-        if name == CODE_MODE_TOOL || settings.is_allowlisted(name) {
+        if name == CODE_MODE_TOOL || tool.is_allowlisted(settings) {
             return Observation::Transparent;
         }
         let counting = settings.counting();

@@ -491,19 +491,21 @@ fn valid_answer(answer: &str) -> Option<String> {
 }
 
 fn is_template_text(folded: &str) -> bool {
-    LABELS.iter().any(|(label, _)| fold(label) == folded)
-        || QUESTIONS_ZH
-            .iter()
-            .chain(&QUESTIONS_EN)
-            .any(|q| fold(q) == folded)
+    let is = |template: &str| folding(template).eq(folded.chars());
+    LABELS.iter().any(|(label, _)| is(label))
+        || QUESTIONS_ZH.iter().chain(&QUESTIONS_EN).any(|q| is(q))
 }
 
 /// Lowercase letters and digits only.
 fn fold(text: &str) -> String {
+    folding(text).collect()
+}
+
+/// [`fold`]'s chars, one by one: a template is compared without folding it into a string.
+fn folding(text: &str) -> impl Iterator<Item = char> + '_ {
     text.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
-        .collect()
 }
 
 /// Han, kana or Hangul: dense scripts, so one character weighs as two Latin ones.

@@ -15,8 +15,10 @@
 
 use crate::args::{CallKey, Fnv, is_blank, json_hash};
 use crate::json::Json;
+use crate::tool::ToolFacts;
 use fingerprint::Fingerprint;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// One call as the gate counts it (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,28 +68,28 @@ const PATH_KEYS: [&str; 3] = ["path", "file_path", "file"];
 
 impl Shot {
     /// The shot of `name` called with parsed arguments.
-    pub fn new(name: &str, args: &Value) -> Self {
-        Self::of(name, &Json::from(args))
+    pub fn new<T: ToolFacts + ?Sized>(tool: &T, args: &Value) -> Self {
+        Self::of(tool, &Json::from(args))
     }
 
-    fn of(name: &str, args: &Json<'_>) -> Self {
+    fn of<T: ToolFacts + ?Sized>(tool: &T, args: &Json<'_>) -> Self {
+        let name = tool.name();
         let call = CallKey::new(name, json_hash(args));
         let field = |key: &str| args.get(key).and_then(Json::as_str);
         if let Some(command) = field("command").or_else(|| field("cmd")) {
             let main = main_command(command);
             let waits = main
                 .first()
-                .is_some_and(|program| matches!(program.as_str(), "sleep" | "wait"));
+                .is_some_and(|program| matches!(program.as_ref(), "sleep" | "wait"));
             return Self {
                 call,
-                target: target_hash(b'$', &main),
+                target: target_hash(b'$', main.iter().map(Cow::as_ref)),
                 waits,
             };
         }
-        let waits = names::with_normalized(name, |name| name == "job_output")
-            && args.get("wait") != Some(&Json::Bool(false));
+        let waits = tool.is_job_output() && args.get("wait") != Some(&Json::Bool(false));
         let target = match PATH_KEYS.iter().find_map(|key| field(key)) {
-            Some(path) => target_hash(b'/', &[name.to_owned(), path.to_owned()]),
+            Some(path) => target_hash(b'/', [name, path]),
             None => call.0,
         };
         Self {
@@ -99,14 +101,14 @@ impl Shot {
 
     /// The shot of `name` called with arguments given as JSON text (text that is not JSON is its
     /// own exact call and target, as in [`crate::canonical_args_hash_str`]).
-    pub fn from_json(name: &str, args_json: &str) -> Self {
+    pub fn from_json<T: ToolFacts + ?Sized>(tool: &T, args_json: &str) -> Self {
         if is_blank(args_json) {
-            return Self::of(name, &Json::empty_object());
+            return Self::of(tool, &Json::empty_object());
         }
         match Json::parse(args_json) {
-            Ok(value) => Self::of(name, &value),
+            Ok(value) => Self::of(tool, &value),
             Err(_) => {
-                let call = CallKey::new(name, crate::canonical_args_hash_str(args_json));
+                let call = CallKey::new(tool.name(), crate::canonical_args_hash_str(args_json));
                 Self {
                     call,
                     target: call.0,
@@ -117,7 +119,7 @@ impl Shot {
     }
 }
 
-fn target_hash(tag: u8, words: &[String]) -> u64 {
+fn target_hash<'w>(tag: u8, words: impl IntoIterator<Item = &'w str>) -> u64 {
     let mut h = Fnv::new();
     h.byte(tag);
     for word in words {
@@ -127,13 +129,13 @@ fn target_hash(tag: u8, words: &[String]) -> u64 {
 }
 
 /// The main command of a shell command line as `[program, first operand]` (see the module docs);
-/// empty when there is none.
-pub(crate) fn main_command(command: &str) -> Vec<String> {
+/// empty when there is none. Words borrow from `command` where quoting left them as written.
+pub(crate) fn main_command(command: &str) -> Vec<Cow<'_, str>> {
     for (words, stdin) in first_of_pipelines(command) {
         let mut words = words.as_slice();
         // Wrappers and variable assignments before the program.
         loop {
-            match words.first().map(String::as_str) {
+            match words.first().map(Cow::as_ref) {
                 Some(w) if WRAPPERS.contains(&w) => {
                     words = &words[1..];
                     while words.first().is_some_and(|w| w.starts_with('-')) {
@@ -155,12 +157,12 @@ pub(crate) fn main_command(command: &str) -> Vec<String> {
             continue;
         };
         let program = program_name(program);
-        if SETUP.contains(&program.as_str()) {
+        if SETUP.contains(&program.as_ref()) {
             continue;
         }
         let mut rest = &words[1..];
         let mut program = program;
-        if program == "python" && rest.first().map(String::as_str) == Some("-m") {
+        if program == "python" && rest.first().map(Cow::as_ref) == Some("-m") {
             if let Some(module) = rest.get(1) {
                 program = module.clone();
                 rest = &rest[2..];
@@ -175,27 +177,35 @@ pub(crate) fn main_command(command: &str) -> Vec<String> {
                 break;
             }
             if !word.starts_with('-') || word == "-" {
-                operand = Some(test_file(word).to_owned());
+                operand = Some(part(word, test_file));
                 break;
             }
             i += 1;
         }
         // A script on standard input (`python - <<EOF`) is told apart by its text.
         if matches!(operand.as_deref(), None | Some("-")) && stdin.is_some() {
-            operand = stdin;
+            operand = stdin.map(Cow::Owned);
         }
         return [program].into_iter().chain(operand).collect();
     }
     Vec::new()
 }
 
-/// `python3.11`, `/usr/bin/python3` → `python`; other programs by their file name.
-fn program_name(word: &str) -> String {
-    let base = word.rsplit('/').next().unwrap_or(word);
-    if base.starts_with("python") && base[6..].chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return "python".to_owned();
+/// The part `of` picks out of `word`, borrowed from the command line when `word` is.
+fn part<'a>(word: &Cow<'a, str>, of: impl FnOnce(&str) -> &str) -> Cow<'a, str> {
+    match word {
+        Cow::Borrowed(word) => Cow::Borrowed(of(word)),
+        Cow::Owned(word) => Cow::Owned(of(word).to_owned()),
     }
-    base.to_owned()
+}
+
+/// `python3.11`, `/usr/bin/python3` → `python`; other programs by their file name.
+fn program_name<'a>(word: &Cow<'a, str>) -> Cow<'a, str> {
+    let base = part(word, |word| word.rsplit('/').next().unwrap_or(word));
+    if base.starts_with("python") && base[6..].chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Cow::Borrowed("python");
+    }
+    base
 }
 
 /// A test id's file: `tests/a.py::T::t[1]` → `tests/a.py`.
@@ -221,41 +231,116 @@ fn is_assignment(word: &str) -> bool {
     }
 }
 
+/// The word being read: a slice of the command line while it is written as it reads, its own
+/// text once quotes, escapes or a line continuation make it differ.
+struct Word<'a> {
+    line: &'a str,
+    start: usize,
+    end: usize,
+    own: Option<String>,
+    /// Whether a word has begun (an empty quoted word `''` is a word).
+    begun: bool,
+}
+
+impl<'a> Word<'a> {
+    fn new(line: &'a str) -> Self {
+        Self {
+            line,
+            start: 0,
+            end: 0,
+            own: None,
+            begun: false,
+        }
+    }
+
+    /// The char `c` written at byte `at` of the line.
+    fn push_written(&mut self, at: usize, c: char) {
+        if self.own.is_none() {
+            if !self.begun || self.start == self.end {
+                self.start = at;
+                self.end = at;
+            }
+            if self.end == at {
+                self.begun = true;
+                self.end = at + c.len_utf8();
+                return;
+            }
+        }
+        self.push(c);
+    }
+
+    /// A char the word reads that the line spells otherwise (quoted or escaped).
+    fn push(&mut self, c: char) {
+        self.begun = true;
+        self.own
+            .get_or_insert_with(|| self.line[self.start..self.end].to_owned())
+            .push(c);
+    }
+
+    fn begin(&mut self) {
+        self.begun = true;
+    }
+
+    fn text(&self) -> &str {
+        match &self.own {
+            Some(own) => own,
+            None => &self.line[self.start..self.end],
+        }
+    }
+
+    fn take(&mut self) -> Cow<'a, str> {
+        let word = match self.own.take() {
+            Some(own) => Cow::Owned(own),
+            None => Cow::Borrowed(&self.line[self.start..self.end]),
+        };
+        self.clear();
+        word
+    }
+
+    fn clear(&mut self) {
+        self.own = None;
+        self.start = 0;
+        self.end = 0;
+        self.begun = false;
+    }
+}
+
 /// The words of each pipeline's first simple command, in order, with the body of the
 /// here-document it reads, if any. A rough shell reading: quotes and backslashes group words,
 /// `&&` `||` `;` `&` and newlines end a command, `|` ends a pipeline stage (the later stages only
 /// filter output), redirections and their targets are dropped, and a here-document's body is
 /// taken out of the command line.
-fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
+fn first_of_pipelines(command: &str) -> Vec<(Vec<Cow<'_, str>>, Option<String>)> {
     let mut commands = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
+    let mut words: Vec<Cow<'_, str>> = Vec::new();
+    let mut word = Word::new(command);
     let mut skipping_stage = false;
     let mut skip_next_word = false;
     let mut heredocs: Vec<(usize, String)> = Vec::new();
     let mut bodies: Vec<(usize, String)> = Vec::new();
-    let mut chars = command.chars().peekable();
-    let end_word = |word: &mut String,
-                    in_word: &mut bool,
-                    words: &mut Vec<String>,
-                    skip_next_word: &mut bool,
-                    skipping_stage: bool| {
-        if *in_word {
+    let mut chars = command.char_indices().peekable();
+    fn end_word<'a>(
+        word: &mut Word<'a>,
+        words: &mut Vec<Cow<'a, str>>,
+        skip_next_word: &mut bool,
+        skipping_stage: bool,
+    ) {
+        if word.begun {
             if *skip_next_word {
                 *skip_next_word = false;
             } else if !skipping_stage {
-                words.push(std::mem::take(word));
+                words.push(word.take());
             }
             word.clear();
-            *in_word = false;
         }
-    };
-    while let Some(c) = chars.next() {
+    }
+    let peek =
+        |chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>| chars.peek().map(|&(_, c)| c);
+    while let Some((at, c)) = chars.next() {
         match c {
             '\'' => {
-                in_word = true;
-                for q in chars.by_ref() {
+                word.begin();
+                for (_, q) in chars.by_ref() {
                     if q == '\'' {
                         break;
                     }
@@ -263,46 +348,43 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
                 }
             }
             '"' => {
-                in_word = true;
-                while let Some(q) = chars.next() {
+                word.begin();
+                while let Some((_, q)) = chars.next() {
                     match q {
                         '"' => break,
-                        '\\' => word.extend(chars.next()),
+                        '\\' => {
+                            if let Some((_, next)) = chars.next() {
+                                word.push(next);
+                            }
+                        }
                         _ => word.push(q),
                     }
                 }
             }
             '\\' => {
-                if let Some(next) = chars.next() {
+                if let Some((_, next)) = chars.next() {
                     if next != '\n' {
-                        in_word = true;
                         word.push(next);
                     }
                 }
             }
-            '<' if chars.peek() == Some(&'<') => {
+            '<' if peek(&mut chars) == Some('<') => {
                 chars.next();
-                end_word(
-                    &mut word,
-                    &mut in_word,
-                    &mut words,
-                    &mut skip_next_word,
-                    skipping_stage,
-                );
-                if chars.peek() == Some(&'<') {
+                end_word(&mut word, &mut words, &mut skip_next_word, skipping_stage);
+                if peek(&mut chars) == Some('<') {
                     // `<<<` a here-string: its word is input, not an operand.
                     chars.next();
                     skip_next_word = true;
                     continue;
                 }
-                if chars.peek() == Some(&'-') {
+                if peek(&mut chars) == Some('-') {
                     chars.next();
                 }
-                while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
+                while peek(&mut chars).is_some_and(|c| c == ' ' || c == '\t') {
                     chars.next();
                 }
                 let mut delimiter = String::new();
-                while let Some(&d) = chars.peek() {
+                while let Some(d) = peek(&mut chars) {
                     if d.is_whitespace() || matches!(d, ';' | '&' | '|' | '<' | '>' | ')') {
                         break;
                     }
@@ -320,22 +402,15 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
             }
             '<' | '>' => {
                 // A redirection: `2>&1`, `>out`, `< in`. A digit just before it is its fd.
-                if in_word && word.chars().all(|d| d.is_ascii_digit()) {
+                if word.begun && word.text().chars().all(|d| d.is_ascii_digit()) {
                     word.clear();
-                    in_word = false;
                 }
-                end_word(
-                    &mut word,
-                    &mut in_word,
-                    &mut words,
-                    &mut skip_next_word,
-                    skipping_stage,
-                );
-                while chars.peek().is_some_and(|c| *c == '>' || *c == '&') {
+                end_word(&mut word, &mut words, &mut skip_next_word, skipping_stage);
+                while peek(&mut chars).is_some_and(|c| c == '>' || c == '&') {
                     chars.next();
                 }
-                if chars.peek().is_some_and(char::is_ascii_digit) {
-                    while chars.peek().is_some_and(char::is_ascii_digit) {
+                if peek(&mut chars).is_some_and(|c| c.is_ascii_digit()) {
+                    while peek(&mut chars).is_some_and(|c| c.is_ascii_digit()) {
                         chars.next();
                     }
                 } else {
@@ -343,19 +418,13 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
                 }
             }
             '|' | '&' | ';' | '\n' => {
-                end_word(
-                    &mut word,
-                    &mut in_word,
-                    &mut words,
-                    &mut skip_next_word,
-                    skipping_stage,
-                );
-                let pipe = c == '|' && chars.peek() != Some(&'|');
-                if matches!(chars.peek(), Some('|' | '&')) && c != ';' && c != '\n' {
+                end_word(&mut word, &mut words, &mut skip_next_word, skipping_stage);
+                let pipe = c == '|' && peek(&mut chars) != Some('|');
+                if matches!(peek(&mut chars), Some('|' | '&')) && c != ';' && c != '\n' {
                     chars.next();
                 }
                 if !skipping_stage && !words.is_empty() {
-                    commands.push(std::mem::take(&mut words));
+                    commands.push((std::mem::take(&mut words), None));
                 }
                 words.clear();
                 skipping_stage = pipe;
@@ -364,49 +433,29 @@ fn first_of_pipelines(command: &str) -> Vec<(Vec<String>, Option<String>)> {
                 }
             }
             c if c.is_whitespace() => {
-                end_word(
-                    &mut word,
-                    &mut in_word,
-                    &mut words,
-                    &mut skip_next_word,
-                    skipping_stage,
-                );
+                end_word(&mut word, &mut words, &mut skip_next_word, skipping_stage);
             }
-            '(' | ')' | '{' | '}' if !in_word => {}
-            _ => {
-                in_word = true;
-                word.push(c);
-            }
+            '(' | ')' | '{' | '}' if !word.begun => {}
+            _ => word.push_written(at, c),
         }
     }
-    end_word(
-        &mut word,
-        &mut in_word,
-        &mut words,
-        &mut skip_next_word,
-        skipping_stage,
-    );
+    end_word(&mut word, &mut words, &mut skip_next_word, skipping_stage);
     if !skipping_stage && !words.is_empty() {
-        commands.push(words);
+        commands.push((words, None));
     }
     let mut bodies = bodies.into_iter().peekable();
+    for (index, (_, read)) in commands.iter_mut().enumerate() {
+        while let Some((_, body)) = bodies.next_if(|(owner, _)| *owner <= index) {
+            *read = Some(body);
+        }
+    }
     commands
-        .into_iter()
-        .enumerate()
-        .map(|(index, words)| {
-            let mut body = None;
-            while let Some((_, text)) = bodies.next_if(|(owner, _)| *owner <= index) {
-                body = Some(text);
-            }
-            (words, body)
-        })
-        .collect()
 }
 
 /// After a newline: takes the bodies of the pending here-documents, each up to its delimiter
 /// line, with the index of the command that reads it.
 fn take_heredoc_bodies(
-    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
     heredocs: &mut Vec<(usize, String)>,
     bodies: &mut Vec<(usize, String)>,
 ) {
@@ -415,7 +464,7 @@ fn take_heredoc_bodies(
         loop {
             let mut line = String::new();
             let mut ended = false;
-            for c in chars.by_ref() {
+            for (_, c) in chars.by_ref() {
                 if c == '\n' {
                     ended = true;
                     break;
@@ -442,6 +491,9 @@ mod tests {
 
     fn main(command: &str) -> Vec<String> {
         main_command(command)
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect()
     }
 
     fn shell(command: &str) -> Shot {

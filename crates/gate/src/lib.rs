@@ -93,6 +93,7 @@ mod json;
 mod questions;
 mod settings;
 mod text;
+mod tool;
 
 pub use agent::AgentGate;
 pub use answers::{MIN_ANSWER_WEIGHT, Marker, MarkerSet, answered_markers, missing_answers};
@@ -111,6 +112,7 @@ pub use settings::{
     THRESHOLD_MIN, ToolPattern,
 };
 pub use text::{FORMAT_EN, FORMAT_ZH, NAME_LIMIT, PLUGIN_TAG, SHOWN_TOOLS_LIMIT};
+pub use tool::{Tool, ToolFacts};
 
 /// The fingerprint of a failed call's text (an error message, or a shell call's output): its
 /// head and tail windows ([`fingerprint::Failure::windows`]; `tail` empty when `head` is all of

@@ -185,7 +185,7 @@ fn run(s: &Settings, ops: &[Op]) -> Vec<Reaction> {
                 *agent,
                 Input::ToolResult {
                     name,
-                    shot: Shot::from_json(name, args),
+                    shot: Shot::from_json(*name, args),
                     outcome: *outcome,
                     failure: None,
                 },

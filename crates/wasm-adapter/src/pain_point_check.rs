@@ -2,7 +2,8 @@
 //!
 //! The shim (`packages/pain-point-check/lib/index.js`) keeps one [`Gate`] per agent and calls it
 //! from DSH's hooks with flat arguments: the tool (an id from [`Plugin::tool_id`], so a name
-//! crosses once) and the call's arguments as JSON text, the result's facts (`isError`,
+//! crosses once) and the call's arguments as JSON text (written into the plugin's text buffer,
+//! as a failure's text is), the result's facts (`isError`,
 //! `value.exitCode`, a signal, a timeout, a cancellation), the user's prompt text and the
 //! assistant's reply text. A call's text crosses only for a failure, when [`Gate::on_result`]
 //! asks for it. Every decision and every model-facing text comes from `pain-point-gate`; nothing
@@ -13,8 +14,8 @@ pub mod replay;
 use crate::shim_io::{TOOL_LIMIT, TextBuffer, ToolTable};
 use config::pain_point_check::RowConfig;
 use gate::{
-    AgentGate, Decision, LiftOutcome, Outcome, Settings, Shot, Status, canonical_args_hash_str,
-    failure_fingerprint,
+    AgentGate, Decision, LiftOutcome, Outcome, Settings, Shot, Status, Tool, ToolFacts,
+    canonical_args_hash_str, failure_fingerprint,
 };
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -24,11 +25,14 @@ pub const PLUGIN_NAME: &str = "pain-point-check";
 
 validate_config_binding!(validatePainPointConfig, RowConfig);
 
-/// The plugin for one validated config, the interned tool names and the failure text buffer.
+/// The plugin for one validated config, the interned tools (each resolved against the
+/// allowlist once) and the failure text buffer.
 #[wasm_bindgen(js_name = PainPointPlugin)]
 pub struct Plugin {
     settings: Settings,
-    tools: ToolTable<String>,
+    tools: ToolTable<Tool>,
+    /// What an id never handed out (a shim bug) stands for: the tool with no name.
+    unknown: Tool,
     text: TextBuffer,
 }
 
@@ -51,7 +55,8 @@ impl Plugin {
     /// map; past [`Plugin::tool_limit`] names it calls [`Plugin::forget_tools`] and starts afresh.
     #[wasm_bindgen(js_name = toolId)]
     pub fn tool_id(&mut self, name: &str) -> u32 {
-        self.tools.intern(name.to_owned())
+        self.tools
+            .intern(Tool::new(&self.settings, name.to_owned()))
     }
 
     /// How many tool names [`Plugin::tool_id`] keeps before it starts afresh.
@@ -66,9 +71,9 @@ impl Plugin {
         self.tools.clear();
     }
 
-    /// The address, in this module's memory, of at least `bytes` bytes the shim writes a
-    /// failure's text windows into before [`Gate::on_failure_text`]; valid until the next call
-    /// of this method.
+    /// The address, in this module's memory, of at least `bytes` bytes the shim writes text into:
+    /// a call's arguments before [`Gate::pre_execute`] and [`Gate::on_result`], a failure's text
+    /// windows before [`Gate::on_failure_text`]. Valid until the next call of this method.
     #[wasm_bindgen(js_name = textBuffer)]
     pub fn text_buffer(&mut self, bytes: usize) -> *mut u8 {
         self.text.at_least(bytes)
@@ -80,15 +85,16 @@ impl Plugin {
     pub fn from_json(config_json: &str) -> Result<Plugin, String> {
         let (_, settings) = config::load::<RowConfig>(config_json)?;
         Ok(Plugin {
+            unknown: Tool::new(&settings, String::new()),
             settings,
             tools: ToolTable::default(),
             text: TextBuffer::default(),
         })
     }
 
-    /// The name `tool` stands for; an id never handed out (a shim bug) reads as no name.
-    fn name(&self, tool: u32) -> &str {
-        self.tools.get(tool).map_or("", String::as_str)
+    /// The tool `id` stands for; an id never handed out (a shim bug) reads as no name.
+    fn tool(&self, id: u32) -> &Tool {
+        self.tools.get(id).unwrap_or(&self.unknown)
     }
 }
 
@@ -152,21 +158,24 @@ impl Gate {
         status_of(&self.inner)
     }
 
-    /// Judges a call of `tool` about to run: `undefined` allows it, a string is the denial
-    /// reason.
+    /// Judges a call of `tool` about to run, its arguments' JSON in the first `args_len` bytes of
+    /// the plugin's text buffer ([`Plugin::text_buffer`]): `undefined` allows it, a string is the
+    /// denial reason.
     #[wasm_bindgen(js_name = preExecute)]
-    pub fn pre_execute(&mut self, plugin: &Plugin, tool: u32, args_json: &str) -> Option<String> {
-        let name = plugin.name(tool);
+    pub fn pre_execute(&mut self, plugin: &Plugin, tool: u32, args_len: usize) -> Option<String> {
+        let tool = plugin.tool(tool);
+        let args_json = plugin.text.text(args_len);
         match self
             .inner
-            .pre_execute(&plugin.settings, name, canonical_args_hash_str(args_json))
+            .pre_execute(&plugin.settings, tool, canonical_args_hash_str(&args_json))
         {
             Decision::Allow => None,
             Decision::Deny { reason, .. } => Some(reason),
         }
     }
 
-    /// Counts a finished call of `tool` and answers where the gate then stands: `ok` is
+    /// Counts a finished call of `tool`, its arguments' JSON in the first `args_len` bytes of the
+    /// plugin's text buffer, and answers where the gate then stands: `ok` is
     /// `!isError`; `exit_code` an integer `value.exitCode`; `killed` a `value.signal`;
     /// `timed_out` `value.timedOut`; `error_code` an error's `error.info.code`. A failure is not
     /// counted yet: the answer is [`GateStatus::NeedText`], and [`Gate::on_failure_text`] counts
@@ -177,7 +186,7 @@ impl Gate {
         &mut self,
         plugin: &Plugin,
         tool: u32,
-        args_json: &str,
+        args_len: usize,
         ok: bool,
         exit_code: Option<f64>,
         killed: bool,
@@ -187,16 +196,18 @@ impl Gate {
         // `as` saturates; the shim passes integers only.
         let exit_code = exit_code.map(|code| code as i64);
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
-        let name = plugin.name(tool);
+        let args_json = plugin.text.text(args_len);
         if outcome.failed() {
-            self.waiting = Some((tool, args_json.to_owned(), outcome));
+            // Kept: the failure's text is written over the arguments in the buffer.
+            self.waiting = Some((tool, args_json.into_owned(), outcome));
             return GateStatus::NeedText;
         }
         self.waiting = None;
-        let shot = || Shot::from_json(name, args_json);
+        let tool = plugin.tool(tool);
+        let shot = || Shot::from_json(tool, &args_json);
         let _ = self
             .inner
-            .on_result(&plugin.settings, name, shot, outcome, None);
+            .on_result(&plugin.settings, tool, shot, outcome, None);
         status_of(&self.inner)
     }
 
@@ -212,13 +223,13 @@ impl Gate {
         tail_len: usize,
     ) -> GateStatus {
         if let Some((tool, args_json, outcome)) = self.waiting.take() {
-            let name = plugin.name(tool);
+            let tool = plugin.tool(tool);
             let (head, tail) = plugin.text.windows(head_len, tail_len);
-            let shot = || Shot::from_json(name, &args_json);
-            let failure = || failure_fingerprint(name, &outcome, &head, &tail);
+            let shot = || Shot::from_json(tool, &args_json);
+            let failure = || failure_fingerprint(tool.name(), &outcome, &head, &tail);
             let _ = self
                 .inner
-                .on_result(&plugin.settings, name, shot, outcome, failure);
+                .on_result(&plugin.settings, tool, shot, outcome, failure);
         }
         status_of(&self.inner)
     }

@@ -1,6 +1,6 @@
 //! What a guard's shim and its binding share to keep crossings cheap: tool names resolved once
-//! and passed by id ([`ToolTable`]), and a buffer the shim encodes failure text straight into
-//! ([`TextBuffer`]).
+//! and passed by id ([`ToolTable`]), and a buffer the shim encodes text straight into
+//! ([`TextBuffer`]): a call's arguments, a failure's text.
 
 use std::borrow::Cow;
 
@@ -42,8 +42,8 @@ impl<T> ToolTable<T> {
     }
 }
 
-/// Where the shim writes a failure's text windows (UTF-8, with `TextEncoder.encodeInto`): no
-/// allocation or copy per call.
+/// Where the shim writes text (UTF-8, with `TextEncoder.encodeInto`) and passes only its length:
+/// no allocation or copy per call.
 #[derive(Default)]
 pub struct TextBuffer(Vec<u8>);
 
@@ -57,14 +57,19 @@ impl TextBuffer {
         self.0.as_mut_ptr()
     }
 
-    /// The head in the first `head_len` bytes and the tail in the `tail_len` after them. Bytes
-    /// that are not UTF-8 (only a shim bug could write them) read as U+FFFD.
+    /// The text in the first `len` bytes. Bytes that are not UTF-8 (only a shim bug could write
+    /// them) read as U+FFFD.
+    pub fn text(&self, len: usize) -> Cow<'_, str> {
+        String::from_utf8_lossy(self.0.get(..len).unwrap_or_default())
+    }
+
+    /// The head in the first `head_len` bytes and the tail in the `tail_len` after them, read as
+    /// [`TextBuffer::text`] reads.
     pub fn windows(&self, head_len: usize, tail_len: usize) -> (Cow<'_, str>, Cow<'_, str>) {
-        let head = self.0.get(..head_len).unwrap_or_default();
         let tail = self
             .0
             .get(head_len..head_len.saturating_add(tail_len))
             .unwrap_or_default();
-        (String::from_utf8_lossy(head), String::from_utf8_lossy(tail))
+        (self.text(head_len), String::from_utf8_lossy(tail))
     }
 }

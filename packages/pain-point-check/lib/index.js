@@ -13,11 +13,28 @@ export const inject = ['tools']
 export const Config = standardSchema(name, validatePainPointConfig)
 
 /** The call's arguments as JSON text (DSH keeps unparsable arguments as their raw string). */
-function argumentsJson(exec) {
+function encodeArguments(args) {
   try {
-    return JSON.stringify(exec.arguments ?? {}) ?? '{}'
+    return JSON.stringify(args ?? {}) ?? '{}'
   } catch {
-    return JSON.stringify(String(exec.arguments))
+    return JSON.stringify(String(args))
+  }
+}
+
+/** `exec -> its arguments' JSON`, remembering the last call's: DSH hands the guard and the
+ * result listener the same `exec`, so a call's arguments are encoded once, as they were when
+ * the guard judged them. */
+function createArgumentsJson() {
+  let lastExec
+  let lastArgs
+  let lastJson = ''
+  return (exec) => {
+    if (exec !== lastExec || exec.arguments !== lastArgs) {
+      lastJson = encodeArguments(exec.arguments)
+      lastExec = exec
+      lastArgs = exec.arguments
+    }
+    return lastJson
   }
 }
 
@@ -28,7 +45,7 @@ function agentId(agent) {
 /** UTF-16 units of a failure's text kept from each end: about the fingerprint's 4 KiB windows,
  * so a 10 MiB output never crosses into WebAssembly whole. */
 export const FAILURE_WINDOW = 4096
-const NEED_TEXT = GateStatus.NeedText
+const { Idle: IDLE, Pending: PENDING, NeedText: NEED_TEXT } = GateStatus
 
 /** A failed call's text (its error message, or a shell call's output) as head and tail
  * windows. */
@@ -50,43 +67,34 @@ export function apply(ctx, config) {
 
   const report = createReporter(name, () => performance.now())
   const toolId = createToolIds(plugin, PainPointPlugin.toolLimit())
-  const writeText = createTextWriter(plugin, memory, FAILURE_WINDOW)
-  // One gate per agent id (an agent's id is its session's id), freed on `agent/disposed`.
-  const gates = new Map()
-  // Agents whose gate is pending: only their `assistant/message` events cross into WebAssembly.
-  const pending = new Set()
-  // Agents whose gate is not idle: only their calls cross into WebAssembly before they run (an
-  // idle gate allows every call without reading it).
-  const guarding = new Set()
+  const writeText = createTextWriter(plugin, memory)
+  const argumentsJson = createArgumentsJson()
+  // One gate per agent id (an agent's id is its session's id) with the status it last answered,
+  // freed on `agent/disposed`. Only a pending agent's `assistant/message` events cross into
+  // WebAssembly, and only a non-idle agent's calls before they run (an idle gate allows every
+  // call without reading it).
+  const agents = new Map()
   const forget = (id) => {
-    const gate = gates.get(id)
-    if (gate === undefined) return
-    gates.delete(id)
-    pending.delete(id)
-    guarding.delete(id)
-    gate.free()
+    const agent = agents.get(id)
+    if (agent === undefined) return
+    agents.delete(id)
+    agent.gate.free()
   }
-  const gateOf = (id) => {
-    let gate = gates.get(id)
-    if (gate === undefined) {
-      if (gates.size >= MAX_AGENTS) {
-        for (const old of gates.keys()) {
-          if (!pending.has(old)) {
+  const agentOf = (id) => {
+    let agent = agents.get(id)
+    if (agent === undefined) {
+      if (agents.size >= MAX_AGENTS) {
+        for (const [old, { status }] of agents) {
+          if (status !== GateStatus.Pending) {
             forget(old)
             break
           }
         }
       }
-      gate = new PainPointGate()
-      gates.set(id, gate)
+      agent = { gate: new PainPointGate(), status: GateStatus.Idle }
+      agents.set(id, agent)
     }
-    return gate
-  }
-  const track = (id, gate, status = gate.status) => {
-    if (status === GateStatus.Pending) pending.add(id)
-    else pending.delete(id)
-    if (status === GateStatus.Idle) guarding.delete(id)
-    else guarding.add(id)
+    return agent
   }
 
   // The veto. A guard runs after the whole `tools/pre-execute` waterfall and no listener can
@@ -94,11 +102,10 @@ export function apply(ctx, config) {
   // come through here too, judged by their own names.
   ctx.tools.guard((exec) => {
     try {
-      const id = agentId(exec?.agent)
-      if (!guarding.has(id) || typeof exec.name !== 'string') return undefined
-      const gate = gateOf(id)
-      const reason = gate.preExecute(plugin, toolId(exec.name), argumentsJson(exec))
-      track(id, gate)
+      const agent = agents.get(agentId(exec?.agent))
+      if (agent === undefined || agent.status === IDLE || typeof exec.name !== 'string') return undefined
+      const reason = agent.gate.preExecute(plugin, toolId(exec.name), writeText(argumentsJson(exec)))
+      agent.status = agent.gate.status
       return reason
     } catch (error) {
       report('malformed tool execution ignored; call allowed', error)
@@ -113,17 +120,22 @@ export function apply(ctx, config) {
       if (id === undefined || typeof exec.name !== 'string' || result === null || typeof result !== 'object') return
       const ok = result.isError !== true
       const value = ok ? result.value : undefined
-      const gate = gateOf(id)
+      const agent = agentOf(id)
+      const gate = agent.gate
       let status = gate.onResult(
-        plugin, toolId(exec.name), argumentsJson(exec), ok,
+        plugin, toolId(exec.name), writeText(argumentsJson(exec)), ok,
         ok ? exitCodeOf(result) : undefined,
         typeof value?.signal === 'string',
         value?.timedOut === true,
         typeof result.error?.info?.code === 'string' ? result.error.info.code : undefined,
       )
       // A failure is counted with its text, which crosses only now.
-      if (status === NEED_TEXT) status = gate.onFailureText(plugin, ...writeText(...textWindows(result)))
-      track(id, gate, status)
+      if (status === NEED_TEXT) {
+        const [head, tail] = textWindows(result)
+        const headLen = writeText(head)
+        status = gate.onFailureText(plugin, headLen, writeText(tail, headLen))
+      }
+      agent.status = status
     } catch (error) {
       report('malformed tool result ignored', error)
     }
@@ -132,25 +144,24 @@ export function apply(ctx, config) {
   // A user prompt resets the agent before the step; after the downstream decision, an entered
   // step carries the check block once per arming (or the escape notice).
   ctx.on('agent/pre-step', async (step, next) => {
-    let id
-    let gate
+    let agent
     try {
-      id = agentId(step?.agent)
+      const id = agentId(step?.agent)
       if (id !== undefined) {
-        gate = gateOf(id)
+        agent = agentOf(id)
         const prompt = Array.isArray(step.messages) ? step.messages.find(isUserPrompt) : undefined
-        if (prompt !== undefined) gate.userPrompt(textOf(prompt.content))
-        track(id, gate)
+        if (prompt !== undefined) agent.gate.userPrompt(textOf(prompt.content))
+        agent.status = agent.gate.status
       }
     } catch (error) {
       report('malformed pre-step event ignored', error)
-      gate = undefined
+      agent = undefined
     }
     const decision = await next()
-    if (gate === undefined || decision?.kind !== 'enter' || !Array.isArray(decision.messages)) return decision
+    if (agent === undefined || decision?.kind !== 'enter' || !Array.isArray(decision.messages)) return decision
     try {
-      const notice = gate.preStep(plugin)
-      track(id, gate)
+      const notice = agent.gate.preStep(plugin)
+      agent.status = agent.gate.status
       if (notice === undefined) return decision
       const { text, summary } = JSON.parse(notice)
       return { ...decision, messages: [...decision.messages, noticeMessage(name, text, summary)] }
@@ -162,12 +173,13 @@ export function apply(ctx, config) {
 
   // The model's visible reply, while its gate is pending: the three answers lift it.
   ctx.on('session/event', (session, event) => {
-    if (event?.type !== 'assistant/message' || !pending.has(session?.id)) return
+    if (event?.type !== 'assistant/message') return
+    const agent = agents.get(session?.id)
+    if (agent?.status !== PENDING) return
     try {
       if (event.data?.interrupted === true) return
-      const gate = gates.get(session.id)
-      const lift = gate.assistantText(plugin, textOf(event.data?.message?.content))
-      if (lift !== LiftResult.NotPending) track(session.id, gate)
+      const lift = agent.gate.assistantText(plugin, textOf(event.data?.message?.content))
+      if (lift !== LiftResult.NotPending) agent.status = agent.gate.status
     } catch (error) {
       report('malformed assistant message ignored', error)
     }

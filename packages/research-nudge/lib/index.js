@@ -74,7 +74,7 @@ export function apply(ctx, config) {
   })
 
   const toolId = createToolIds(plugin, TOOL_LIMIT)
-  const writeText = createTextWriter(plugin, memory, WINDOW)
+  const writeText = createTextWriter(plugin, memory)
   // Snoozes armed by the tool body and not yet observed: most events skip the token look-up.
   let pendingSnoozes = 0
   const takeSnooze = (token) => {
@@ -125,7 +125,7 @@ export function apply(ctx, config) {
       if (ok) {
         head = ''
         if (text.length > END_PROBE) {
-          const [, endLen] = writeText('', text.slice(-END_PROBE))
+          const endLen = writeText(text.slice(-END_PROBE))
           outcome = tracker.observeFailureText(plugin, at, id, flags | END_ONLY, exitCode, 0, endLen)
         }
         tail = text.length <= WINDOW ? text : text.slice(-WINDOW)
@@ -134,7 +134,8 @@ export function apply(ctx, config) {
         tail = text.slice(-WINDOW)
       }
       if (outcome === undefined || outcome === NEED_TEXT) {
-        const [headLen, tailLen] = writeText(head, tail)
+        const headLen = writeText(head)
+        const tailLen = writeText(tail, headLen)
         outcome = tracker.observeFailureText(plugin, at, id, flags, exitCode, headLen, tailLen)
       }
     }

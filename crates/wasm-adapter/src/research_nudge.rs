@@ -59,13 +59,6 @@ pub enum Flag {
 
 validate_config_binding!(validateConfig, RowConfig);
 
-/// Bytes of failure text the fingerprint reads from each end; the shim slices at least this many
-/// UTF-16 units from each end so a huge error never crosses the boundary whole.
-#[wasm_bindgen(js_name = failureWindow)]
-pub fn failure_window() -> usize {
-    fingerprint::WINDOW_BYTES
-}
-
 /// The plugin for one validated config: settings, the interned tool names and the snooze tool's
 /// texts.
 #[wasm_bindgen]

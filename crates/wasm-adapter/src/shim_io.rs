@@ -3,6 +3,14 @@
 //! ([`TextBuffer`]): a call's arguments, a failure's text.
 
 use std::borrow::Cow;
+use wasm_bindgen::prelude::wasm_bindgen;
+
+/// Bytes of failure text the fingerprint reads from each end; the shim slices at least this many
+/// UTF-16 units from each end so a huge error never crosses the boundary whole.
+#[wasm_bindgen(js_name = failureWindow)]
+pub fn failure_window() -> usize {
+    fingerprint::WINDOW_BYTES
+}
 
 /// Tool names kept before a [`ToolTable`] starts afresh; tool names are a small, stable set in
 /// practice, so only a host inventing names without end reaches it.

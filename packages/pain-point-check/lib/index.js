@@ -2,7 +2,7 @@
 // DSH's hooks into flat calls on one Rust gate per agent (compiled to WebAssembly) and folds the
 // gate's answers back in: a veto through `ctx.tools.guard`, the check block as a notice on the
 // next step. Every rule, default, threshold, marker and message lives in Rust.
-import { GateStatus, LiftResult, PainPointGate, PainPointPlugin, encodeConfig, memory, validatePainPointConfig } from './core.js'
+import { GateStatus, LiftResult, PainPointGate, PainPointPlugin, encodeConfig, failureWindow, memory, validatePainPointConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter, createTextWriter, createToolIds, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
@@ -42,9 +42,9 @@ function agentId(agent) {
   return isAgent(agent) && typeof agent.id === 'string' ? agent.id : undefined
 }
 
-/** UTF-16 units of a failure's text kept from each end: about the fingerprint's 4 KiB windows,
- * so a 10 MiB output never crosses into WebAssembly whole. */
-export const FAILURE_WINDOW = 4096
+/** UTF-16 units of a failure's text kept from each end: at least the bytes the fingerprint
+ * reads, so a 10 MiB output never crosses into WebAssembly whole. */
+export const FAILURE_WINDOW = failureWindow()
 const { Idle: IDLE, Pending: PENDING, NeedText: NEED_TEXT } = GateStatus
 
 /** A failed call's text (its error message, or a shell call's output) as head and tail

@@ -71,21 +71,23 @@ export function exitCodeOf(result) {
   return Number.isInteger(code) ? code : undefined
 }
 
-/** Tool name -> the core's id for it (`plugin.toolId`). Past `limit` names the core starts
- * afresh (`plugin.forgetTools`) and so does this map. */
-export function createToolIds(plugin, limit) {
-  const ids = new Map()
+/** Tool name -> the core's entry for it, made once per name: `{ id }` (`plugin.toolId`) and
+ * what `describe(id)` adds. Past `limit` names the core starts afresh (`plugin.forgetTools`) and
+ * so does this map. */
+export function createToolTable(plugin, limit, describe = () => undefined) {
+  const tools = new Map()
   return (toolName) => {
-    let id = ids.get(toolName)
-    if (id === undefined) {
-      if (ids.size >= limit) {
+    let tool = tools.get(toolName)
+    if (tool === undefined) {
+      if (tools.size >= limit) {
         plugin.forgetTools()
-        ids.clear()
+        tools.clear()
       }
-      id = plugin.toolId(toolName)
-      ids.set(toolName, id)
+      const id = plugin.toolId(toolName)
+      tool = { id, ...describe(id) }
+      tools.set(toolName, tool)
     }
-    return id
+    return tool
   }
 }
 

@@ -161,6 +161,16 @@ impl AgentGate {
         }
     }
 
+    /// Whether a result of `tool` can change any gate under `settings`: not for a transparent
+    /// tool (allowlisted, or the Code Mode transport) other than the ask-user tool, whose
+    /// results [`on_result`](Self::on_result) ignores or passes in every phase. A driver need
+    /// not report those results at all.
+    pub fn reads_results_of<T: ToolFacts + ?Sized>(settings: &Settings, tool: &T) -> bool {
+        let name = tool.name();
+        settings.enabled()
+            && (name == ASK_USER_TOOL || !(name == CODE_MODE_TOOL || tool.is_allowlisted(settings)))
+    }
+
     /// Records a finished call (see "Counting" in the crate docs). Call it for every call that
     /// went through [`pre_execute`](Self::pre_execute), denied ones included. `failure` is the
     /// fingerprint of a failed call's text ([`crate::failure_fingerprint`]). Either may be given

@@ -5,7 +5,7 @@
 //! - arming happens exactly when a threshold is reached (both inclusive), and only by a counted
 //!   experiment;
 //! - allowlisted calls and the Code Mode transport are neutral: never denied while pending, and
-//!   their results change nothing;
+//!   their results change nothing (a result of a tool `reads_results_of` rules out never does);
 //! - results while pending (the gate's own denials among them) change nothing;
 //! - a user prompt always resets; a lift always zeroes the counters;
 //! - the check block is shown at most once per arming; the same-direction shot is denied at most
@@ -264,6 +264,9 @@ fn check(
             }
         },
         (Input::ToolResult { name, outcome, .. }, Reaction::Observation(observation)) => {
+            if !AgentGate::reads_results_of(s, name) {
+                assert_eq!(after, before, "{name}'s results are not read");
+            }
             let human = name == ASK_USER_TOOL && !outcome.failed() && !outcome.cancelled;
             match observation {
                 Observation::Waited => {

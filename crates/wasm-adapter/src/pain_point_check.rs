@@ -59,6 +59,13 @@ impl Plugin {
             .intern(Tool::new(&self.settings, name.to_owned()))
     }
 
+    /// Whether a result of the tool `id` stands for can change a gate; the shim reports the
+    /// results of the others to no gate (an investigation tool's, mostly).
+    #[wasm_bindgen(js_name = readsResults)]
+    pub fn reads_results(&self, id: u32) -> bool {
+        AgentGate::reads_results_of(&self.settings, self.tool(id))
+    }
+
     /// How many tool names [`Plugin::tool_id`] keeps before it starts afresh.
     #[wasm_bindgen(js_name = toolLimit)]
     pub fn tool_limit() -> u32 {

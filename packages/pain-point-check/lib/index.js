@@ -4,7 +4,7 @@
 // next step. Every rule, default, threshold, marker and message lives in Rust.
 import { GateStatus, LiftResult, PainPointGate, PainPointPlugin, encodeConfig, failureWindow, memory, validatePainPointConfig } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter, createTextWriter, createToolIds, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
+import { createReporter, createTextWriter, createToolTable, exitCodeOf, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
 export const name = 'pain-point-check'
 export const inject = ['tools']
@@ -66,7 +66,7 @@ export function apply(ctx, config) {
   if (!plugin.enabled) return
 
   const report = createReporter(name, () => performance.now())
-  const toolId = createToolIds(plugin, PainPointPlugin.toolLimit())
+  const toolOf = createToolTable(plugin, PainPointPlugin.toolLimit(), (id) => ({ readsResults: plugin.readsResults(id) }))
   const writeText = createTextWriter(plugin, memory)
   const argumentsJson = createArgumentsJson()
   // One gate per agent id (an agent's id is its session's id) with the status it last answered,
@@ -104,7 +104,7 @@ export function apply(ctx, config) {
     try {
       const agent = agents.get(agentId(exec?.agent))
       if (agent === undefined || agent.status === IDLE || typeof exec.name !== 'string') return undefined
-      const reason = agent.gate.preExecute(plugin, toolId(exec.name), writeText(argumentsJson(exec)))
+      const reason = agent.gate.preExecute(plugin, toolOf(exec.name).id, writeText(argumentsJson(exec)))
       agent.status = agent.gate.status
       return reason
     } catch (error) {
@@ -113,17 +113,20 @@ export function apply(ctx, config) {
     }
   })
 
-  // Every outcome, denials included (the gate recognizes its own).
+  // Every outcome the gate reads, denials included (the gate recognizes its own).
   ctx.on('tools/result', (exec, result) => {
     try {
       const id = agentId(exec?.agent)
       if (id === undefined || typeof exec.name !== 'string' || result === null || typeof result !== 'object') return
+      // The results of most investigation tools change no gate: the core says which.
+      const tool = toolOf(exec.name)
+      if (!tool.readsResults) return
       const ok = result.isError !== true
       const value = ok ? result.value : undefined
       const agent = agentOf(id)
       const gate = agent.gate
       let status = gate.onResult(
-        plugin, toolId(exec.name), writeText(argumentsJson(exec)), ok,
+        plugin, tool.id, writeText(argumentsJson(exec)), ok,
         ok ? exitCodeOf(result) : undefined,
         typeof value?.signal === 'string',
         value?.timedOut === true,

@@ -4,7 +4,7 @@
 // threshold and message lives in Rust; nothing here decides behaviour.
 import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, failureWindow, memory, validateConfig } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter, createTextWriter, createToolIds, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
+import { createReporter, createTextWriter, createToolTable, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
 export const name = 'research-nudge'
 export const inject = ['tools']
@@ -73,7 +73,7 @@ export function apply(ctx, config) {
     },
   })
 
-  const toolId = createToolIds(plugin, TOOL_LIMIT)
+  const toolOf = createToolTable(plugin, TOOL_LIMIT)
   const writeText = createTextWriter(plugin, memory)
   // Snoozes armed by the tool body and not yet observed: most events skip the token look-up.
   let pendingSnoozes = 0
@@ -106,7 +106,7 @@ export function apply(ctx, config) {
       }
     }
     const tracker = trackerFor(agent)
-    const id = toolId(toolName)
+    const id = toolOf(toolName).id
     let outcome
     if (ok && flags === OK && (exitCode === undefined || exitCode === 0)) {
       outcome = tracker.observe(plugin, now(), id, flags, exitCode, takeSnooze(exec.token))

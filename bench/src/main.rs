@@ -162,11 +162,12 @@ fn observe(policy: &mut Policy, states: &mut [AgentState], e: &Event, now: Milli
 }
 
 /// One call of the gate's stream: the agent, the tool (resolved once, as the shim's interned
-/// ids are), its arguments as JSON text, whether it fails (exit code 1), whether a reply that
-/// answers the check follows it.
+/// ids are) and whether its results are read, its arguments as JSON text, whether it fails
+/// (exit code 1), whether a reply that answers the check follows it.
 struct Call {
     agent: usize,
     tool: gate::Tool,
+    reads_results: bool,
     args: String,
     failing: bool,
     reply: bool,
@@ -194,9 +195,11 @@ fn gate_stream(settings: &gate::Settings, count: usize) -> Vec<Call> {
                 next(4),
                 next(6)
             );
+            let tool = gate::Tool::new(settings, name.to_owned());
             Call {
                 agent,
-                tool: gate::Tool::new(settings, name.to_owned()),
+                reads_results: gate::AgentGate::reads_results_of(settings, &tool),
+                tool,
                 args,
                 failing,
                 reply: next(50) == 0,
@@ -206,8 +209,9 @@ fn gate_stream(settings: &gate::Settings, count: usize) -> Vec<Call> {
 }
 
 /// The gate over [`gate_stream`], as the shim drives it: `pre_execute` only while the gate may
-/// deny, a denial's result as an error, the arguments parsed and the text fingerprinted only when
-/// the gate counts the result, replies only while pending.
+/// deny, a denial's result as an error and only for a tool whose results are read, the arguments
+/// parsed and the text fingerprinted only when the gate counts the result, replies only while
+/// pending.
 fn gate_replay(runs: usize) -> Value {
     let Some(settings) = gate_settings() else {
         return Value::Null;
@@ -266,9 +270,11 @@ fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
             None => (Outcome::success(), "ok"),
         };
         denials += u64::from(denial.is_some());
-        let shot = || Shot::from_json(&call.tool, &call.args);
-        let failure = || failure_fingerprint(call.tool.name(), &outcome, text, "");
-        black_box(gate.on_result(settings, &call.tool, shot, outcome, failure));
+        if call.reads_results {
+            let shot = || Shot::from_json(&call.tool, &call.args);
+            let failure = || failure_fingerprint(call.tool.name(), &outcome, text, "");
+            black_box(gate.on_result(settings, &call.tool, shot, outcome, failure));
+        }
         if call.reply && gate.is_pending() {
             black_box(gate.on_assistant_text(settings, ANSWER));
         }

@@ -825,7 +825,7 @@ fn long_tool_names_are_cut_in_denials() {
     let s = defaults();
     let mut gate = armed(&s);
     let name = "n".repeat(200);
-    let text = reason(gate.pre_execute(&s, &name, args("{}")));
+    let text = reason(gate.pre_execute(&s, name.as_str(), args("{}")));
     expect_test::expect!["[pain-point-check] `nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
 }
 

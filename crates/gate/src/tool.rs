@@ -29,20 +29,6 @@ impl ToolFacts for str {
     }
 }
 
-impl ToolFacts for String {
-    fn name(&self) -> &str {
-        self
-    }
-
-    fn is_allowlisted(&self, settings: &Settings) -> bool {
-        self.as_str().is_allowlisted(settings)
-    }
-
-    fn is_job_output(&self) -> bool {
-        self.as_str().is_job_output()
-    }
-}
-
 /// A tool name with its facts worked out once, against the settings it was made with: pass it
 /// only with those.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -185,7 +185,7 @@ impl Check {
             };
             let args_value = object.get("args").cloned().unwrap_or_else(|| json!({}));
             let args = canonical_args_hash(&args_value);
-            let shot = Shot::new(name, &args_value);
+            let shot = Shot::new(name.as_str(), &args_value);
             let outcome = outcome(object.get("result"))?;
             let output = match object.get("output") {
                 None => "",

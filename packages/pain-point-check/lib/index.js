@@ -85,13 +85,13 @@ export function apply(ctx, config) {
     if (agent === undefined) {
       if (agents.size >= MAX_AGENTS) {
         for (const [old, { status }] of agents) {
-          if (status !== GateStatus.Pending) {
+          if (status !== PENDING) {
             forget(old)
             break
           }
         }
       }
-      agent = { gate: new PainPointGate(), status: GateStatus.Idle }
+      agent = { gate: new PainPointGate(), status: IDLE }
       agents.set(id, agent)
     }
     return agent

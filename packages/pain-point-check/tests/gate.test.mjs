@@ -261,6 +261,20 @@ test('hostile shapes never throw into DSH', async (t) => {
   assert.ok(errors.length <= 2, 'reported at most once a minute per kind')
 })
 
+test('a call\'s arguments are stringified once for the guard and its result; an investigation tool\'s result not at all', async () => {
+  const { tools } = await mount({})
+  let reads = 0
+  const args = (command) => ({ toJSON: () => { reads += 1; return { command } } })
+  const armed = { id: 'armed' }
+  await arm(tools, armed)
+  denied(await call(tools, armed, 'bash', args('make -B')))
+  assert.equal(reads, 1, 'the guard and the denial\'s result share one stringify')
+  await call(tools, { id: 'idle' }, 'bash', args('ls'))
+  assert.equal(reads, 2, 'an idle gate reads only the result')
+  await call(tools, { id: 'idle' }, 'read', args('src/x.rs'))
+  assert.equal(reads, 2, 'a read\'s result changes no gate and is not reported')
+})
+
 test('a host that never disposes agents keeps at most MAX_AGENTS, never dropping a pending gate', async () => {
   const { tools } = await mount({})
   const gated = { id: 'gated' }

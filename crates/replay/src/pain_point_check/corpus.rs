@@ -31,7 +31,7 @@ impl Guard for Check {
                 }
                 Event::Call(call) => {
                     let args = canonical_args_hash_str(&call.args_json);
-                    let (outcome, failure) = match gate.pre_execute(s, &call.name, args) {
+                    let (outcome, failure) = match gate.pre_execute(s, call.name.as_str(), args) {
                         Decision::Deny { reason, .. } => {
                             out.denials += 1;
                             out.injected_chars += reason.chars().count() as u64;
@@ -44,9 +44,9 @@ impl Guard for Check {
                             (call.outcome, failure)
                         }
                     };
-                    let shot = Shot::from_json(&call.name, &call.args_json);
+                    let shot = Shot::from_json(call.name.as_str(), &call.args_json);
                     if let Observation::Armed(_) =
-                        gate.on_result(s, &call.name, shot, outcome, failure)
+                        gate.on_result(s, call.name.as_str(), shot, outcome, failure)
                     {
                         out.fires.push(index);
                     }

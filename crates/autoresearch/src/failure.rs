@@ -63,6 +63,9 @@ pub enum Failure {
     RepositoryMismatch,
     /// git discovery failed.
     RepositoryUnavailable,
+    /// A resume or abandon found the run driven by a live host, or one it cannot prove dead
+    /// (another machine, boot or PID namespace); nothing was changed.
+    RunLive,
     /// No such run in the tracker.
     RunMissing,
     /// The evaluator was killed by a signal.
@@ -81,13 +84,14 @@ pub enum Failure {
     TrackerUnavailable,
     /// The worktree could not be created.
     WorktreeFailed,
-    /// The evaluation left what git cannot see (the worktree was restored).
+    /// The evaluation left what git cannot see, or a tracked file that no longer equals the
+    /// evaluated commit (the worktree was restored).
     WorktreeTampered,
 }
 
 impl Failure {
     /// Every code.
-    pub const ALL: [Failure; 39] = [
+    pub const ALL: [Failure; 40] = [
         Failure::BaselineFailed,
         Failure::Cancelled,
         Failure::CandidateEmpty,
@@ -117,6 +121,7 @@ impl Failure {
         Failure::RecoveryRerunExhausted,
         Failure::RepositoryMismatch,
         Failure::RepositoryUnavailable,
+        Failure::RunLive,
         Failure::RunMissing,
         Failure::Signal,
         Failure::Spawn,
@@ -161,6 +166,7 @@ impl Failure {
             Failure::RecoveryRerunExhausted => "recovery-rerun-exhausted",
             Failure::RepositoryMismatch => "repository-mismatch",
             Failure::RepositoryUnavailable => "repository-unavailable",
+            Failure::RunLive => "run-live",
             Failure::RunMissing => "run-missing",
             Failure::Signal => "signal",
             Failure::Spawn => "spawn",

@@ -93,6 +93,9 @@ pub enum Effect {
         argv: Vec<String>,
         /// Absolute path of the worktree it evaluates (its slot's).
         worktree: String,
+        /// The commit checked out there: after the evaluation, every tracked file must still
+        /// equal it (else a `tracked-changed` anomaly per path).
+        commit: String,
         /// Absolute working directory inside that worktree.
         cwd: String,
         /// Environment overrides.
@@ -107,6 +110,9 @@ pub enum Effect {
         stderr_cap: u64,
         /// Directory for this attempt's artifacts.
         artifact_dir: String,
+        /// The run's state directory: where the driver can, the process may not write there
+        /// (its own `worktree` excepted).
+        state_dir: String,
     },
     /// Run one proposal round in `worktree`: the headless runner spawns `argv` (like the
     /// evaluator, with `handoff` on stdin) and answers [`Input::ProposerExited`]; the DSH shim
@@ -125,6 +131,8 @@ pub enum Effect {
         timeout_ms: u64,
         /// Grace between SIGTERM and SIGKILL.
         grace_ms: u64,
+        /// The run's state directory, as for [`Effect::RunEvaluator`].
+        state_dir: String,
     },
     /// Check the worktree's `.git` link (restore it if it changed), walk the worktree for what
     /// status cannot show, read the git config, and run `git status --porcelain=v1 -z
@@ -196,6 +204,15 @@ pub enum Effect {
         pgid: Option<u32>,
         /// Leader start time (`/proc/<pid>/stat` field 22), if it was recorded.
         start_time: Option<String>,
+        /// Grace between SIGTERM and SIGKILL.
+        grace_ms: u64,
+    },
+    /// Stop every process carrying the run's proposer marker (`DSH_AUTORESEARCH_PROPOSER` =
+    /// the run id): what a dead host's headless proposers left behind, before recovery touches
+    /// the worktree. Answer [`Input::Terminated`] with whether they are provably gone.
+    TerminateProposers {
+        /// Id.
+        id: EffectId,
         /// Grace between SIGTERM and SIGKILL.
         grace_ms: u64,
     },
@@ -271,6 +288,7 @@ impl Effect {
             | Effect::CheckoutClean { id, .. }
             | Effect::FastForwardRunBranch { id, .. }
             | Effect::TerminateProcessGroup { id, .. }
+            | Effect::TerminateProposers { id, .. }
             | Effect::ProbeHost { id, .. }
             | Effect::ExportTsv { id, .. }
             | Effect::LoadRetention { id }
@@ -323,6 +341,12 @@ pub enum AnomalyKind {
     UndecodableName,
     /// A file inside a submodule (gitlink) path, which `git status` and `git clean` skip.
     InsideGitlink,
+    /// After an evaluation, a tracked file no longer equals the evaluated commit's (the
+    /// evaluated code, or something it left running, changed what was measured).
+    TrackedChanged,
+    /// The worktree path is no longer the directory git made (renamed, and a symlink or another
+    /// file put in its place); nothing was done through it.
+    WorktreeReplaced,
 }
 
 impl AnomalyKind {
@@ -333,6 +357,8 @@ impl AnomalyKind {
             AnomalyKind::NestedGit => "nested-git",
             AnomalyKind::UndecodableName => "undecodable-name",
             AnomalyKind::InsideGitlink => "inside-gitlink",
+            AnomalyKind::TrackedChanged => "tracked-changed",
+            AnomalyKind::WorktreeReplaced => "worktree-replaced",
         }
     }
 
@@ -343,6 +369,8 @@ impl AnomalyKind {
             AnomalyKind::NestedGit,
             AnomalyKind::UndecodableName,
             AnomalyKind::InsideGitlink,
+            AnomalyKind::TrackedChanged,
+            AnomalyKind::WorktreeReplaced,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -214,6 +214,7 @@ enum Await {
     Terminate {
         attempt: usize,
     },
+    ReapProposers,
     Probe,
     Retake,
     Tsv,
@@ -348,6 +349,14 @@ pub struct Run {
     recovering: VecDeque<usize>,
     /// A reconcile found the run's host dead: recovery ends by marking it interrupted.
     reconciling: bool,
+    /// A resume or abandon goes on without proving the run's host dead ([`Run::force`]).
+    force: bool,
+    /// Recovery stopped the run's leftover headless proposers already.
+    proposers_reaped: bool,
+    /// The stored rows a resume or abandon holds while the run's host is probed.
+    probing: Option<Box<StoredRows>>,
+    /// The host record the run had when it was loaded (the host that ran its attempts).
+    recorded_host: Option<String>,
     next_id: u64,
     queue: VecDeque<Effect>,
     pending: BTreeMap<EffectId, Await>,
@@ -367,6 +376,8 @@ pub struct Run {
     failed_artifacts: Vec<RetentionArtifact>,
     /// The candidates of the generation in flight (`parallelism` > 1), in ordinal order.
     generation: Vec<usize>,
+    /// Evaluations (experiment, attempt) held until no proposer runs ([`Run::spawn`]).
+    held_evaluations: Vec<(usize, usize)>,
     /// Those of them that are done.
     parked: Vec<usize>,
     /// Slots above 0 whose worktree this machine has made (or found).
@@ -450,6 +461,13 @@ impl Run {
             reason: reason.to_owned(),
         };
         Run::stored(origin, run_id, repository, settings, now)
+    }
+
+    /// Lets this resume or abandon go on when the run's host cannot be proven dead (another
+    /// machine, boot or PID namespace, or a host that is alive). The operator's explicit choice;
+    /// call it before the first [`Run::handle`].
+    pub fn force(&mut self) {
+        self.force = true;
     }
 
     /// Reconciles `run_id` after a restart (see `recover.rs`): when the host that drove it is
@@ -546,6 +564,10 @@ impl Run {
             inputs: Vec::new(),
             recovering: VecDeque::new(),
             reconciling: false,
+            force: false,
+            proposers_reaped: false,
+            probing: None,
+            recorded_host: None,
             next_id: 0,
             queue: VecDeque::new(),
             pending: BTreeMap::new(),
@@ -561,6 +583,7 @@ impl Run {
             sweep_marks: Vec::new(),
             failed_artifacts: Vec::new(),
             generation: Vec::new(),
+            held_evaluations: Vec::new(),
             parked: Vec::new(),
             slots_made: Vec::new(),
             stopping: None,
@@ -676,7 +699,11 @@ impl Run {
             });
         }
         self.pending.remove(&id);
+        let proposal = matches!(awaiting, Await::Propose { .. });
         self.on_answer(awaiting, input);
+        if proposal {
+            self.release_held_evaluations();
+        }
         Ok(())
     }
 
@@ -911,6 +938,9 @@ impl Run {
             (Await::Terminate { attempt }, Input::Terminated { gone, .. }) => {
                 self.on_terminated(attempt, gone)
             }
+            (Await::ReapProposers, Input::Terminated { gone, .. }) => {
+                self.on_proposers_reaped(gone)
+            }
             (Await::Probe, Input::HostProbed { alive, .. }) => self.on_probed(alive),
             (Await::Retake, Input::Persisted { changes, .. }) => self.on_retaken(&changes),
             (Await::Tsv, _) => self.after_tsv(),
@@ -1077,6 +1107,7 @@ impl Run {
                 }
             }
             Await::Terminate { attempt } => self.on_terminated(attempt, false),
+            Await::ReapProposers => self.on_proposers_reaped(false),
             Await::Tsv => {
                 self.warnings.push(format!("TSV export failed: {error}"));
                 self.after_tsv();
@@ -1254,7 +1285,7 @@ impl Run {
             Verdict::Failure {
                 code: Failure::WorktreeTampered,
                 message: format!(
-                    "the evaluation left what git cannot see (the worktree was restored): {}",
+                    "the evaluation changed the worktree behind git's back, or changed what it measured (the worktree is restored): {}",
                     anomaly_evidence(&outcome.worktree.anomalies).join("; ")
                 ),
             }
@@ -1457,18 +1488,41 @@ impl Run {
         }
     }
 
-    /// Says once in the result when a process was not contained in a way that proves it gone.
+    /// Says once in the result when a process was not contained in a way that proves it gone,
+    /// and, with slots side by side, when the environment values are not kept from the other
+    /// slots' processes.
     fn note_containment(&mut self, containment: &str) {
-        if containment.is_empty() || containment == "cgroup" {
-            return;
+        let mut notes = Vec::new();
+        match containment {
+            "" | "confined" => {}
+            "cgroup" => notes.push(
+                "process containment is not proven here (cgroup): each attempt has its own \
+                 cgroup v2 group, but without root (or util-linux's unshare and setpriv) a process \
+                 inside can move itself to another group this user may write and outlive its \
+                 attempt"
+                    .to_owned(),
+            ),
+            other => notes.push(format!(
+                "process containment is best effort here ({other}): no cgroup v2 group could \
+                 be made, so a child that leaves its session and process group between two /proc \
+                 scans can outlive its attempt"
+            )),
         }
-        let note = format!(
-            "process containment is best effort here ({containment}): no cgroup v2 group could \
-             be made, so a child that leaves its session and process group between two /proc \
-             scans can outlive its attempt"
-        );
-        if !self.warnings.contains(&note) {
-            self.warnings.push(note);
+        // A proposal agent inside DSH has no shell: it leaves no process behind.
+        let proposers_contained = containment == "confined" || self.p().proposer.is_none();
+        if !proposers_contained && self.parallel() && !self.p().environment.is_empty() {
+            notes.push(
+                "with parallelism above 1 the evaluator's environment values can be read by a \
+                 process a proposer leaves running (proposers are not confined here): \
+                 evaluations wait for every proposer to end, but only root on Linux with cgroup \
+                 v2, unshare and setpriv proves none is left"
+                    .to_owned(),
+            );
+        }
+        for note in notes {
+            if !self.warnings.contains(&note) {
+                self.warnings.push(note);
+            }
         }
     }
 
@@ -1643,7 +1697,13 @@ impl Run {
                     Await::Worktree,
                 );
             }
-            Then::Spawn { exp, attempt } => self.spawn(exp, attempt),
+            Then::Spawn { exp, attempt } => {
+                if self.evaluation_waits_for_proposers() {
+                    self.held_evaluations.push((exp, attempt));
+                } else {
+                    self.spawn(exp, attempt);
+                }
+            }
             Then::Ready => {
                 // A failed attempt's artifacts go as soon as its experiment ended.
                 let failed = std::mem::take(&mut self.failed_artifacts);
@@ -1677,6 +1737,7 @@ impl Run {
                     p.timeout_ms,
                     self.settings.termination_grace_ms,
                 );
+                let state_dir = self.state_dir().to_owned();
                 self.emit(
                     |id| Effect::RunProposer {
                         id,
@@ -1685,6 +1746,7 @@ impl Run {
                         handoff,
                         timeout_ms,
                         grace_ms,
+                        state_dir,
                     },
                     Await::Propose { exp },
                 );
@@ -1824,6 +1886,33 @@ impl Run {
         }
     }
 
+    /// With slots side by side and environment values, no evaluator runs while a proposer does:
+    /// a proposer could otherwise read the values from the evaluator's `/proc/<pid>/environ`
+    /// (root processes of one user read each other's, whatever their capabilities).
+    fn evaluation_waits_for_proposers(&self) -> bool {
+        self.parallel()
+            && !self.p().environment.is_empty()
+            && self
+                .pending
+                .values()
+                .any(|a| matches!(a, Await::Propose { .. }))
+    }
+
+    /// Starts the evaluations held for proposers once none runs any more.
+    fn release_held_evaluations(&mut self) {
+        if self.cancel.is_some() {
+            // A held evaluation never started: the cancel ends its experiment like any other.
+            self.held_evaluations.clear();
+            return;
+        }
+        if self.done.is_some() || self.evaluation_waits_for_proposers() {
+            return;
+        }
+        for (exp, attempt) in std::mem::take(&mut self.held_evaluations) {
+            self.spawn(exp, attempt);
+        }
+    }
+
     fn spawn(&mut self, exp: usize, attempt: usize) {
         let p = self.p();
         let argv: Vec<String> = std::iter::once(p.evaluation.argv.command.clone())
@@ -1853,12 +1942,15 @@ impl Run {
         );
         let artifact_dir =
             layout::attempt_artifacts_dir(self.state_dir(), &self.run_id, &attempt_id);
+        let state_dir = self.state_dir().to_owned();
+        let commit = self.evaluated_commit(exp);
         self.emit(
             |id| Effect::RunEvaluator {
                 id,
                 attempt_id,
                 argv,
                 worktree,
+                commit,
                 cwd,
                 env,
                 timeout_ms,
@@ -1866,6 +1958,7 @@ impl Run {
                 stdout_cap,
                 stderr_cap,
                 artifact_dir,
+                state_dir,
             },
             Await::Evaluate {
                 exp,
@@ -2243,7 +2336,7 @@ fn expected(a: &Await) -> &'static str {
         Await::Propose { .. } => "Proposed or ProposerExited",
         Await::Changes { .. } => "Changes",
         Await::Commit { .. } => "Committed",
-        Await::Terminate { .. } => "Terminated",
+        Await::Terminate { .. } | Await::ReapProposers => "Terminated",
     }
 }
 
@@ -2284,6 +2377,9 @@ fn answer_fits(a: &Await, input: &Input) -> bool {
             )
             | (Await::Changes { .. }, Input::Changes { .. })
             | (Await::Commit { .. }, Input::Committed { .. })
-            | (Await::Terminate { .. }, Input::Terminated { .. })
+            | (
+                Await::Terminate { .. } | Await::ReapProposers,
+                Input::Terminated { .. }
+            )
     )
 }

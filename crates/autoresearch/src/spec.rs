@@ -239,6 +239,8 @@ pub enum Request {
         repository: Option<String>,
         /// Policy keys the resume spec carried.
         given: Map<String, Value>,
+        /// Go on even when the run's host cannot be proven dead (see `Run::force`).
+        force: bool,
     },
     /// End a stored run nobody will resume (see `Run::abandon`).
     Abandon {
@@ -248,6 +250,8 @@ pub enum Request {
         repository: Option<String>,
         /// Why, for the run's blocker (a default names the tool).
         reason: Option<String>,
+        /// Go on even when the run's host cannot be proven dead (see `Run::force`).
+        force: bool,
     },
 }
 
@@ -275,6 +279,7 @@ const TOP_KEYS: &[&str] = &[
     "repository",
     "abandon_run_id",
     "reason",
+    "force",
 ];
 const EVALUATION_KEYS: &[&str] = &["command", "args", "cwd"];
 const PROPOSER_KEYS: &[&str] = &["command", "args"];
@@ -293,11 +298,12 @@ const NON_POLICY_KEYS: &[&str] = &[
     "repository",
     "abandon_run_id",
     "reason",
+    "force",
 ];
 /// An abandoned run's reason when the spec gives none.
 pub const ABANDON_REASON: &str = "abandoned with abandon_run_id";
 /// Keys that may go with `abandon_run_id`.
-const ABANDON_KEYS: &[&str] = &["abandon_run_id", "repository", "reason"];
+const ABANDON_KEYS: &[&str] = &["abandon_run_id", "repository", "reason", "force"];
 
 /// What the headless runner says when a fresh spec has no proposer.
 pub const PROPOSER_REQUIRED: &str = "is required by the headless runner: {command, args} of a program that edits the worktree (its cwd), reads the JSON handoff on stdin and prints {\"hypothesis\", \"summary\"} as its last stdout line";
@@ -325,18 +331,19 @@ pub fn parse_for(text: &str, limits: &Limits, headless: bool) -> Result<Request,
     Ok(request)
 }
 
-/// `abandon_run_id` (with only `repository` and `reason` beside it).
+/// `abandon_run_id` (with only `repository`, `reason` and `force` beside it).
 fn abandon(
     mut v: Check,
     obj: &Map<String, Value>,
     id: &Value,
     repository: Option<String>,
+    force: bool,
 ) -> Result<Request, Vec<SpecError>> {
     for key in obj.keys() {
         if !ABANDON_KEYS.contains(&key.as_str()) && TOP_KEYS.contains(&key.as_str()) {
             v.err(
                 key,
-                "does not go with abandon_run_id (only repository and reason do)",
+                "does not go with abandon_run_id (only repository, reason and force do)",
                 obj.get(key),
             );
         }
@@ -360,6 +367,7 @@ fn abandon(
             run_id,
             repository,
             reason,
+            force,
         }),
         _ => Err(v.errors),
     }
@@ -412,8 +420,16 @@ pub fn validate(value: &Value, limits: &Limits) -> Result<Request, Vec<SpecError
     let repository = obj
         .get("repository")
         .and_then(|r| v.text("repository", r, 4096, false));
+    let force = match obj.get("force") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            v.err("force", "must be a boolean", Some(other));
+            false
+        }
+    };
     if let Some(id) = obj.get("abandon_run_id") {
-        return abandon(v, obj, id, repository);
+        return abandon(v, obj, id, repository, force);
     }
     if let Some(reason) = obj.get("reason") {
         v.err("reason", "goes only with abandon_run_id", Some(reason));
@@ -460,11 +476,19 @@ pub fn validate(value: &Value, limits: &Limits) -> Result<Request, Vec<SpecError
                     mode,
                     repository,
                     given,
+                    force,
                 }),
                 _ => Err(v.errors),
             }
         }
         (Some(_), None) => {
+            if let Some(f) = obj.get("force") {
+                v.err(
+                    "force",
+                    "goes only with resume_run_id or abandon_run_id",
+                    Some(f),
+                );
+            }
             let policy = policy(&mut v, obj, limits, repository);
             if let Some(p) = &policy {
                 for key in p.missing_environment() {

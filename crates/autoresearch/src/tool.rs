@@ -47,6 +47,7 @@ pub fn parameters() -> Value {
             "resume_run_id": {"type": "string", "description": "The run id of an interrupted run to continue (its stored policy is used)."},
             "abandon_run_id": {"type": "string", "description": "The run id of an unfinished run to end instead: its leftover processes are stopped, it is cancelled and its lock released. Only repository and reason go with it."},
             "reason": {"type": "string", "description": "Why the run is abandoned (with abandon_run_id)."},
+            "force": {"type": "boolean", "description": "With resume_run_id or abandon_run_id: take the run over even when its host cannot be proven dead (another machine, boot or PID namespace, or still alive). Only when the user says that run is no longer driven anywhere."},
             "constraints": paths("Single-line rules every proposal round must follow."),
             "exceptional_allowlists": {
                 "type": "object",

@@ -722,6 +722,101 @@ fn recovery_marks_a_running_attempt_interrupted_and_reruns_it_once() {
     assert_eq!(r.best.unwrap().metric, 7.0);
 }
 
+/// A run crashed mid-evaluation (its attempt recorded pgid 4002), then `alive` for its host.
+fn crashed_mid_candidate(alive: Option<bool>) -> World {
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 7.0]));
+    let mut run = start(policy(json!({"max_experiments": 2})));
+    w.crash_after = Some(22);
+    assert!(w.drive(&mut run).is_none());
+    assert_eq!(
+        w.scalar::<i64>("SELECT pgid FROM attempts WHERE state = 'running'"),
+        4002
+    );
+    w.host_alive = alive;
+    w.crash_after = None;
+    w.log.clear();
+    w
+}
+
+#[test]
+fn resume_and_abandon_refuse_a_run_whose_host_is_alive_or_unknown_and_change_nothing() {
+    for (alive, says) in [
+        (Some(true), "its host is still driving it"),
+        (None, "cannot be told from here"),
+    ] {
+        let mut w = crashed_mid_candidate(alive);
+        let r = resume(&mut w, json!({}), settings());
+        assert_eq!(r.status, Status::Blocked);
+        let blocker = r.blocker.unwrap();
+        assert_eq!(blocker.code, "run-live");
+        assert!(blocker.message.contains(says), "{}", blocker.message);
+        assert_eq!(blocker.evidence, ["host h pid 4000"]);
+        let mut abandon = Run::abandon(RUN_ID, "stop", None, settings(), NOW + 1_000_000).unwrap();
+        let r = w.drive(&mut abandon).unwrap();
+        assert_eq!(r.blocker.unwrap().code, "run-live");
+        assert!(
+            w.log.iter().all(|l| !l.starts_with("terminate")
+                && !l.starts_with("checkout-clean")
+                && !l.starts_with("persist")),
+            "nothing signalled or written: {:#?}",
+            w.log
+        );
+        assert_eq!(
+            w.scalar::<String>("SELECT state FROM runs"),
+            "candidate-running"
+        );
+    }
+}
+
+#[test]
+fn a_forced_abandon_takes_a_live_run_over() {
+    let mut w = crashed_mid_candidate(Some(true));
+    let mut abandon = Run::abandon(RUN_ID, "stop", None, settings(), NOW + 1_000_000).unwrap();
+    abandon.force();
+    let r = w.drive(&mut abandon).unwrap();
+    assert_eq!(r.status, Status::Cancelled);
+    assert!(
+        w.log.iter().any(|l| l == "terminate Some(4002)"),
+        "{:#?}",
+        w.log
+    );
+    assert!(!w.log.iter().any(|l| l == "probe-host"));
+}
+
+#[test]
+fn recorded_pids_are_used_only_in_the_process_space_that_recorded_them() {
+    // The same boot and PID namespace: the group is terminated by its pid (and its marker).
+    let mut w = crashed_mid_candidate(Some(false));
+    let r = resume(&mut w, json!({}), settings());
+    assert_eq!(r.status, Status::BudgetLimited);
+    assert!(
+        w.log.iter().any(|l| l == "terminate Some(4002)"),
+        "{:#?}",
+        w.log
+    );
+    // Now from another PID namespace (forced, as its host cannot be proven dead): by marker only.
+    for other in [
+        r#"{"hostname":"h","bootId":"b","pidNs":"pid:[4026532000]","pid":9,"startTime":"1"}"#,
+        r#"{"hostname":"h","bootId":"other-boot","pidNs":"pid:[4026531836]","pid":9,"startTime":"1"}"#,
+    ] {
+        let mut w = crashed_mid_candidate(None);
+        w.host = Some(other.into());
+        let mut run = Run::resume(
+            RUN_ID,
+            Default::default(),
+            None,
+            settings(),
+            NOW + 1_000_000,
+        )
+        .unwrap();
+        run.force();
+        let r = w.drive(&mut run).unwrap();
+        assert_eq!(r.status, Status::BudgetLimited);
+        assert!(w.log.iter().any(|l| l == "terminate None"), "{:#?}", w.log);
+        assert!(!w.log.iter().any(|l| l.starts_with("terminate Some")));
+    }
+}
+
 #[test]
 fn recovery_blocks_when_the_process_group_cannot_be_proven_gone_and_keeps_the_lock() {
     let mut w = World::new(score_evaluator(), score_proposer(vec![8.0]));

@@ -233,29 +233,41 @@ impl Run {
             let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
             format!("invalid spec: {}", list.join("; "))
         })?;
-        let inner = match request {
-            Request::Fresh { policy, .. } => {
-                autoresearch::Run::start(*policy, run_id, settings, now)
-            }
+        let (inner, force) = match request {
+            Request::Fresh { policy, .. } => (
+                autoresearch::Run::start(*policy, run_id, settings, now),
+                false,
+            ),
             Request::Resume {
                 run_id,
                 repository,
                 given,
+                force,
                 ..
-            } => autoresearch::Run::resume(&run_id, given, repository, settings, now),
+            } => (
+                autoresearch::Run::resume(&run_id, given, repository, settings, now),
+                force,
+            ),
             Request::Abandon {
                 run_id,
                 repository,
                 reason,
-            } => autoresearch::Run::abandon(
-                &run_id,
-                reason.as_deref().unwrap_or(spec::ABANDON_REASON),
-                repository,
-                settings,
-                now,
+                force,
+            } => (
+                autoresearch::Run::abandon(
+                    &run_id,
+                    reason.as_deref().unwrap_or(spec::ABANDON_REASON),
+                    repository,
+                    settings,
+                    now,
+                ),
+                force,
             ),
+        };
+        let mut inner = inner.map_err(|e| e.to_string())?;
+        if force {
+            inner.force();
         }
-        .map_err(|e| e.to_string())?;
         Ok(Run::wrap(inner, row))
     }
 
@@ -390,6 +402,12 @@ impl Run {
         now: f64,
     ) -> Result<Run, JsError> {
         Run::reconcile_id(run_id, repository, config_json, now as u64).map_err(|m| JsError::new(&m))
+    }
+
+    /// Lets a resume or abandon go on when the run's host cannot be proven dead (see
+    /// [`autoresearch::Run::force`]).
+    pub fn force(&mut self) {
+        self.inner.force();
     }
 
     /// The next effect as JSON text, or `undefined` when none is ready.

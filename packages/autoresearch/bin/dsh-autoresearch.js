@@ -10,17 +10,17 @@ import {
   AutoresearchRun, autoresearchTrackerPath, encodeConfig, isAutoresearchRunId, renderAutoresearchList,
   renderAutoresearchRun, validateAutoresearchConfig, validateAutoresearchSpec,
 } from '../lib/core.js'
-import { drive, reapProposers } from '../lib/driver.js'
+import { drive } from '../lib/driver.js'
 import { createGit } from '../lib/git.js'
 import { originalRuns } from '../lib/original.js'
 import { createLocalRunner } from '../lib/process.js'
 import { LIST_LIMIT, openTrackerReadOnly } from '../lib/tracker.js'
 
 const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
-       dsh-autoresearch resume [--json] [--config FILE] [--repo DIR] [--env NAME]... RUN_ID
+       dsh-autoresearch resume [--json] [--config FILE] [--repo DIR] [--env NAME]... [--force] RUN_ID
        dsh-autoresearch list [--tsv | --json] [--config FILE] [--repo DIR] [--limit N]
        dsh-autoresearch show [--tsv | --json | --html OUT.html | --diff EXPERIMENT] [--config FILE] [--repo DIR] RUN_ID
-       dsh-autoresearch abandon [--json] [--config FILE] [--repo DIR] [--reason TEXT] RUN_ID
+       dsh-autoresearch abandon [--json] [--config FILE] [--repo DIR] [--reason TEXT] [--force] RUN_ID
 
   Runs a baseline-first, keep/reject optimization loop in an isolated git worktree of the
   repository: a proposer program edits files matching mutable_globs, the evaluator measures one
@@ -48,6 +48,9 @@ const USAGE = `usage: dsh-autoresearch run [--json] [--config FILE] SPEC.json
   --json         print the result as JSON (the last stdout line)
   --env NAME     resume: pass this runner's own NAME to the evaluator again (only hashes of the
                  spec's environment values are stored; each must match)
+  --force        resume, abandon: take the run over even when its host cannot be proven dead
+                 (another machine, boot or PID namespace, or still alive); without it such a
+                 run is refused (run-live) and nothing is touched
 
   Exit status: 0 completed (target-reached, budget-limited), 1 ended otherwise, 2 usage, config
   or spec error.`
@@ -84,6 +87,7 @@ function parse(argv) {
     else if (arg === '--limit') opts.limit = value()
     else if (arg === '--reason') opts.reason = value()
     else if (arg === '--diff') opts.diff = value()
+    else if (arg === '--force') opts.force = true
     else if (arg === '--env') {
       const name = value()
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) fail(`--env takes a variable name (got ${JSON.stringify(name)})`)
@@ -103,6 +107,7 @@ function parse(argv) {
   if (opts.format === 'tsv' && !['list', 'show'].includes(command)) fail(`--tsv is for list and show`)
   if (opts.format === 'html' && command !== 'show') fail('--html is for show')
   if (opts.env !== undefined && command !== 'resume') fail('--env is for resume')
+  if (opts.force && !['resume', 'abandon'].includes(command)) fail('--force is for resume and abandon')
   if (opts.diff !== undefined && (command !== 'show' || opts.format !== 'table')) fail('--diff is for show, without --tsv, --json or --html')
   if (opts.limit !== undefined && (command !== 'list' || !/^[1-9]\d{0,5}$/.test(opts.limit))) {
     fail('--limit takes a positive integer, for list')
@@ -212,17 +217,16 @@ async function main() {
         fail(`invalid spec ${arg}:\n${checked.errors.map((e) => `  ${e.message}`).join('\n')}`)
       }
       const run = AutoresearchRun.fromSpec(text, randomUUID(), config.json, Date.now())
-      if (checked.ok.kind === 'resume') await reapProposers(runner, run.runId, config.row.terminationGraceMs)
       process.stderr.write(`[autoresearch] run ${run.runId}\n`)
       return driveToEnd(run, config, opts, runner)
     }
     case 'resume':
     case 'abandon': {
       checkRunId(arg, opts.command)
-      await reapProposers(runner, arg, config.row.terminationGraceMs)
       const run = opts.command === 'resume'
         ? AutoresearchRun.resume(arg, opts.repo, config.json, Date.now(), opts.env === undefined ? undefined : JSON.stringify(opts.env))
         : AutoresearchRun.abandon(arg, opts.reason ?? 'abandoned by the operator (dsh-autoresearch abandon)', opts.repo, config.json, Date.now())
+      if (opts.force) run.force()
       return driveToEnd(run, config, opts, runner)
     }
     case 'list': {

@@ -10,7 +10,7 @@ import {
   rmdirSync, statSync, unlinkSync, writeSync,
 } from 'node:fs'
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path'
-import { createGit } from './git.js'
+import { createGit, realDirsBetween } from './git.js'
 import { originalLiveRuns } from './original.js'
 import { hostAlive, hostRecord } from './process.js'
 import { ensurePrivateDir, openTracker } from './tracker.js'
@@ -81,10 +81,12 @@ export function writeAtomic(path, text) {
   fsyncDir(dirname(path))
 }
 
-/** Retention's removal: each file unlinked (unlink never follows a symlink; one already gone
- * counts as removed), then each directory removed if it is empty. */
-export function removeFiles(files, dirs) {
+/** Retention's removal, inside `root` (the git common dir): each file unlinked (one already gone
+ * counts as removed), then each directory removed if it is empty. Nothing is reached through a
+ * symlink: unlink never follows the last one, and every directory above is checked first. */
+function removeFiles(root, files, dirs) {
   for (const file of files) {
+    if (!realDirsBetween(root, file)) continue
     try {
       unlinkSync(file)
     } catch (error) {
@@ -92,7 +94,9 @@ export function removeFiles(files, dirs) {
     }
   }
   for (const dir of dirs) {
+    if (!realDirsBetween(root, dir)) continue
     try {
+      if (lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} is a symlink: not removed`)
       rmdirSync(dir)
     } catch (error) {
       if (!['ENOENT', 'ENOTEMPTY', 'EEXIST'].includes(error.code)) throw error
@@ -101,7 +105,7 @@ export function removeFiles(files, dirs) {
 }
 
 /** Stops processes a killed runner left behind for `runId`'s proposer. */
-export function reapProposers(runner, runId, graceMs) {
+function reapProposers(runner, runId, graceMs) {
   return runner.terminate({ marker: [PROPOSER_MARKER, runId] }, graceMs)
 }
 
@@ -194,13 +198,15 @@ export async function drive(run, io) {
         return { type: 'hostProbed', id: e.id, alive: hostAlive(e.host) ?? null }
       case 'terminateProcessGroup':
         return { type: 'terminated', id: e.id, gone: await terminateRecorded(e) }
+      case 'terminateProposers':
+        return { type: 'terminated', id: e.id, gone: await reapProposers(runner, run.runId, e.graceMs) }
       case 'exportTsv':
         writeAtomic(e.path, e.contents)
         return { type: 'done', id: e.id }
       case 'loadRetention':
         return { type: 'retention', id: e.id, rows: world.tracker.retention() }
       case 'removeFiles':
-        removeFiles(e.files, e.dirs)
+        removeFiles(world.gitCommonDir, e.files, e.dirs)
         return { type: 'done', id: e.id }
       case 'removeWorktree':
         await git.removeWorktree({ gitCommonDir: world.gitCommonDir, path: e.path })
@@ -279,6 +285,7 @@ export async function drive(run, io) {
       stderrCap: e.stderrCap,
       graceMs: e.graceMs,
       marker: [ATTEMPT_MARKER, e.attemptId],
+      confine: { writable: [e.worktree], readOnly: [e.stateDir] },
     }, (handle) => post({
       type: 'spawned',
       id: e.id,
@@ -289,7 +296,7 @@ export async function drive(run, io) {
     // any git command follows it.
     const worktree = world.gitCommonDir === undefined
       ? undefined
-      : await git.inspect({ gitCommonDir: world.gitCommonDir, worktree: e.worktree, full: false })
+      : await git.inspect({ gitCommonDir: world.gitCommonDir, worktree: e.worktree, full: false, commit: e.commit })
     let stderrTail = facts.stderr.bytes.toString('utf8')
     const artifacts = []
     try {
@@ -353,6 +360,7 @@ export async function drive(run, io) {
       stderrCap: 64 * 1024,
       graceMs: e.graceMs,
       marker: [ROUND_MARKER, round],
+      confine: { writable: [e.worktree], readOnly: [e.stateDir], proposer: true },
     })
     if (facts.spawnError !== undefined) throw new Error(facts.spawnError)
     return {

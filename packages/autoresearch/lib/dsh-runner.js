@@ -17,8 +17,8 @@ export function createDshRunner(subprocess) {
     liveMembers,
     terminate,
     spawn(options) {
-      const { cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker } = options
-      const jail = containment(marker)
+      const { cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker, confine } = options
+      const jail = containment(marker, confine)
       const argv = jail?.argv(options.argv, { cwd, env }) ?? options.argv
       // The driver passes the complete environment it wants; ambient variables it left out are
       // tombstoned, so DSH's own base cannot add them back (a GIT_DIR, say).

@@ -11,7 +11,7 @@
 // explicitly, and the `.git` link is checked, and put back, before each of them.
 import { mkdtempSync, rmSync, existsSync, mkdirSync, lstatSync, readFileSync, readdirSync, writeFileSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 
 /** Output kept from one git command; more is an error (`git-output-limit`). */
 const GIT_OUTPUT_CAP = 64 * 1024 * 1024
@@ -41,6 +41,14 @@ function shownName(bytes) {
   return out
 }
 
+const isLink = (path) => {
+  try {
+    return lstatSync(path).isSymbolicLink()
+  } catch {
+    return false
+  }
+}
+
 const sameFile = (a, b) => {
   try {
     return realpathSync(a) === realpathSync(b)
@@ -59,6 +67,27 @@ function parseConfigList(stdout) {
     if (key !== '') out.push({ origin, key })
   }
   return out
+}
+
+/** Whether every directory between `root` and `path` (both absolute, `path` inside `root`) is a
+ * real directory: false when one is missing; an error when one is a symlink or another file, or
+ * `path` is not inside `root`. */
+export function realDirsBetween(root, path) {
+  const rel = relative(root, path)
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new Error(`${path} is not inside ${root}`)
+  let dir = root
+  for (const part of rel.split(sep).slice(0, -1)) {
+    dir = join(dir, part)
+    let st
+    try {
+      st = lstatSync(dir)
+    } catch (error) {
+      if (error.code === 'ENOENT') return false
+      throw error
+    }
+    if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`${dir} is not a directory (a symlink or another file took its place): nothing below it is touched`)
+  }
+  return true
 }
 
 export class GitError extends Error {}
@@ -177,6 +206,28 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     throw new GitError(`${worktree} is not a registered worktree of ${gitCommonDir}`)
   }
 
+  /** The worktree at `path` is the directory git made there: not a symlink, another file, or a
+   * directory reached through a symlinked parent. Candidate code can rename its worktree and put
+   * a link to any folder in its place; git must never reset, clean or remove through it. */
+  function checkWorktreeDir(path) {
+    let st
+    try {
+      st = lstatSync(path)
+    } catch {
+      throw new GitError(`the run worktree ${path} is missing`)
+    }
+    const where = (() => {
+      try {
+        return join(realpathSync(dirname(path)), basename(path))
+      } catch {
+        return undefined
+      }
+    })()
+    if (st.isSymbolicLink() || !st.isDirectory() || where === undefined || realpathSync(path) !== where) {
+      throw new GitError(`the run worktree ${path} is no longer the directory git made (a symlink or another file took its place); nothing was done through it`)
+    }
+  }
+
   /** Puts the worktree's `.git` back to a file naming its admin directory when it is anything
    * else (another target, a directory, a symlink, missing); true when it had to. */
   function restoreLink(gitCommonDir, worktree) {
@@ -206,6 +257,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
    * `.gitattributes` in the worktree cannot route a file through a filter, even one the
    * repository's config defines and the spec allowlists. */
   function inWorktree(gitCommonDir, worktree, args, opts = {}) {
+    checkWorktreeDir(worktree)
     restoreLink(gitCommonDir, worktree)
     const admin = adminDir(gitCommonDir, worktree)
     return run(['--git-dir', admin, '--work-tree', worktree, ...args], {
@@ -266,15 +318,39 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     return found
   }
 
+  /** Tracked paths whose file in the worktree differs from `commit`'s (or is missing), compared
+   * through a fresh temporary index: neither the worktree's own index nor its HEAD, which code
+   * run in the worktree can rewrite, takes part. */
+  async function trackedChanges(gitCommonDir, worktree, commit) {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-autoresearch-index-'))
+    try {
+      const env = { GIT_INDEX_FILE: join(dir, 'index') }
+      await inWorktree(gitCommonDir, worktree, ['read-tree', commit], { env })
+      await inWorktree(gitCommonDir, worktree, ['update-index', '-q', '--refresh', '--ignore-submodules'], { env, ok: [0, 1] })
+      const r = await inWorktree(gitCommonDir, worktree, ['diff-files', '--name-only', '-z', '--ignore-submodules'], { env })
+      return r.stdout.split('\0').filter(Boolean)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
   return {
     run,
 
     /** After a proposer or an evaluator: puts `.git` back if it changed, and says what git
      * cannot see (`full`: walk the tree too) and what the config is now. */
-    async inspect({ gitCommonDir, worktree, full }) {
+    async inspect({ gitCommonDir, worktree, full, commit }) {
+      try {
+        checkWorktreeDir(worktree)
+      } catch {
+        return { anomalies: [{ kind: 'worktree-replaced', path: '.' }], gitConfig: [] }
+      }
       const anomalies = []
       if (restoreLink(gitCommonDir, worktree)) anomalies.push({ kind: 'git-link-changed', path: '.git' })
       if (full) anomalies.push(...walk(worktree, await gitlinks(gitCommonDir, worktree)))
+      if (commit !== undefined) {
+        for (const path of await trackedChanges(gitCommonDir, worktree, commit)) anomalies.push({ kind: 'tracked-changed', path })
+      }
       return { anomalies, gitConfig: await configList(adminDir(gitCommonDir, worktree)) }
     },
 
@@ -353,6 +429,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
         const dir = join(worktree, path)
         let st
         try {
+          if (!realDirsBetween(worktree, dir)) continue
           st = lstatSync(dir)
         } catch {
           continue
@@ -386,7 +463,8 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     removeWorktree({ gitCommonDir, path }) {
       const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
       return inTurn(gitCommonDir, async () => {
-        if (existsSync(path)) {
+        if (existsSync(path) || isLink(path)) {
+          checkWorktreeDir(path)
           restoreLink(gitCommonDir, path)
           await git(['worktree', 'remove', '--force', '--force', path])
         }

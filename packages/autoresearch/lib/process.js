@@ -8,9 +8,9 @@
 // ctx.subprocess; the driver never spawns anything itself. Decisions (what a failure means) are
 // the Rust core's.
 import { spawn as nodeSpawn } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
-import { containment, statFields } from './contain.js'
+import { containment, signalGroup, signalPid, statFields } from './contain.js'
 
 const POLL_MS = 25
 /** How long a SIGKILLed group may take to vanish before it counts as not provably gone. */
@@ -40,16 +40,20 @@ export function processStartTime(pid) {
   return fields === undefined || fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19]
 }
 
-/** This host as a run records it: `{hostname, bootId, pid, startTime}` as JSON, or undefined
- * without /proc (then no later host can prove it dead). */
+/** This host as a run records it: `{hostname, bootId, pidNs, cgroupNs, pid, startTime}` as JSON,
+ * or undefined without /proc (then no later host can prove it dead). */
 export function hostRecord() {
   const startTime = processStartTime(process.pid)
   if (startTime === undefined) return undefined
-  return JSON.stringify({ hostname: hostname(), bootId: bootId(), pid: process.pid, startTime })
+  return JSON.stringify({
+    hostname: hostname(), bootId: bootId(), pidNs: namespace('pid'), cgroupNs: namespace('cgroup'), pid: process.pid, startTime,
+  })
 }
 
-/** Whether the host a run recorded is alive: false only when provably dead (this machine, and
- * another boot or no process with that pid and start time), undefined when it cannot tell. */
+/** Whether the host a run recorded is alive: false only when provably dead (this machine, boot
+ * and PID namespace, and no process with that pid and start time), undefined when it cannot
+ * tell (another machine, another boot, another or an unrecorded PID namespace: a pid read there
+ * names nothing here). */
 export function hostAlive(recorded) {
   let host
   try {
@@ -57,9 +61,20 @@ export function hostAlive(recorded) {
   } catch {
     return undefined
   }
-  if (host?.hostname !== hostname() || typeof host.pid !== 'number') return undefined
-  if (host.bootId && bootId() && host.bootId !== bootId()) return false
+  if (host?.hostname !== hostname() || !Number.isSafeInteger(host.pid) || host.pid <= 1) return undefined
+  const here = { bootId: bootId(), pidNs: namespace('pid') }
+  if (here.bootId === undefined || here.pidNs === undefined) return undefined
+  if (host.bootId !== here.bootId || host.pidNs !== here.pidNs) return undefined
   return processStartTime(host.pid) === host.startTime
+}
+
+/** This process's namespace of `kind` (`pid:[4026531836]`), or undefined. */
+function namespace(kind) {
+  try {
+    return readlinkSync(`/proc/self/ns/${kind}`)
+  } catch {
+    return undefined
+  }
 }
 
 function bootId() {
@@ -80,13 +95,14 @@ const hasProc = () => {
 }
 
 /** Live (not zombie) processes in group `pgid`, in containment `jail`, or carrying `marker`
- * (`[NAME, value]`) in their environment. Without /proc only the group is checked, with
- * `kill(-pgid, 0)`. */
+ * (`[NAME, value]`) in their environment; `[0]` stands for a containment that is occupied by
+ * processes this one cannot see. Without /proc only the group is checked, with `kill(-pgid, 0)`. */
 export function liveMembers({ pgid, marker, jail }) {
   const contained = jail?.members() ?? []
   if (contained.length > 0) return contained
+  if (jail?.occupied()) return [0]
   if (!hasProc()) {
-    if (pgid === undefined) return []
+    if (pgid === undefined || pgid <= 1) return []
     try {
       process.kill(-pgid, 0)
       return [pgid]
@@ -99,10 +115,10 @@ export function liveMembers({ pgid, marker, jail }) {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     const pid = Number(name)
-    if (pid === process.pid) continue
+    if (pid <= 1 || pid === process.pid) continue
     const fields = statFields(pid)
     if (fields === undefined || fields[0] === 'Z' || fields[0] === 'X') continue
-    if (pgid !== undefined && Number(fields[2]) === pgid) {
+    if (pgid !== undefined && pgid > 1 && Number(fields[2]) === pgid) {
       found.push(pid)
       continue
     }
@@ -120,21 +136,9 @@ export function liveMembers({ pgid, marker, jail }) {
 
 function signalAll({ pgid, marker, jail }, signal) {
   jail?.kill(signal)
-  if (pgid !== undefined) {
-    try {
-      process.kill(-pgid, signal)
-    } catch {
-      // Already gone.
-    }
-  }
+  if (pgid !== undefined) signalGroup(pgid, signal)
   if (marker !== undefined) {
-    for (const pid of liveMembers({ marker })) {
-      try {
-        process.kill(pid, signal)
-      } catch {
-        // Already gone.
-      }
-    }
+    for (const pid of liveMembers({ marker })) signalPid(pid, signal)
   }
 }
 
@@ -161,8 +165,8 @@ export async function terminate(target, graceMs) {
     signalAll(t, 'SIGKILL')
     gone = await waitGone(t, KILL_WAIT_MS)
   }
-  if (gone) t.jail?.settle()
-  return gone
+  // A group that cannot be removed is not proven empty (a child group, or a process in it).
+  return gone && (t.jail?.settle() ?? true)
 }
 
 /** A byte sink keeping the last `cap` bytes and counting all of them. */
@@ -202,8 +206,8 @@ export function createLocalRunner() {
     liveMembers,
     terminate,
     spawn(options) {
-      const { cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker } = options
-      const jail = containment(marker)
+      const { cwd, env, stdin, stdoutCap, stderrCap, graceMs, marker, confine } = options
+      const jail = containment(marker, confine)
       const argv = jail?.argv(options.argv, { cwd, env }) ?? options.argv
       const child = nodeSpawn(argv[0], argv.slice(1), {
         cwd,

@@ -47,13 +47,13 @@ console.log(JSON.stringify({ score: v, seed: Number(process.env.SEED) }))
   assert.match(env, /"SEED":"sha256:[0-9a-f]{64}"/)
 })
 
-test('bug 6: evaluator byproducts (untracked, ignored, tracked edits) never reach a candidate', (t) => {
-  const messy = `import { readFileSync, writeFileSync, mkdirSync, appendFileSync } from 'node:fs'
+// A tracked edit by the evaluator fails its attempt (worktree-tampered): containment.test.mjs.
+test('bug 6: evaluator byproducts (untracked, ignored) never reach a candidate', (t) => {
+  const messy = `import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 const v = Number(readFileSync('score.txt', 'utf8').trim())
 writeFileSync('results.json', JSON.stringify({ v }))
 mkdirSync('__pycache__', { recursive: true })
 writeFileSync('__pycache__/m.pyc', 'bytes')
-appendFileSync('README.md', 'touched by the evaluator\\n')
 console.log(JSON.stringify({ score: v }))
 `
   const { root, repo } = makeRepo(t, { 'eval.mjs': messy, '.gitignore': '__pycache__/\n' })

@@ -84,6 +84,23 @@ impl Run {
         if matches!(self.origin, Origin::Reconcile) {
             return self.begin_reconcile(r);
         }
+        // A resume or abandon never takes a run from a host that may still drive it.
+        if !self.force
+            && !state.is_terminal()
+            && r.lock_held
+            && r.interrupted_at.is_none()
+            && let Some(host) = r.host_json.clone()
+        {
+            self.probing = Some(rows);
+            return self.emit(|id| Effect::ProbeHost { id, host }, Await::Probe);
+        }
+        self.go_on_loaded(&rows);
+    }
+
+    /// Goes on with loaded rows whose host is dead, unrecorded or overridden.
+    fn go_on_loaded(&mut self, rows: &StoredRows) {
+        let r = &rows.run;
+        let state = self.state;
         if let Origin::Abandon { reason } = &self.origin
             && !state.is_terminal()
         {
@@ -180,6 +197,34 @@ impl Run {
     }
 
     pub(super) fn on_probed(&mut self, alive: Option<bool>) {
+        if let Some(rows) = self.probing.take() {
+            let verb = match self.origin {
+                Origin::Abandon { .. } => "abandon",
+                _ => "resume",
+            };
+            let host = describe_host(rows.run.host_json.as_deref().unwrap_or_default());
+            return match alive {
+                Some(false) => self.go_on_loaded(&rows),
+                Some(true) => self.refuse(
+                    Failure::RunLive,
+                    &format!(
+                        "the run is live: its host is still driving it, so nothing was changed; \
+                         stop it there (job_kill, or a signal to its runner), or {verb} it with \
+                         force to take it over anyway"
+                    ),
+                    vec![host],
+                ),
+                None => self.refuse(
+                    Failure::RunLive,
+                    &format!(
+                        "whether the run's host is alive cannot be told from here (another \
+                         machine, boot or PID namespace), so nothing was changed; {verb} it with \
+                         force once you know it is not running"
+                    ),
+                    vec![host],
+                ),
+            };
+        }
         match alive {
             Some(false) => {
                 self.reconciling = true;
@@ -195,6 +240,16 @@ impl Run {
                     .into(),
             ),
         }
+    }
+
+    pub(super) fn on_proposers_reaped(&mut self, gone: bool) {
+        if !gone {
+            self.warnings.push(
+                "a proposer process the run's previous host left behind could not be proven gone"
+                    .into(),
+            );
+        }
+        self.recover_next();
     }
 
     /// Reports the run as it stands (not ended), with `note` among its warnings.
@@ -215,6 +270,7 @@ impl Run {
         self.durable = state;
         self.run_persisted = true;
         self.lock_held = r.lock_held;
+        self.recorded_host = r.host_json.clone();
         self.branch = r.branch.clone();
         self.worktree = r.worktree.clone();
         self.start_commit = r.start_commit.clone();
@@ -310,15 +366,31 @@ impl Run {
         }
     }
 
-    /// Terminates interrupted attempts one by one, then continues by the stored state.
+    /// Stops the run's leftover proposers (once), terminates interrupted attempts one by one,
+    /// then continues by the stored state.
     pub(super) fn recover_next(&mut self) {
+        if !self.proposers_reaped {
+            self.proposers_reaped = true;
+            let grace_ms = self.settings.termination_grace_ms;
+            return self.emit(
+                |id| Effect::TerminateProposers { id, grace_ms },
+                Await::ReapProposers,
+            );
+        }
         if let Some(attempt) = self.recovering.pop_front() {
             let a = &self.attempts[attempt];
+            // A recorded pid names a process only on the host, boot and PID namespace that
+            // recorded it; elsewhere the attempt is found by its marker and cgroup alone.
+            let current = self.facts.as_ref().and_then(|f| f.host.as_deref());
+            let process = a
+                .process
+                .as_ref()
+                .filter(|_| same_process_space(self.recorded_host.as_deref(), current));
             let (attempt_id, pid, pgid, start_time) = (
                 a.id.clone(),
-                a.process.as_ref().map(|p| p.pid),
-                a.process.as_ref().map(|p| p.pgid),
-                a.process.as_ref().and_then(|p| p.start_time.clone()),
+                process.map(|p| p.pid),
+                process.map(|p| p.pgid),
+                process.and_then(|p| p.start_time.clone()),
             );
             let grace_ms = self.settings.termination_grace_ms;
             return self.emit(
@@ -429,5 +501,66 @@ impl Run {
         }
         let commit = self.evaluated_commit(exp);
         self.clean_at(self.worktree_of(exp), commit, Then::Retry { exp });
+    }
+}
+
+/// Whether two host records (as the driver writes them: JSON with `hostname`, `bootId`, `pidNs`)
+/// name one process space: the same machine, boot and PID namespace, each known.
+fn same_process_space(recorded: Option<&str>, current: Option<&str>) -> bool {
+    let read = |text: Option<&str>| -> Option<[String; 3]> {
+        let v: Value = serde_json::from_str(text?).ok()?;
+        let field = |k: &str| {
+            v.get(k)?
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        Some([field("hostname")?, field("bootId")?, field("pidNs")?])
+    };
+    matches!((read(recorded), read(current)), (Some(a), Some(b)) if a == b)
+}
+
+/// A stored host record as evidence: `host <name> pid <pid>` (escaped), or the raw text clipped.
+fn describe_host(recorded: &str) -> String {
+    let v: Option<Value> = serde_json::from_str(recorded).ok();
+    let name = v
+        .as_ref()
+        .and_then(|v| v.get("hostname")?.as_str().map(str::to_owned));
+    let pid = v.as_ref().and_then(|v| v.get("pid")?.as_u64());
+    match (name, pid) {
+        (Some(name), Some(pid)) => format!("host {} pid {pid}", name.escape_debug()),
+        _ => format!(
+            "host record {}",
+            metric::clip(&recorded.escape_debug().to_string(), 200)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::*;
+
+    const HOST: &str =
+        r#"{"hostname":"box","bootId":"b1","pidNs":"pid:[1]","pid":7,"startTime":"9"}"#;
+
+    #[test]
+    fn pids_are_trusted_only_in_one_process_space() {
+        assert!(same_process_space(Some(HOST), Some(HOST)));
+        let other_ns = HOST.replace("pid:[1]", "pid:[2]");
+        let other_boot = HOST.replace("b1", "b2");
+        let no_ns = r#"{"hostname":"box","bootId":"b1","pid":7,"startTime":"9"}"#;
+        for other in [other_ns.as_str(), other_boot.as_str(), no_ns, "not json"] {
+            assert!(!same_process_space(Some(HOST), Some(other)), "{other}");
+            assert!(!same_process_space(Some(other), Some(HOST)), "{other}");
+        }
+        assert!(!same_process_space(None, Some(HOST)));
+    }
+
+    #[test]
+    fn a_host_is_described_escaped() {
+        assert_eq!(describe_host(HOST), "host box pid 7");
+        let hostile = HOST.replace("\"box\"", "\"b\\nox\\u001b[2J\"");
+        assert_eq!(describe_host(&hostile), "host b\\nox\\u{1b}[2J pid 7");
+        assert_eq!(describe_host("x\ny"), "host record x\\ny");
     }
 }

@@ -30,7 +30,8 @@
 //! timedOut, cancelled, quiescent, stdoutTail, stdoutTruncated, stderrTail, artifacts: [{kind,
 //! location, sizeBytes, sha256, truncated}], containment, worktree}`; omitted booleans are false,
 //! omitted texts empty. A `worktree` is `{anomalies: [{kind, path}], gitConfig}` (`kind` one of
-//! `git-link-changed`, `nested-git`, `undecodable-name`, `inside-gitlink`) and a `gitConfig` is
+//! `git-link-changed`, `nested-git`, `undecodable-name`, `inside-gitlink`,
+//! `tracked-changed`, `worktree-replaced`) and a `gitConfig` is
 //! `[{origin, key}]`; omitted lists are empty. `{type: "cancel", reason}` stops the run.
 
 use autoresearch::protocol::{InputPath, ProposalReport, SqlValue};
@@ -80,6 +81,7 @@ pub fn effect_json(effect: &Effect) -> Value {
             attempt_id,
             argv,
             worktree,
+            commit,
             cwd,
             env,
             timeout_ms,
@@ -87,12 +89,13 @@ pub fn effect_json(effect: &Effect) -> Value {
             stdout_cap,
             stderr_cap,
             artifact_dir,
+            state_dir,
             ..
         } => json!({
             "kind": "runEvaluator", "attemptId": attempt_id, "argv": argv, "worktree": worktree,
-            "cwd": cwd, "env": env,
+            "commit": commit, "cwd": cwd, "env": env,
             "timeoutMs": timeout_ms, "graceMs": grace_ms, "stdoutCap": stdout_cap,
-            "stderrCap": stderr_cap, "artifactDir": artifact_dir,
+            "stderrCap": stderr_cap, "artifactDir": artifact_dir, "stateDir": state_dir,
         }),
         Effect::RunProposer {
             worktree,
@@ -100,10 +103,11 @@ pub fn effect_json(effect: &Effect) -> Value {
             handoff,
             timeout_ms,
             grace_ms,
+            state_dir,
             ..
         } => json!({
             "kind": "runProposer", "worktree": worktree, "argv": argv, "handoff": handoff,
-            "timeoutMs": timeout_ms, "graceMs": grace_ms,
+            "timeoutMs": timeout_ms, "graceMs": grace_ms, "stateDir": state_dir,
         }),
         Effect::ListChanges { worktree, .. } => {
             json!({"kind": "listChanges", "worktree": worktree})
@@ -134,6 +138,9 @@ pub fn effect_json(effect: &Effect) -> Value {
             "kind": "terminateProcessGroup", "attemptId": attempt_id, "pid": pid, "pgid": pgid,
             "startTime": start_time, "graceMs": grace_ms,
         }),
+        Effect::TerminateProposers { grace_ms, .. } => {
+            json!({"kind": "terminateProposers", "graceMs": grace_ms})
+        }
         Effect::ProbeHost { host, .. } => json!({"kind": "probeHost", "host": host}),
         Effect::Interrupt { target } => json!({"kind": "interrupt", "target": target.0}),
         Effect::ExportTsv { path, contents, .. } => {

@@ -161,3 +161,34 @@ export async function tracker(repo) {
     close: () => db.close(),
   }
 }
+
+/** An evaluator that, the first time a candidate is evaluated (flag file absent), starts a process
+ * tree that ignores SIGTERM, records every pid, and hangs; later evaluations score normally. */
+const HANG_EVAL = `import { existsSync, readFileSync, appendFileSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+const v = Number(readFileSync('score.txt', 'utf8').trim())
+const flag = process.env.AR_HANG_FLAG
+if (flag && v < 10 && !existsSync(flag)) {
+  writeFileSync(flag, 'hung once')
+  const pids = process.env.AR_PIDS
+  const child = spawn('sh', ['-c', 'trap "" TERM; sleep 300 & echo $! >> "$AR_PIDS"; while :; do sleep 1; done'], { stdio: 'ignore' })
+  appendFileSync(pids, process.pid + '\\n' + child.pid + '\\n')
+  process.on('SIGTERM', () => {})
+  setInterval(() => {}, 1000)
+} else {
+  console.log(JSON.stringify({ score: v }))
+}
+`
+
+export function hangSetup(t, extra = {}) {
+  const { root, repo, head } = makeRepo(t, { 'eval.mjs': HANG_EVAL })
+  const pids = join(root, 'pids')
+  const env = { AR_HANG_FLAG: join(root, 'hung'), AR_PIDS: pids }
+  const config = join(root, 'config.json')
+  writeFileSync(config, JSON.stringify({ terminationGraceMs: 300 }))
+  const spec = specFile(root, { proposer: proposer(root, 'return score - 1'), ...extra })
+  // Whatever a test leaves running (one whose host stays alive leaves its tree on purpose), or
+  // an assertion leaves behind when it fails, nothing outlives the test.
+  t.after(() => killCarrying('AR_PIDS', pids))
+  return { root, repo, head, pids, env, config, spec }
+}

@@ -297,6 +297,25 @@ impl Turn {
     }
 }
 
+/// `cmd` (program, arguments, environment and directory) run by `unshare -p -f --mount-proc`.
+fn in_pid_namespace(cmd: &Command) -> Command {
+    let mut wrapped = Command::new("unshare");
+    wrapped
+        .args(["-p", "-f", "--mount-proc", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
 /// The last `lines` lines of `text`.
 pub fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
@@ -317,6 +336,9 @@ pub struct TurnSpec<'a> {
     pub script: Vec<Reply>,
     /// A `--patch` overlay (YAML), if any.
     pub patch: Option<&'a str>,
+    /// Run dsh in a PID namespace of its own (`unshare -p -f --mount-proc`): it sees none of the
+    /// processes outside, as in a container that shares the host name and boot id.
+    pub pid_namespace: bool,
 }
 
 impl Harness {
@@ -345,6 +367,9 @@ impl Harness {
             cmd.arg("--patch").arg(&file);
         }
         cmd.arg(spec.task);
+        if spec.pid_namespace {
+            cmd = in_pid_namespace(&cmd);
+        }
         let logs = self.dir.join("logs");
         std::fs::create_dir_all(&logs)?;
         let out_file = logs.join(format!("{}.stdout", spec.name));

@@ -47,6 +47,11 @@
 //! expected replay output; without the flag the committed file must exist, and it must be a
 //! finished log recording the same tool calls and plugin messages as the turn).
 //!
+//! `$BIN(<cli>)` anywhere stands for the path of a packed package's CLI script (`bin/<cli>.js`),
+//! so a turn's shell can start a headless runner beside dsh. A turn with `"pid_namespace": true`
+//! runs dsh in a PID namespace of its own (`unshare -p -f --mount-proc`), seeing none of the
+//! processes outside it.
+//!
 //! `$FIXTURES` in the patch stands for `xtask/fixtures/`, so a test-only plugin there (e.g.
 //! `plugins/steer.mjs`, a person steering a running turn) can be mounted by path. The patch
 //! overlay is JSON, which is YAML, so it goes to `--patch` as it is.
@@ -249,6 +254,7 @@ impl Scenario {
                 "serve",
                 "then",
                 "capture",
+                "pid_namespace",
             ]
             .contains(&key.as_str())
             {
@@ -312,13 +318,19 @@ impl Scenario {
             Value::Null => None,
             pages => Some(StaticSite::start(pages)?),
         };
-        // `$SERVE` stands for the site's origin wherever it appears.
-        let doc: Value = match &site {
-            Some(site) => serde_json::from_str(
-                &serde_json::to_string(&self.doc)?.replace("$SERVE", &site.origin()),
-            )?,
-            None => self.doc.clone(),
-        };
+        // `$SERVE` stands for the site's origin wherever it appears, `$BIN(<cli>)` for a packed
+        // CLI's script.
+        let mut text = serde_json::to_string(&self.doc)?;
+        if let Some(site) = &site {
+            text = text.replace("$SERVE", &site.origin());
+        }
+        for plugin in &h.plugins {
+            for cli in plugin.bins {
+                let script = plugin.unpacked.join("bin").join(format!("{cli}.js"));
+                text = text.replace(&format!("$BIN({cli})"), &script.display().to_string());
+            }
+        }
+        let doc: Value = serde_json::from_str(&text)?;
         let (first, mut summary) = self.run_turn(h, &doc, &self.name, &self.name)?;
         let doc = capture(&doc, &first).with_context(|| format!("scenario {}", self.name))?;
         for (i, then) in doc["then"]
@@ -380,6 +392,7 @@ impl Scenario {
             files: &files,
             script: self.script(doc)?,
             patch: patch.as_deref(),
+            pid_namespace: doc["pid_namespace"] == true,
         })?;
         let summary = self
             .check(h, &doc["expect"], &turn)

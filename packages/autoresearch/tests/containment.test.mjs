@@ -10,20 +10,12 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFil
 import { join } from 'node:path'
 import { cgroupBase, containment } from '../lib/contain.js'
 import {
-  RUN_ID_RE, alive, cli, cliAsync, git, hangSetup, makeRepo, proposer, readLines, scratch, specFile, waitFor,
+  RUN_ID_RE, alive, cli, cliAsync, git, hangSetup, proposer, readLines, scratch, setup, specFile, waitFor,
 } from './support/fixture.mjs'
 
 const confined = containment(['TEST_MARKER', 'probe'])?.kind === 'confined'
 const needsConfinement = confined ? false : 'needs root, cgroup v2, unshare and setpriv (an attempt cannot be confined here)'
 const canUnsharePid = spawnSync('unshare', ['-p', '-f', '--mount-proc', 'true']).status === 0
-
-/** A folder outside the run that nothing may touch, and a check that nothing did. */
-function victim(root) {
-  const dir = join(root, 'victim')
-  mkdirSync(dir)
-  writeFileSync(join(dir, 'precious.txt'), 'do not delete\n')
-  return { dir, untouched: () => assert.deepEqual(readdirSync(dir), ['precious.txt'], 'the victim folder is unchanged') }
-}
 
 const groupsLeft = (runId) => readdirSync(cgroupBase()).filter((n) => n.startsWith(`dsh-autoresearch-${runId}`))
 
@@ -46,7 +38,7 @@ exec setsid env -i PATH="$PATH" sh -c 'echo $$ >> ${pids}; sleep 1; while :; do 
 }
 
 test('H1: a daemon that tries to leave its cgroup (a child group, the mount\'s root, its own path) dies with its attempt', { skip: needsConfinement }, (t) => {
-  const { root, repo } = makeRepo(t)
+  const { root, repo, untouched } = setup(t)
   const pids = join(root, 'pids')
   const r = cli(['run', '--json', specFile(root, { proposer: escapingProposer(root, pids), max_experiments: 2 })], { cwd: repo })
   const daemons = readLines(pids).map(Number)
@@ -57,10 +49,11 @@ test('H1: a daemon that tries to leave its cgroup (a child group, the mount\'s r
   assert.deepEqual(r.json.experiments.map((e) => e.metric), [10, 9, 8])
   assert.deepEqual(r.json.warnings ?? [], [], 'containment was proven')
   assert.deepEqual(groupsLeft(r.json.run_id), [], 'every attempt group was removed')
+  untouched()
 })
 
 test('a tracked file the evaluation changes fails that attempt worktree-tampered; the run goes on', (t) => {
-  const { root, repo } = makeRepo(t)
+  const { root, repo, snapshot, untouched } = setup(t)
   const flag = join(root, 'touched-once')
   const evil = `import { existsSync, readFileSync, appendFileSync, writeFileSync } from 'node:fs'
 const v = Number(readFileSync('score.txt', 'utf8').trim())
@@ -71,7 +64,8 @@ if (v === 9 && !existsSync(${JSON.stringify(flag)})) {
 console.log(JSON.stringify({ score: v }))
 `
   writeFileSync(join(repo, 'eval.mjs'), evil)
-  git(repo, 'commit', '-qam', 'an evaluator that touches README.md once')
+  git(repo, 'commit', '-qm', 'an evaluator that touches README.md once', 'eval.mjs')
+  snapshot()
   const r = cli(['run', '--json', specFile(root, { proposer: proposer(root, 'return score - 1'), max_experiments: 2 })], { cwd: repo })
   assert.equal(r.status, 0, r.stderr)
   const [, touched, next] = r.json.experiments
@@ -79,10 +73,11 @@ console.log(JSON.stringify({ score: v }))
   assert.match(touched.failure_message, /tracked-changed: README\.md/)
   assert.equal(next.metric, 9, 'the next round starts from the restored best')
   assert.equal(git(r.json.worktree, 'status', '--porcelain'), '')
+  untouched()
 })
 
 test('H2 and M1: a live run is refused by resume and abandon (naming its host), also from another PID namespace; nothing is signalled', async (t) => {
-  const { repo, pids, env, config, spec } = hangSetup(t)
+  const { repo, pids, env, config, spec, untouched } = hangSetup(t)
   const runner = cliAsync(['run', '--config', config, spec], { cwd: repo, env })
   t.after(() => runner.child.kill('SIGKILL'))
   await waitFor(() => readLines(pids).length >= 3, 30_000, 'the hung evaluator tree')
@@ -119,10 +114,11 @@ test('H2 and M1: a live run is refused by resume and abandon (naming its host), 
   const forced = cli(['abandon', '--json', '--force', '--config', config, runId], { cwd: repo, env })
   assert.equal(forced.json.status, 'cancelled', forced.stderr)
   for (const pid of tree) assert.equal(alive(pid), false, `pid ${pid} outlived the forced abandon`)
+  untouched()
 })
 
 test('H2: DSH starting inside a PID namespace while a run is live signals neither itself nor the run', { skip: !canUnsharePid && 'unshare -p cannot run here' }, async (t) => {
-  const { repo, pids, env, config, spec } = hangSetup(t)
+  const { repo, pids, env, config, spec, untouched } = hangSetup(t)
   const runner = cliAsync(['run', '--config', config, spec], { cwd: repo, env })
   t.after(() => runner.child.kill('SIGKILL'))
   await waitFor(() => readLines(pids).length >= 3, 30_000, 'the hung evaluator tree')
@@ -141,6 +137,7 @@ await fiber.dispose()
   assert.match(note, new RegExp(`hold their repository lock[^]*${runId}`))
   assert.ok(alive(runner.child.pid), 'the runner was not signalled')
   for (const pid of readLines(pids).map(Number)) assert.ok(alive(pid), `evaluator pid ${pid} was signalled`)
+  untouched()
 })
 
 // Slot 0's candidate code writes 999 into slot 1's score.txt while slot 1 is evaluated.
@@ -152,7 +149,7 @@ console.log(JSON.stringify({ score: v }))
 `
 
 test('M3: one slot cannot write another slot\'s worktree while it is evaluated', { skip: needsConfinement }, (t) => {
-  const { root, repo } = makeRepo(t, { 'eval.mjs': SLOW_EVAL, 'hook.mjs': '' })
+  const { root, repo, untouched } = setup(t, { 'eval.mjs': SLOW_EVAL, 'hook.mjs': '' })
   const log = join(root, 'hook.log')
   const hook = `import { writeFileSync, appendFileSync } from 'node:fs'
 const target = process.cwd() + '-slot-1/score.txt'
@@ -173,10 +170,11 @@ appendFileSync(${JSON.stringify(log)}, outcome + '\\n')
   const honest = r.json.experiments.find((e) => e.ordinal === 2)
   assert.equal(honest.metric, 8, 'slot 1 measured its own candidate')
   assert.equal(r.json.best.metric, 8)
+  untouched()
 })
 
 test('M4: no evaluator holds the environment values while a proposer runs, so none can read them', (t) => {
-  const { root, repo } = makeRepo(t, { 'eval.mjs': SLOW_EVAL.replace("await import('./hook.mjs')\n", '') })
+  const { root, repo, untouched } = setup(t, { 'eval.mjs': SLOW_EVAL.replace("await import('./hook.mjs')\n", '') })
   const secret = randomBytes(12).toString('hex')
   const log = join(root, 'scan.log')
   const prop = proposer(root, `
@@ -213,6 +211,7 @@ test('M4: no evaluator holds the environment values while a proposer runs, so no
   for (const file of files) assert.ok(!readFileSync(file).includes(secret), `the secret is in ${file}`)
   if (confined) assert.deepEqual(r.json.warnings ?? [], [])
   else assert.match(r.json.warnings.join('\n'), /environment values can be read by a process a proposer leaves running/)
+  untouched()
 })
 
 test('M5: a worktree swapped for a symlink to another folder is never reset, cleaned or removed through', (t) => {
@@ -221,12 +220,11 @@ test('M5: a worktree swapped for a symlink to another folder is never reset, cle
 const wt = process.cwd()
 try { renameSync(wt, wt + '.moved'); symlinkSync(process.env.AR_VICTIM, wt) } catch {}
 `
-    const { root, repo } = makeRepo(t, { 'eval.mjs': SLOW_EVAL, 'hook.mjs': '' })
-    const v = victim(root)
+    const { root, repo, victim: victimDir, untouched } = setup(t, { 'eval.mjs': SLOW_EVAL, 'hook.mjs': '' })
     const prop = proposer(root, `if (ordinal === 1) fs.writeFileSync('hook.mjs', ${JSON.stringify(hook)}); return score - 1`)
-    const env = { AR_VICTIM: v.dir, ...(kind === 'process-scan' ? { DSH_AUTORESEARCH_CONTAINMENT: kind } : {}) }
+    const env = { AR_VICTIM: victimDir, ...(kind === 'process-scan' ? { DSH_AUTORESEARCH_CONTAINMENT: kind } : {}) }
     const r = cli(['run', '--json', specFile(root, { proposer: prop, max_experiments: 2, mutable_globs: ['score.txt', 'hook.mjs'] })], { cwd: repo, env })
-    v.untouched()
+    untouched()
     if (kind === 'confined') {
       // The state directory is read-only inside the attempt: the rename itself fails.
       assert.equal(r.status, 0, r.stderr)
@@ -241,7 +239,7 @@ try { renameSync(wt, wt + '.moved'); symlinkSync(process.env.AR_VICTIM, wt) } ca
 })
 
 test('PATH with a relative entry: a bare evaluator command never runs the candidate\'s own program', (t) => {
-  const { root, repo } = makeRepo(t)
+  const { root, repo, untouched } = setup(t)
   const prop = proposer(root, `
     fs.writeFileSync('node', '#!/bin/sh\\necho \\'{"score": -1000}\\'\\n')
     fs.chmodSync('node', 0o755)
@@ -251,6 +249,7 @@ test('PATH with a relative entry: a bare evaluator command never runs the candid
   })
   assert.equal(r.status, 0, r.stderr)
   assert.deepEqual(r.json.experiments.map((e) => e.metric), [10, 9])
+  untouched()
 })
 
 test('a pid read as 0 or 1, or this process\'s own group, is never signalled', () => {
@@ -275,22 +274,22 @@ console.log(JSON.stringify({ got, hidden }))
 })
 
 test('retention never removes through a symlinked artifacts/<run>: the files it points at stay', async (t) => {
-  const { root, repo } = makeRepo(t)
+  const { root, repo, untouched } = setup(t)
   const config = join(root, 'config.json')
   writeFileSync(config, JSON.stringify({ artifactRetentionDays: 30 }))
   const run = (tag) => cli(['run', '--json', '--config', config, specFile(root, { proposer: proposer(root, 'return score - 1'), max_experiments: 1, run_tag: tag })], { cwd: repo })
   const first = run('exp-1').json
   const state = join(repo, '.git', 'dsh-autoresearch')
-  // The run's artifacts directory becomes a link to a victim laid out like it.
-  const v = victim(root)
+  // The run's artifacts directory becomes a link to a folder laid out like it.
+  const bait = join(root, 'bait')
   const artifacts = join(state, 'artifacts', first.run_id)
   for (const name of readdirSync(artifacts)) {
-    mkdirSync(join(v.dir, name))
-    for (const file of ['stdout.log', 'stderr.log']) writeFileSync(join(v.dir, name, file), 'not yours\n')
+    mkdirSync(join(bait, name), { recursive: true })
+    for (const file of ['stdout.log', 'stderr.log']) writeFileSync(join(bait, name, file), 'not yours\n')
   }
-  const expected = readdirSync(v.dir).sort()
+  const expected = readdirSync(bait).sort()
   renameSync(artifacts, `${artifacts}.moved`)
-  symlinkSync(v.dir, artifacts)
+  symlinkSync(bait, artifacts)
   const { DatabaseSync } = await import('node:sqlite')
   const db = new DatabaseSync(join(state, 'tracker.sqlite'))
   db.prepare('UPDATE runs SET terminal_at = terminal_at - ? WHERE run_id = ?').run(31 * 86_400_000, first.run_id)
@@ -298,8 +297,7 @@ test('retention never removes through a symlinked artifacts/<run>: the files it 
   const second = run('exp-2')
   assert.equal(second.status, 0, second.stderr)
   assert.match(second.json.warnings.join('\n'), /retention could not remove .*is not a directory \(a symlink or another file took its place\)/)
-  assert.deepEqual(readdirSync(v.dir).sort(), expected, 'the victim keeps every folder')
-  for (const name of expected.filter((n) => n !== 'precious.txt')) {
-    assert.deepEqual(readdirSync(join(v.dir, name)).sort(), ['stderr.log', 'stdout.log'])
-  }
+  assert.deepEqual(readdirSync(bait).sort(), expected, 'the linked folder keeps every folder')
+  for (const name of expected) assert.deepEqual(readdirSync(join(bait, name)).sort(), ['stderr.log', 'stdout.log'])
+  untouched()
 })

@@ -6,66 +6,9 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { alive, cli, git, makeRepo, proposer, readLines, scratch, specFile, tracker } from './support/fixture.mjs'
-
-/** Every file under `dir` with its SHA-256 (and every directory), sorted. */
-function tree(dir) {
-  const out = []
-  const walk = (d, rel) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const path = rel === '' ? e.name : `${rel}/${e.name}`
-      if (e.isDirectory()) {
-        out.push(`${path}/`)
-        walk(join(d, e.name), path)
-      } else {
-        out.push(`${path} ${createHash('sha256').update(readFileSync(join(d, e.name))).digest('hex')}`)
-      }
-    }
-  }
-  walk(dir, '')
-  return out.sort()
-}
-
-/** A folder outside the run that nothing may touch. */
-function victim(root) {
-  const dir = join(root, 'victim')
-  mkdirSync(join(dir, 'sub'), { recursive: true })
-  writeFileSync(join(dir, 'precious.txt'), 'do not delete\n')
-  writeFileSync(join(dir, 'sub', 'more.txt'), 'nor this\n')
-  return { dir, before: tree(dir) }
-}
-
-/** The caller's HEAD, index, staged work and reflog, as text. */
-function callerState(repo) {
-  return {
-    head: git(repo, 'symbolic-ref', 'HEAD'),
-    commit: git(repo, 'rev-parse', 'HEAD'),
-    index: git(repo, 'ls-files', '--stage'),
-    staged: git(repo, 'diff', '--cached', '--name-status'),
-    reflog: git(repo, 'reflog', '--format=%H %gs'),
-    indexBytes: createHash('sha256').update(readFileSync(join(repo, '.git', 'index'))).digest('hex'),
-  }
-}
-
-/** A repository whose caller has staged work in progress, a victim folder, and the states. */
-function setup(t, files = {}) {
-  const r = makeRepo(t, files)
-  writeFileSync(join(r.repo, 'staged.txt'), 'staged by the caller\n')
-  git(r.repo, 'add', 'staged.txt')
-  const v = victim(r.root)
-  let before = callerState(r.repo)
-  const untouched = () => {
-    assert.deepEqual(tree(v.dir), v.before, 'the victim folder is byte for byte unchanged')
-    assert.deepEqual(callerState(r.repo), before, "the caller's HEAD, index and reflog are unchanged")
-  }
-  /** The caller changed its own repository: its state now is what must stay. */
-  const snapshot = () => {
-    before = callerState(r.repo)
-  }
-  return { ...r, victim: v.dir, untouched, snapshot }
-}
+import { alive, cli, git, proposer, readLines, scratch, setup, specFile, tracker } from './support/fixture.mjs'
 
 async function evidenceOf(repo, runId) {
   const db = await tracker(repo)
@@ -144,11 +87,11 @@ console.log(JSON.stringify({ score: v }))
 })
 
 test('repository config that defines a filter refuses the run; allowlisted, a proposer .gitattributes is still a violation', async (t) => {
-  const { root, repo, untouched } = setup(t)
+  const { root, repo, untouched, snapshot } = setup(t)
   const marker = join(root, 'pwned')
   git(repo, 'config', 'filter.x.clean', `sh -c 'touch ${marker}; cat'`)
   git(repo, 'config', 'filter.x.smudge', `sh -c 'touch ${marker}; cat'`)
-  const before = callerState(repo)
+  snapshot()
   const prop = proposer(root, `
     fs.writeFileSync('.gitattributes', '* filter=x\\n')
     return score - 1`)
@@ -169,7 +112,6 @@ test('repository config that defines a filter refuses the run; allowlisted, a pr
   const [, first] = await evidenceOf(repo, r2.json.run_id)
   assert.deepEqual([first.state, first.evidence], ['policy-violation', ['protected-git: .gitattributes']])
   assert.equal(existsSync(marker), false, 'git add never saw the attributes')
-  assert.deepEqual(callerState(repo), before)
   untouched()
 })
 

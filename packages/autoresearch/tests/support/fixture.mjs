@@ -1,6 +1,7 @@
 // Test fixtures: scratch git repositories, evaluator and proposer programs, and the real
 // dsh-autoresearch CLI run as a child process.
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -181,7 +182,7 @@ if (flag && v < 10 && !existsSync(flag)) {
 `
 
 export function hangSetup(t, extra = {}) {
-  const { root, repo, head } = makeRepo(t, { 'eval.mjs': HANG_EVAL })
+  const { root, repo, head, untouched } = setup(t, { 'eval.mjs': HANG_EVAL })
   const pids = join(root, 'pids')
   const env = { AR_HANG_FLAG: join(root, 'hung'), AR_PIDS: pids }
   const config = join(root, 'config.json')
@@ -190,5 +191,62 @@ export function hangSetup(t, extra = {}) {
   // Whatever a test leaves running (one whose host stays alive leaves its tree on purpose), or
   // an assertion leaves behind when it fails, nothing outlives the test.
   t.after(() => killCarrying('AR_PIDS', pids))
-  return { root, repo, head, pids, env, config, spec }
+  return { root, repo, head, pids, env, config, spec, untouched }
+}
+
+/** Every file under `dir` with its SHA-256 (and every directory), sorted. */
+function tree(dir) {
+  const out = []
+  const walk = (d, rel) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const path = rel === '' ? e.name : `${rel}/${e.name}`
+      if (e.isDirectory()) {
+        out.push(`${path}/`)
+        walk(join(d, e.name), path)
+      } else {
+        out.push(`${path} ${createHash('sha256').update(readFileSync(join(d, e.name))).digest('hex')}`)
+      }
+    }
+  }
+  walk(dir, '')
+  return out.sort()
+}
+
+/** A folder outside the run that nothing may touch. */
+function victim(root) {
+  const dir = join(root, 'victim')
+  mkdirSync(join(dir, 'sub'), { recursive: true })
+  writeFileSync(join(dir, 'precious.txt'), 'do not delete\n')
+  writeFileSync(join(dir, 'sub', 'more.txt'), 'nor this\n')
+  return { dir, before: tree(dir) }
+}
+
+/** The caller's HEAD, index, staged work and reflog, as text. */
+function callerState(repo) {
+  return {
+    head: git(repo, 'symbolic-ref', 'HEAD'),
+    commit: git(repo, 'rev-parse', 'HEAD'),
+    index: git(repo, 'ls-files', '--stage'),
+    staged: git(repo, 'diff', '--cached', '--name-status'),
+    reflog: git(repo, 'reflog', '--format=%H %gs'),
+    indexBytes: createHash('sha256').update(readFileSync(join(repo, '.git', 'index'))).digest('hex'),
+  }
+}
+
+/** A repository whose caller has staged work in progress, a victim folder, and the states. */
+export function setup(t, files = {}) {
+  const r = makeRepo(t, files)
+  writeFileSync(join(r.repo, 'staged.txt'), 'staged by the caller\n')
+  git(r.repo, 'add', 'staged.txt')
+  const v = victim(r.root)
+  let before = callerState(r.repo)
+  const untouched = () => {
+    assert.deepEqual(tree(v.dir), v.before, 'the victim folder is byte for byte unchanged')
+    assert.deepEqual(callerState(r.repo), before, "the caller's HEAD, index and reflog are unchanged")
+  }
+  /** The caller changed its own repository: its state now is what must stay. */
+  const snapshot = () => {
+    before = callerState(r.repo)
+  }
+  return { ...r, victim: v.dir, untouched, snapshot }
 }

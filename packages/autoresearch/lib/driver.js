@@ -12,6 +12,7 @@ import {
 import { dirname, join, relative, resolve, isAbsolute } from 'node:path'
 import { createGit, realDirsBetween } from './git.js'
 import { originalLiveRuns } from './original.js'
+import { resolveProgram } from './contain.js'
 import { hostAlive, hostRecord } from './process.js'
 import { ensurePrivateDir, openTracker } from './tracker.js'
 
@@ -124,7 +125,7 @@ export async function drive(run, io) {
     onStep = () => {}, signal, now = Date.now,
   } = io
   const git = io.git ?? createGit({ runner, executable: gitExecutable })
-  const world = { gitCommonDir: undefined, tracker: undefined }
+  const world = { gitCommonDir: undefined, tracker: undefined, program: undefined }
   const inbox = []
   const outstanding = new Map()
   let inFlight = 0
@@ -274,13 +275,42 @@ export async function drive(run, io) {
     }
   }
 
+  /** The evaluator program, resolved once per run (a bare name on PATH's absolute entries, or an
+   * absolute path; a relative path is inside the worktree, an evaluator input the core hashes)
+   * and pinned by its real path and SHA-256: a later evaluation runs the same bytes or fails to
+   * spawn, so code that can write outside the state directory cannot swap it between attempts.
+   * The bytes are hashed again only when the file's identity (device, inode, size, times) moved. */
+  async function pinnedProgram(e, env) {
+    const name = e.argv[0]
+    if (name.includes('/') && !isAbsolute(name)) return name
+    const path = resolveProgram(name, { cwd: e.cwd, env })
+    if (path === undefined) return name
+    const real = realpathSync(path)
+    const st = statSync(real)
+    const identity = [st.dev, st.ino, st.size, st.mtimeMs, st.ctimeMs].join(':')
+    const pinned = world.program
+    if (pinned === undefined) {
+      world.program = { path, real, identity, sha256: await sha256File(real) }
+      return path
+    }
+    if (pinned.path === path && pinned.real === real && pinned.identity === identity) return path
+    const sha256 = await sha256File(real)
+    if (pinned.path !== path || pinned.real !== real || pinned.sha256 !== sha256) {
+      throw new Error(`the evaluator program ${JSON.stringify(name)} changed since the run's first evaluation (${pinned.real}, sha256 ${pinned.sha256}; now ${real}, sha256 ${sha256})`)
+    }
+    pinned.identity = identity
+    return path
+  }
+
   async function evaluate(e, post) {
     checkCwd(e.cwd, e.worktree)
     ensurePrivateDir(e.artifactDir)
+    const env = { ...runner.scrubbedParentEnv(), ...e.env }
+    const program = await pinnedProgram(e, env)
     const facts = await runProcess(e, {
-      argv: e.argv,
+      argv: [program, ...e.argv.slice(1)],
       cwd: e.cwd,
-      env: { ...runner.scrubbedParentEnv(), ...e.env },
+      env,
       stdoutCap: e.stdoutCap,
       stderrCap: e.stderrCap,
       graceMs: e.graceMs,

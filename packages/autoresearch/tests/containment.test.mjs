@@ -301,3 +301,25 @@ test('retention never removes through a symlinked artifacts/<run>: the files it 
   for (const name of expected) assert.deepEqual(readdirSync(join(bait, name)).sort(), ['stderr.log', 'stdout.log'])
   untouched()
 })
+
+test('the evaluator program found on PATH is pinned: rewritten by a candidate, it is never run again', (t) => {
+  const { root, repo, untouched } = setup(t)
+  const bin = join(root, 'bin')
+  mkdirSync(bin)
+  const myeval = join(bin, 'myeval')
+  writeFileSync(myeval, '#!/bin/sh\nexec node eval.mjs\n', { mode: 0o755 })
+  const prop = proposer(root, `
+    if (ordinal === 1) fs.writeFileSync(${JSON.stringify(myeval)}, '#!/bin/sh\\necho \\'{"score": -1000}\\'\\n')
+    return score - 1`)
+  const r = cli(['run', '--json', specFile(root, { proposer: prop, max_experiments: 2, evaluation: { command: 'myeval', args: [] } })], {
+    cwd: repo, env: { PATH: `${bin}:${process.env.PATH}` },
+  })
+  assert.equal(r.status, 0, r.stderr)
+  const [baseline, ...candidates] = r.json.experiments
+  assert.equal(baseline.metric, 10)
+  for (const c of candidates) {
+    assert.equal(c.failure_code, 'spawn')
+    assert.match(c.failure_message, /the evaluator program "myeval" changed since the run's first evaluation/)
+  }
+  untouched()
+})

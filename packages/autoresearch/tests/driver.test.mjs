@@ -4,7 +4,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, isAbsolute, join } from 'node:path'
 import { AutoresearchRun } from '../lib/core.js'
 import { drive } from '../lib/driver.js'
 import { createLocalRunner } from '../lib/process.js'
@@ -71,7 +71,10 @@ test('every process goes through the injected runner; a DSH-style round proposes
   assert.equal(handoffs[1].history.at(-1).hypothesis, 'lower by 2 from 10')
   // Git and the evaluator ran through the runner; no proposer program was spawned.
   assert.ok(spawns.some((argv) => argv[0] === 'git' && argv.includes('worktree')))
-  assert.equal(spawns.filter((argv) => argv[0] === 'node').length, 3, 'baseline + 2 candidates')
+  // The evaluator runs as the program PATH's absolute entries name, resolved once.
+  const evaluators = spawns.filter((argv) => basename(argv[0]) === 'node')
+  assert.equal(evaluators.length, 3, 'baseline + 2 candidates')
+  assert.ok(evaluators.every((argv) => isAbsolute(argv[0]) && argv[0] === evaluators[0][0]))
   assert.ok(lines.join('\n').includes('candidate 2: accepted'))
   assert.equal(git(repo, 'rev-parse', 'HEAD'), head)
 })

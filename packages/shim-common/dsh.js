@@ -32,16 +32,42 @@ function deepFreeze(value) {
   return value
 }
 
-/** A user message shaped as DSH's `createUserMessage` makes it: frozen, with a fresh id. */
-export function noticeMessage(plugin, text, summary) {
+/** A user message shaped as DSH's `createUserMessage` makes it: frozen, with a fresh id. Its
+ * source kind is the producer's own name: DSH 0.2's session format V4 refuses the shared kind
+ * `plugin` (producers declare their own, `packages/core/session` and `packages/llm/llm` of the
+ * 0.2 line), and rc.8 renders any kind with `form: 'notice'` as a notice labelled by the kind
+ * (`contextProvenance` and `contextForm` in rc.8's `dsh-client-runtime`). */
+export function noticeMessage(producer, text, summary) {
   return deepFreeze({
     content: [{ type: 'text', text }],
-    source: { kind: 'plugin', plugin, form: 'notice', summary },
+    source: { kind: producer, form: 'notice', summary },
     role: 'user',
     // Web Crypto's randomUUID (the same v4 generator as node:crypto's): loading node:crypto at
     // import time took ~5 ms of a plugin's cold start; the global loads it on first use.
     id: globalThis.crypto.randomUUID(),
   })
+}
+
+/** The directory an agent's session works in now. DSH 0.2 keeps it in a per-session service
+ * (`ctx.workingDirectory.get(session)`; its `header.cwd` is only the session's original project:
+ * `packages/core/session/src/types.ts` and the working-directory service of the 0.2 line); rc.8
+ * has no such service and the header's `cwd` is the directory. */
+export function sessionCwd(agent) {
+  const service = agent?.ctx?.get?.('workingDirectory')
+  const current = typeof service?.get === 'function' ? service.get(agent.session) : undefined
+  return typeof current === 'string' ? current : agent?.session?.header?.cwd
+}
+
+/** The shapes of `ctx.jobs` on the running DSH line. The 0.2 line's registry (it has
+ * `visibleTo`) fences a job by its owner's session id and hands a value result out as
+ * `JobOutcome.result` (`packages/jobs/jobs/src/types.ts` of 0.2); rc.8's takes the owning Agent
+ * and `JobOutcome.output`. */
+export function jobsShapes(jobs) {
+  const sessionOwned = typeof jobs?.visibleTo === 'function'
+  return {
+    owner: (agent) => (sessionOwned ? agent.session?.id ?? agent.session?.header?.id : agent),
+    outcome: (status, detail, text) => (sessionOwned ? { status, detail, result: text } : { status, detail, output: text }),
+  }
 }
 
 export function isAgent(agent) {

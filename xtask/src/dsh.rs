@@ -21,6 +21,10 @@ use test_support::toolchain::dsh_dir;
 pub const PNPM_VERSION: &str = "11.28.11";
 /// The dsh release the smoke runs against.
 pub const DSH_VERSION: &str = "0.1.0-rc.8";
+/// Every package's `engines.dsh`: from the release the smoke runs through the 0.2 line, whose
+/// source the shims follow by feature detection (read, not run: the READMEs' "DSH versions").
+/// DSH 0.2's plugin manager reads it as the update gate (`dsh.engines.dsh`, else `engines.dsh`).
+pub const DSH_RANGE: &str = ">=0.1.0-rc.8 <0.3.0-0";
 /// Cordis packages dsh 0.1.0-rc.8 must get these exact versions of (pnpm `overrides`).
 pub const CORDIS_PINS: [(&str, &str); 5] = [
     ("@deepseek-ai/cordis", "4.0.1"),

@@ -413,6 +413,13 @@ fn check_manifest(
         )),
     }
 
+    if manifest["engines"]["dsh"] != crate::dsh::DSH_RANGE {
+        problems.push(format!(
+            "package.json engines.dsh must be {:?}, the range the family is tested for (got {})",
+            crate::dsh::DSH_RANGE,
+            manifest["engines"]["dsh"]
+        ));
+    }
     let patch = &manifest["dsh"]["bundle"]["patch"];
     if patch.is_null() {
         problems.push(

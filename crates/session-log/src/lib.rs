@@ -186,9 +186,10 @@ pub enum LogEvent {
     },
     /// Any other `user/message`: context injected by the harness or a plugin.
     Injected {
-        /// `source.kind` (`"plugin"`, `"goal"`, …).
+        /// `source.kind` (`"plugin"`, `"goal"`, `"research-nudge"`, …).
         kind: String,
-        /// `source.plugin`, when a string: the plugin that injected it.
+        /// Who injected it, by [`producer`]: `source.plugin` under the kind `plugin`, the name
+        /// of a migrated `plugin:<name>` kind, or else the kind itself.
         plugin: Option<String>,
         /// `source.summary`, when a string: the plugin's one-line summary of a notice.
         summary: Option<String>,
@@ -400,7 +401,7 @@ fn record(value: &Value, assistant_text: bool) -> Result<Option<(u64, u64, Recor
                 "user" => LogEvent::UserPrompt { text },
                 _ => LogEvent::Injected {
                     kind: source_kind.to_owned(),
-                    plugin: field("plugin"),
+                    plugin: producer(source_kind, field("plugin")),
                     summary: field("summary"),
                     text,
                 },
@@ -568,6 +569,17 @@ fn brief(value: &Value) -> String {
 
 fn shown(value: Option<&Value>) -> String {
     value.map_or_else(|| "nothing".to_owned(), brief)
+}
+
+/// The producer of an injected message's `source`: rc.8 and earlier write `{kind: "plugin",
+/// plugin: <name>}`; DSH 0.2's session format V4 refuses that kind, and its producers write a
+/// kind of their own (`{kind: <name>}`, as this family does now), while rows migrated from
+/// earlier logs read `{kind: "plugin:<name>"}` (`packages/core/session` of the 0.2 line).
+pub fn producer(kind: &str, plugin: Option<String>) -> Option<String> {
+    match kind {
+        "plugin" => plugin,
+        _ => Some(kind.strip_prefix("plugin:").unwrap_or(kind).to_owned()),
+    }
 }
 
 #[cfg(test)]

@@ -322,6 +322,13 @@ fn user_messages_are_prompts_only_from_a_human() {
                 .to_string(),
             json!({"type": "user/message", "seq": 5, "time": 9, "data": {"source": {"kind": "user"}}})
                 .to_string(),
+            // A producer-owned kind (0.2, and this family's own messages), and a V4-migrated one.
+            message(
+                6,
+                "n",
+                json!({"kind": "research-nudge", "form": "notice", "summary": "research debt 3/3"}),
+            ),
+            message(7, "m", json!({"kind": "plugin:research-nudge", "plugin": "research-nudge"})),
         ],
     );
     assert_eq!(
@@ -344,7 +351,7 @@ fn user_messages_are_prompts_only_from_a_human() {
             },
             LogEvent::Injected {
                 kind: "goal".to_owned(),
-                plugin: None,
+                plugin: Some("goal".to_owned()),
                 summary: None,
                 text: "g".to_owned(),
             },
@@ -353,6 +360,18 @@ fn user_messages_are_prompts_only_from_a_human() {
             },
             LogEvent::UserPrompt {
                 text: String::new()
+            },
+            LogEvent::Injected {
+                kind: "research-nudge".to_owned(),
+                plugin: Some("research-nudge".to_owned()),
+                summary: Some("research debt 3/3".to_owned()),
+                text: "n".to_owned(),
+            },
+            LogEvent::Injected {
+                kind: "plugin:research-nudge".to_owned(),
+                plugin: Some("research-nudge".to_owned()),
+                summary: None,
+                text: "m".to_owned(),
             },
         ]
     );

@@ -532,8 +532,14 @@ fn log_story(texts: &[String]) -> Result<(Vec<String>, Vec<String>)> {
         .collect();
     let notices = events
         .iter()
-        .filter(|e| e["type"] == "user/message")
-        .filter_map(|e| e["data"]["source"]["plugin"].as_str().map(str::to_owned))
+        .filter(|e| e["type"] == "user/message" && e["data"]["source"]["kind"] != "user")
+        .filter_map(|e| {
+            let source = &e["data"]["source"];
+            ::session_log::producer(
+                source["kind"].as_str()?,
+                source["plugin"].as_str().map(str::to_owned),
+            )
+        })
         .collect();
     Ok((tools, notices))
 }

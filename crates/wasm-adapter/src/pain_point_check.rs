@@ -20,7 +20,7 @@ use gate::{
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
-/// The plugin name DSH shows, also the `source.plugin` of the check notice.
+/// The plugin name DSH shows, also the `source.kind` of the check notice.
 pub const PLUGIN_NAME: &str = "pain-point-check";
 
 validate_config_binding!(validatePainPointConfig, RowConfig);

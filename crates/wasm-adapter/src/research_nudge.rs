@@ -20,7 +20,7 @@ use policy::{AgentState, Observation, Policy, Tool, ToolCall, ToolClass};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
-/// The plugin name DSH shows, also the `source.plugin` of the reminder message.
+/// The plugin name DSH shows, also the `source.kind` of the reminder message.
 pub const PLUGIN_NAME: &str = "research-nudge";
 
 /// Test-only (cargo feature `fault-injection`, built by `cargo xtask build-fault` into

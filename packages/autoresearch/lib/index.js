@@ -10,7 +10,7 @@ import {
   validateAutoresearchSpec,
 } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter } from './common/dsh.js'
+import { createReporter, jobsShapes, sessionCwd } from './common/dsh.js'
 import { drive } from './driver.js'
 import { createDshRunner } from './dsh-runner.js'
 import { createGit } from './git.js'
@@ -81,7 +81,7 @@ export function apply(ctx, config) {
       return { kind: 'foreground', run: JSON.parse(running.run.resultJson()) }
     }
     if (running !== undefined) throw new Error(`run ${runId} is already active in this process; wait for it with job_output or stop it with job_kill`)
-    const callerCwd = parent.session?.header?.cwd ?? process.cwd()
+    const callerCwd = sessionCwd(parent) ?? process.cwd()
     const run = AutoresearchRun.fromSpec(specJson, runId, configJson, Date.now())
     const controller = new AbortController()
 
@@ -109,20 +109,21 @@ export function apply(ctx, config) {
       if (r.done || r.state !== 'initializing') ready()
     }
     let jobId
+    const shapes = jobsShapes(ctx.jobs)
     try {
       jobId = ctx.jobs.start({
         kind: 'autoresearch',
         label: `autoresearch ${spec.ok.runTag ?? `resume ${runId}`}`,
-        owner: parent,
+        owner: shapes.owner(parent),
         outputLimitBytes: row.maxResultChars * 4 + 8192,
         run() {
           const done = gate
             .then(() => driveOwned(run, parent, callerCwd, controller, onStep))
             .then(
-              () => ({ status: run.jobStatus, detail: run.status, output: autoresearchJobOutput(run.resultJson()) }),
+              () => shapes.outcome(run.jobStatus, run.status, autoresearchJobOutput(run.resultJson())),
               (error) => {
                 report('a background run failed', error)
-                return { status: 'failed', detail: `internal error: ${message(error)}`, output: run.resultJson() }
+                return shapes.outcome('failed', `internal error: ${message(error)}`, run.resultJson())
               },
             )
             .finally(ready)

@@ -25,7 +25,8 @@ export function routeOverride(row) {
 function pluginMessage(text) {
   const message = {
     content: [{ type: 'text', text }],
-    source: { kind: 'plugin', plugin: PLUGIN },
+    // The producer's own kind, as shim-common's noticeMessage explains.
+    source: { kind: PLUGIN },
     role: 'user',
     id: randomUUID(),
   }
@@ -61,7 +62,10 @@ export function createRound({ ctx, parent, texts, row, subagent = loadSubagent }
     const policy = sub.captureDelegatedPolicyOverrides(parent)
     const depth = sub.resolveChildDepth(parent, undefined)
     const agentOptions = sub.resolveChildAgentOptions(parent, route, depth)
-    const meta = { ...sub.childSessionMeta(parent, depth, 0), cwd: worktree }
+    // Not seeded from the parent's log: `false` is what both lines take (rc.8's third parameter
+    // is a seed length, `> 0` to count; the 0.2 line's is `isSeeded: boolean`, and its header
+    // validation throws on a number: `packages/subagent/subagent/src/child-agent.ts`).
+    const meta = { ...sub.childSessionMeta(parent, depth, false), cwd: worktree }
     const round = { report: undefined, error: undefined }
     const reportTool = {
       ...texts.report,

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createRound } from '../lib/round.js'
 import { Agents, Plugin, fakeSubagent, mount, parentAgent } from './support/dsh.mjs'
-import { alive, cli, git, makeRepo, readLines, tracker, waitFor } from './support/fixture.mjs'
+import { alive, cli, git, makeRepo, readLines, scratch, tracker, waitFor } from './support/fixture.mjs'
 import { autoresearchToolTexts } from '../lib/core.js'
 
 const TEXTS = JSON.parse(autoresearchToolTexts())
@@ -112,6 +112,23 @@ test('background: the job handshake, its output, and a start that is refused', a
   assert.match(refused.value.reason, /owner already has 10 active jobs/)
 })
 
+test('DSH 0.2 shapes: the job is owned by the session id, its summary comes back as result, and the run works in the session\'s current directory', async (t) => {
+  const { repo } = makeRepo(t)
+  const elsewhere = scratch(t)
+  const { tools, jobs, workingDirectory, ctx } = await mount({}, { line: '0.2' })
+  // The session started elsewhere and moved into the repository since: header.cwd is the origin.
+  const agent = parentAgent(elsewhere, ctx)
+  workingDirectory.current.set(agent.session.id, repo)
+  const r = await tools.call('autoresearch', args({ run_tag: 'v02', target: 10 }), agent)
+  assert.equal(r.value.kind, 'background', r.error ?? JSON.stringify(r.value))
+  assert.equal(jobs.jobs.get(r.value.jobId).spec.owner, 'parent-session')
+  const outcome = await jobs.visibleTo('parent-session').wait(r.value.jobId)
+  assert.equal(outcome.status, 'completed')
+  assert.equal(outcome.output, undefined)
+  assert.match(outcome.result, /autoresearch run [0-9a-f-]{36}: target-reached/)
+  assert.ok(r.value.worktree.startsWith(join(repo, '.git')), 'the run is in the current directory\'s repository')
+})
+
 test('job_kill stops a background run: evaluator tree gone, run cancelled, lock released', async (t) => {
   const hang = `import { appendFileSync } from 'node:fs'
 appendFileSync(process.env.AR_PIDS, process.pid + '\\n')
@@ -167,9 +184,10 @@ test('a foreground run whose rounds are child agents improves the metric', async
   assert.equal(seen.length, 2)
   assert.ok(seen.every((s) => s.cwd === r.value.run.worktree), 'each child works in the run worktree')
   assert.match(seen[0].text, /^AUTORESEARCH PROPOSAL ROUND/)
-  assert.deepEqual(seen[0].source, { kind: 'plugin', plugin: 'autoresearch' })
+  assert.deepEqual(seen[0].source, { kind: 'autoresearch' }, 'the producer\'s own kind (DSH 0.2 refuses `plugin`)')
   assert.equal(agents.live.size, 0, 'every child was disposed')
   assert.deepEqual(sub.calls.find((c) => c[0] === 'compose')[1], ['read', 'write', 'edit'], 'glob and grep do not exist here')
+  assert.deepEqual(sub.calls.find((c) => c[0] === 'meta'), ['meta', 1, false], 'a child not seeded from the parent\'s log, as both lines take it')
   assert.ok(subprocess.spawned.some((argv) => argv[0] === 'git'), 'git ran through ctx.subprocess')
   assert.ok(subprocess.spawned.some((argv) => argv.at(-1) === 'eval.mjs'), 'the evaluator ran through ctx.subprocess')
   assert.equal(git(repo, 'rev-parse', 'main'), head)

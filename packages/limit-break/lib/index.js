@@ -10,7 +10,7 @@ import { homedir } from 'node:os'
 import { resolve, sep } from 'node:path'
 import { core, encodeConfig } from './core.js'
 import { standardSchema } from './common/config.js'
-import { createReporter, isAgent } from './common/dsh.js'
+import { createReporter, isAgent, sessionCwd } from './common/dsh.js'
 import { createMemory, projectRoot, storePaths } from './memory.js'
 
 export const name = 'limit-break'
@@ -47,16 +47,18 @@ export function apply(ctx, config) {
     fetch ??= import('./fetch.js').then(({ createFetch }) => createFetch(wasm, plugin))
     return (await fetch)(args, signal)
   }
-  // The repository root of each agent's working directory, found once per agent.
+  // The repository root of each agent's working directory, found once per agent and directory
+  // (on DSH 0.2 a session can change its directory).
   const projects = new WeakMap()
   const projectOf = (agent) => {
     if (!isAgent(agent)) return Promise.resolve(undefined)
-    let found = projects.get(agent)
-    if (found === undefined) {
-      found = projectRoot(agent.session?.header?.cwd).catch(() => undefined)
-      projects.set(agent, found)
+    const cwd = sessionCwd(agent)
+    let known = projects.get(agent)
+    if (known?.cwd !== cwd) {
+      known = { cwd, found: projectRoot(cwd).catch(() => undefined) }
+      projects.set(agent, known)
     }
-    return found
+    return known.found
   }
 
   if (plugin.sessionBrief) {

@@ -5,7 +5,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { chmod, open, readFile, readdir, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { agentIn, assemble, mount, scratch } from './support/harness.mjs'
+import { agentIn, agentV02, assemble, mount, scratch } from './support/harness.mjs'
 import { core } from '../lib/core.js'
 
 const fact = (id, statement, extra = {}) => ({ id, statement, ...extra })
@@ -275,6 +275,18 @@ test('project-scoped facts follow the agent’s repository', async (t) => {
   assert.equal(other.value.hidden.other_projects, 1)
   const outside = await tools.call('memory_save', fact('x.y', 'z', { scope: 'project' }), { agent: agentIn(await scratch(t)) })
   assert.equal(outside.value.code, 'memory.invalid')
+})
+
+test('on DSH 0.2 the project is that of the session\'s current directory, not of its original one', async (t) => {
+  const { tools, store } = await mount(t)
+  const [first, second] = [await scratch(t), await scratch(t)]
+  for (const repo of [first, second]) await mkdir(join(repo, '.git'))
+  const agent = agentV02(await scratch(t), first)
+  assert.equal((await tools.call('memory_save', fact('db.port', 'port 5433 here', { scope: 'project' }), { agent })).value.ok, true)
+  agent.moveTo(second)
+  assert.equal((await tools.call('memory_save', fact('db.host', 'host db2 here', { scope: 'project' }), { agent })).value.ok, true)
+  const facts = JSON.parse(await readFile(store, 'utf8')).facts
+  assert.deepEqual(facts.map((f) => [f.id, f.project]), [['db.port', first], ['db.host', second]])
 })
 
 test('the session-start brief is one system-prompt section, stable for the session', async (t) => {

@@ -32,7 +32,7 @@ test('failing bash runs on one target arm the gate; the next step carries the ch
   assert.ok(notice, 'the check block rides the next step')
   assert.ok(Object.isFrozen(notice) && Object.isFrozen(notice.content[0]))
   assert.equal(notice.role, 'user')
-  assert.equal(notice.source.kind, 'plugin')
+  assert.equal(notice.source.kind, 'pain-point-check', 'the producer\'s own kind (DSH 0.2 refuses `plugin`)')
   assert.equal(notice.source.form, 'notice')
   assert.ok(notice.source.summary.length <= 120)
   const text = notice.content[0].text

@@ -32,7 +32,7 @@ test('the fault-injection build is the real plugin: ordinary events nudge as usu
   const ctx = await mountFault(PROBE)
   const decision = await post(ctx, execOf('bash', {}), ok())
   assert.equal(decision.additionalContexts?.length, 1)
-  assert.equal(decision.additionalContexts[0].source.plugin, 'research-nudge')
+  assert.equal(decision.additionalContexts[0].source.kind, 'research-nudge')
 })
 
 test('a panic inside WebAssembly is logged and the downstream decision passes through unchanged', async (t) => {
@@ -72,7 +72,7 @@ test('after a panic every later event still resolves to its downstream decision,
     const decision = await post(ctx, execOf(name, agent), ok(), () => downstream)
     assert.equal(decision.kind, 'accept')
     // Either untouched or a spread copy with a reminder in front; never a rejection.
-    if (decision !== downstream) assert.equal(decision.additionalContexts[0].source.plugin, 'research-nudge')
+    if (decision !== downstream) assert.equal(decision.additionalContexts[0].source.kind, 'research-nudge')
   }
   // Reports are rate-limited: one line for the first failure within the minute.
   assert.equal(errors.length, 1)

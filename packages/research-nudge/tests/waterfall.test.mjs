@@ -54,9 +54,8 @@ test('README worked example: quiet for four calls, one frozen reminder on the fi
   assert.equal(message.role, 'user')
   assert.equal(typeof message.id, 'string')
   assert.match(message.id, UUID)
-  assert.deepEqual(message.source, {
-    kind: 'plugin', plugin: 'research-nudge', form: 'notice', summary: 'research debt 21/20',
-  })
+  // The producer's own kind: DSH 0.2's session format V4 refuses the shared kind `plugin`.
+  assert.deepEqual(message.source, { kind: 'research-nudge', form: 'notice', summary: 'research debt 21/20' })
   assert.equal(message.content.length, 1)
   assert.equal(message.content[0].type, 'text')
   const { text } = message.content[0]
@@ -110,7 +109,7 @@ test('a block decision from a later listener is kept whole, with the reminder fi
   assert.equal(decision.extra, 42)
   assert.equal(decision.additionalContexts.length, 2)
   assert.equal(decision.additionalContexts[1], m1)
-  assert.equal(decision.additionalContexts[0].source.plugin, 'research-nudge')
+  assert.equal(decision.additionalContexts[0].source.kind, 'research-nudge')
   assert.deepEqual(Object.keys(decision).sort(), ['additionalContexts', 'extra', 'feedback', 'kind'])
   // The downstream decision was not mutated.
   assert.deepEqual(downstream.additionalContexts, [m1])

@@ -3,7 +3,7 @@
 use config::research_nudge::RowConfig;
 use policy::Policy;
 
-/// The plugin name DSH shows, the `source.plugin` of the reminders it injected into a session.
+/// The plugin name DSH shows, the producer of the reminders it injected into a session (`source.kind`, or `source.plugin` in logs of earlier versions).
 pub const PLUGIN_NAME: &str = "research-nudge";
 
 /// research-nudge under one validated row config.

@@ -197,11 +197,10 @@ impl SessionLog {
             LogEvent::ToolResult(result) => Some(self.tool_result(plugin, line, time, result)),
             LogEvent::UserPrompt { text } => Some(self.user_prompt(plugin, line, time, text)),
             LogEvent::Injected {
-                kind,
                 plugin: Some(by),
                 summary,
                 ..
-            } if kind == "plugin" && by == PLUGIN_NAME => {
+            } if by == PLUGIN_NAME => {
                 self.stats.live_reminders += 1;
                 let what = What::LiveReminder {
                     summary: summary.unwrap_or_default(),

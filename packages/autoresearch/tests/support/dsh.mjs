@@ -68,6 +68,39 @@ export class Jobs extends Service {
   }
 }
 
+/** The 0.2 line's job registry, as `packages/jobs/jobs/src/types.ts` (0217po/deepseek-harness)
+ * declares it: `start` takes the owning session's id (a string; an Agent is refused here, as the
+ * registry fences access by that id), `run(job)` gets the producer handle, a value result comes
+ * back as `JobOutcome.result`, and callers read through `visibleTo(sessionId)`. */
+export class JobsV02 extends Jobs {
+  start(spec) {
+    if (spec.owner !== undefined && typeof spec.owner !== 'string') throw new TypeError('JobSpec.owner is a SessionId')
+    if (this.refuse) throw new Error(this.refuse)
+    this.count += 1
+    const id = `${spec.kind}-${this.count}`
+    const hooks = spec.run({ id, append() {}, updateProgress() {} })
+    this.jobs.set(id, { spec, hooks, outcome: hooks.done })
+    return id
+  }
+
+  visibleTo(owner) {
+    return { wait: (id) => (this.jobs.get(id).spec.owner === owner ? this.jobs.get(id).outcome : Promise.reject(new Error('not visible'))) }
+  }
+}
+
+/** The 0.2 line's per-session working directory (`ctx.workingDirectory.get(session)`), where a
+ * session's `header.cwd` stays its original project. */
+export class WorkingDirectory extends Service {
+  constructor(ctx) {
+    super(ctx, 'workingDirectory')
+    this.current = new Map()
+  }
+
+  get(session) {
+    return this.current.get(session.id) ?? session.header.cwd
+  }
+}
+
 /** DSH's SubprocessRuntime shape over the local runner. */
 export class Subprocess extends Service {
   constructor(ctx) {
@@ -178,7 +211,14 @@ export function fakeSubagent() {
     captureDelegatedPolicyOverrides: () => ({ sandboxMode: undefined, approvalPolicy: 'never' }),
     resolveChildDepth: () => 1,
     resolveChildAgentOptions: () => ({ model: 'parent-model' }),
-    childSessionMeta: () => ({ cwd: '/parent/cwd', origin: 'subagent', delegationDepth: 1 }),
+    // The 0.2 line's `childSessionMeta(parent, depth, isSeeded: boolean)` writes `isSeeded` into
+    // a header whose validation refuses a number (packages/subagent/subagent/src/child-agent.ts);
+    // rc.8 reads the same argument as a seed length and counts it only when `> 0`.
+    childSessionMeta: (_parent, depth, seeded) => {
+      calls.push(['meta', depth, seeded])
+      if (typeof seeded !== 'boolean') throw new TypeError(`isSeeded must be a boolean (got ${typeof seeded})`)
+      return { cwd: '/parent/cwd', origin: 'subagent', delegationDepth: depth, isSeeded: seeded }
+    },
     appendDelegatedPolicyOverrides: (session, o) => calls.push(['policy', session.id, o.approvalPolicy]),
     applyChildComposition: (_ctx, _parent, composition) => calls.push(['compose', composition.toolFilter.allow]),
   }
@@ -203,18 +243,19 @@ export class SystemPrompt extends Service {
 }
 
 /** A real Context with the five services and the plugin mounted. */
-export async function mount(config = {}) {
+export async function mount(config = {}, { line = 'rc.8' } = {}) {
   const ctx = new Context()
   const tools = new Tools(ctx)
-  const jobs = new Jobs(ctx)
+  const jobs = line === '0.2' ? new JobsV02(ctx) : new Jobs(ctx)
+  const workingDirectory = line === '0.2' ? new WorkingDirectory(ctx) : undefined
   const subprocess = new Subprocess(ctx)
   const agents = new Agents(ctx)
   const prompts = new SystemPrompt(ctx)
   const fiber = await ctx.plugin(Plugin, config)
-  return { ctx, tools, jobs, subprocess, agents, prompts, fiber }
+  return { ctx, tools, jobs, workingDirectory, subprocess, agents, prompts, fiber }
 }
 
-/** A parent agent whose session works in `cwd`. */
-export function parentAgent(cwd) {
-  return { id: `parent-${Math.random()}`, session: { id: 'parent-session', header: { cwd } } }
+/** A parent agent whose session works in `cwd` (its context `ctx`, for the services it reads). */
+export function parentAgent(cwd, ctx) {
+  return { id: `parent-${Math.random()}`, ctx, session: { id: 'parent-session', header: { cwd } } }
 }

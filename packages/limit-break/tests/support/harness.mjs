@@ -142,6 +142,23 @@ export function agentIn(cwd) {
   return { id: `agent-${cwd}`, session: { header: { cwd } } }
 }
 
+/** An agent as the DSH 0.2 line has it: its session started in `origin` (`header.cwd`) and its
+ * per-session working-directory service (`ctx.get('workingDirectory').get(session)`) says where
+ * it works now; `moveTo` changes that, as `ctx.workingDirectory.set` does there. */
+export function agentV02(origin, current) {
+  const session = { id: `session-${origin}`, header: { cwd: origin } }
+  let now = current
+  const service = { get: (s) => (s === session ? now : s.header.cwd) }
+  return {
+    id: `agent-${origin}`,
+    session,
+    ctx: { get: (name) => (name === 'workingDirectory' ? service : undefined) },
+    moveTo(dir) {
+      now = dir
+    },
+  }
+}
+
 /** Runs DSH's `system-prompt/assemble` waterfall for `agent` over an assembly of one section,
  * as the agent loop does before each model request; resolves to the assembly. */
 export function assemble(ctx, agent) {

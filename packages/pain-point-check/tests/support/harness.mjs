@@ -91,7 +91,7 @@ export function preStep(ctx, agent, messages = [], inner = (m) => ({ kind: 'ente
 
 /** The plugin's notices in a pre-step decision. */
 export function notices(decision) {
-  return (decision?.messages ?? []).filter((m) => m?.source?.plugin === 'pain-point-check')
+  return (decision?.messages ?? []).filter((m) => m?.source?.kind === 'pain-point-check')
 }
 
 /** The model's visible reply, as DSH's session emits it after the append. */

@@ -97,7 +97,7 @@ export function userMessage(text) {
 /** The research-nudge messages a decision carries (by source). */
 export function nudges(decision) {
   const contexts = decision?.additionalContexts ?? []
-  return contexts.filter((m) => m?.source?.plugin === 'research-nudge')
+  return contexts.filter((m) => m?.source?.kind === 'research-nudge')
 }
 
 const SIGNALS = /\n\nCurrent signals: debt=(\d+)\/(\d+), tool_calls_since_research=(\d+), failures=(\d+), repeated_failures=(\d+)\.$/

@@ -598,6 +598,7 @@ mod tests {
             "exports": {".": "./lib/index.js", "./cordis.patch.yml": "./cordis.patch.yml"},
             "bin": {"research-nudge": "./bin/research-nudge.js"},
             "dsh": {"bundle": {"patch": "./cordis.patch.yml"}},
+            "engines": {"node": ">=20", "dsh": crate::dsh::DSH_RANGE},
             "devDependencies": {"@deepseek-ai/cordis": "4.0.1"},
         })
     }
@@ -620,8 +621,13 @@ mod tests {
 
     #[test]
     fn every_deviation_is_named() {
-        let cases: [(&str, Value, &str); 9] = [
+        let cases: [(&str, Value, &str); 10] = [
             ("type", json!("commonjs"), "type must be \"module\""),
+            (
+                "engines",
+                json!({"node": ">=20"}),
+                "engines.dsh must be \">=0.1.0-rc.8 <0.3.0-0\"",
+            ),
             (
                 "main",
                 json!("./lib/other.js"),

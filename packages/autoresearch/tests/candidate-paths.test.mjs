@@ -61,6 +61,31 @@ test('paths git would refuse to commit fail one round each by name; the run goes
   assert.deepEqual([git(repo, 'rev-parse', 'HEAD'), git(repo, 'ls-files', '--stage'), git(repo, 'status', '--porcelain')], callerBefore)
 })
 
+test('build, test-runner and toolchain files are protected; globs that shadow an import are refused when read', async (t) => {
+  const { root, repo } = makeRepo(t)
+  const files = ['src/.env', 'src/CMakeLists.txt', 'src/Makefile', 'src/build.rs', 'src/jest.config.js', 'src/node_modules/x/index.js',
+    'src/nuget.config', 'src/pytest.ini', 'src/tsconfig.json', 'src/vendor/modules.txt']
+  const prop = proposer(root, `
+    for (const f of ${JSON.stringify(files)}) { fs.mkdirSync(f.slice(0, f.lastIndexOf('/')), { recursive: true }); fs.writeFileSync(f, 'x\\n') }
+    return score - 1`)
+  const r = cli(['run', '--json', specFile(root, { proposer: prop, mutable_globs: ['score.txt', 'src/**'], max_experiments: 1 })], { cwd: repo })
+  assert.equal(r.status, 0, r.stderr)
+  const db = await tracker(repo)
+  const row = db.get('SELECT state, evidence_json FROM experiments WHERE run_id = ? AND ordinal = 1', r.json.run_id)
+  db.close()
+  assert.equal(row.state, 'policy-violation')
+  assert.deepEqual(JSON.parse(row.evidence_json), files.map((f) => `protected-dependency: ${f}`))
+  // A sourceless json.pyc or a json/ package beside eval.py would be imported before the stdlib's.
+  const shadow = cli(['run', specFile(root, {
+    proposer: prop, mutable_globs: ['*.pyc', 'json/**', '*/__init__.py'], evaluation: { command: 'python3', args: ['eval.py'] },
+  }, 'shadow.json')], { cwd: repo })
+  assert.equal(shadow.status, 2)
+  const covers = (i, probe, glob) => `mutable_globs[${i}]: covers the evaluator's directory "." (it matches "${probe}", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got "${glob}")`
+  assert.deepEqual(shadow.stderr.trim().split('\n').slice(1).map((l) => l.trim()), [
+    covers(0, 'json.pyc', '*.pyc'), covers(1, 'json/__init__.py', 'json/**'), covers(2, 'json/__init__.py', '*/__init__.py'),
+  ])
+})
+
 test('show --diff prints a candidate file\'s escape sequences escaped', (t) => {
   const { root, repo } = makeRepo(t)
   const prop = proposer(root, `

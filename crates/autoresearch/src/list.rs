@@ -1,15 +1,18 @@
 //! The headless runner's `list`: the repository's runs (rows as `crate::sql::LIST_RUNS` returns them, newest
 //! first) as a table, TSV or JSON lines.
 
+use crate::render::{escape_controls, escape_inline};
 use crate::run::RunState;
 use serde_json::{Map, Value, json};
 
-/// Renders `list`'s rows (from `listRuns`, newest first) as a table, TSV or JSON lines.
+/// Renders `list`'s rows (from `listRuns`, newest first) as a table, TSV or JSON lines. Tracker
+/// text (a tag, the original's rows too) is shown with controls, line breaks and bidi overrides
+/// escaped, so a cell stays one cell; JSON lines escape controls as JSON does.
 pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, String> {
     let cell = |r: &Map<String, Value>, k: &str| -> String {
         match r.get(k) {
             None | Some(Value::Null) => String::new(),
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => escape_inline(s),
             Some(Value::Number(n)) if k.ends_with("metric") => {
                 n.as_f64().map(crate::jcs::number).unwrap_or_default()
             }
@@ -29,7 +32,7 @@ pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, Strin
                 let lock =
                     matches!(r.get("lock_held"), Some(Value::Number(n)) if n.as_i64() == Some(1));
                 r.insert("lock_held".into(), json!(lock));
-                out.push_str(&Value::Object(r).to_string());
+                out.push_str(&escape_controls(&Value::Object(r).to_string()));
                 out.push('\n');
             }
         }
@@ -52,10 +55,7 @@ pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, Strin
             out.push_str(&cols.join("\t"));
             out.push('\n');
             for r in rows {
-                let line: Vec<String> = cols
-                    .iter()
-                    .map(|c| cell(r, c).replace(['\t', '\n', '\r'], " "))
-                    .collect();
+                let line: Vec<String> = cols.iter().map(|c| cell(r, c)).collect();
                 out.push_str(&line.join("\t"));
                 out.push('\n');
             }

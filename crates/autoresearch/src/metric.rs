@@ -14,6 +14,7 @@ use crate::failure::Failure;
 use crate::protocol::ProposalReport;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::fmt;
 
 /// Name of the metric protocol, recorded in provenance.
@@ -34,6 +35,9 @@ pub enum ParseError {
     MissingKey(String),
     /// The key's value is not a finite JSON number (strings such as `"1"` are refused).
     NotANumber(String),
+    /// The key's value is a JSON number past a 64-bit float's range (`1e309`): the key and the
+    /// number as written.
+    OutOfRange(String, String),
     /// A report field is missing or not a non-empty string.
     BadField(String),
 }
@@ -69,6 +73,12 @@ impl fmt::Display for ParseError {
                     "key {key:?} on the final line is not a finite JSON number"
                 )
             }
+            ParseError::OutOfRange(key, number) => write!(
+                f,
+                "key {key:?} on the final line is a number out of range ({}: not a finite \
+                 64-bit float)",
+                clip(number, 40)
+            ),
             ParseError::BadField(key) => {
                 write!(
                     f,
@@ -83,21 +93,27 @@ impl fmt::Display for ParseError {
 /// the tail of a longer output; then the final line counts only if a line break precedes it.
 pub fn parse_metric(stdout: &str, metric_name: &str, truncated: bool) -> Result<f64, ParseError> {
     let entries = final_object(stdout, truncated)?;
-    let value = single(&entries, metric_name)?;
-    match value {
-        Value::Number(n) => n
+    let raw = single(&entries, metric_name)?.get();
+    let not_a_number = || ParseError::NotANumber(metric_name.to_owned());
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Number(n)) => n
             .as_f64()
             .filter(|f| f.is_finite())
-            .ok_or_else(|| ParseError::NotANumber(metric_name.to_owned())),
-        _ => Err(ParseError::NotANumber(metric_name.to_owned())),
+            .ok_or_else(not_a_number),
+        Ok(_) => Err(not_a_number()),
+        // A value the object held that does not parse alone: only a number can be out of range.
+        Err(_) if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => Err(
+            ParseError::OutOfRange(metric_name.to_owned(), raw.to_owned()),
+        ),
+        Err(_) => Err(not_a_number()),
     }
 }
 
 /// Reads a headless proposer's report `{hypothesis, summary}` from its stdout's final line.
 pub fn parse_report(stdout: &str, truncated: bool) -> Result<ProposalReport, ParseError> {
     let entries = final_object(stdout, truncated)?;
-    let field = |key: &str| match single(&entries, key)? {
-        Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
+    let field = |key: &str| match serde_json::from_str(single(&entries, key)?.get()) {
+        Ok(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
         _ => Err(ParseError::BadField(key.to_owned())),
     };
     Ok(ProposalReport {
@@ -120,15 +136,18 @@ pub fn report_too_long(report: &ProposalReport, max: usize) -> Option<String> {
     })
 }
 
-fn single<'a>(entries: &'a [(String, Value)], key: &str) -> Result<&'a Value, ParseError> {
+fn single<'a>(
+    entries: &'a [(String, Box<RawValue>)],
+    key: &str,
+) -> Result<&'a RawValue, ParseError> {
     entries
         .iter()
         .find(|(k, _)| k == key)
-        .map(|(_, v)| v)
+        .map(|(_, v)| &**v)
         .ok_or_else(|| ParseError::MissingKey(key.to_owned()))
 }
 
-fn final_object(stdout: &str, truncated: bool) -> Result<Vec<(String, Value)>, ParseError> {
+fn final_object(stdout: &str, truncated: bool) -> Result<Vec<(String, Box<RawValue>)>, ParseError> {
     let text = stdout.replace("\r\n", "\n").replace('\r', "\n");
     let text = text.trim_end();
     if text.trim().is_empty() {
@@ -155,8 +174,10 @@ fn final_object(stdout: &str, truncated: bool) -> Result<Vec<(String, Value)>, P
     Ok(entries.0)
 }
 
-/// A JSON object's entries in order, duplicates kept (serde_json's `Map` would merge them).
-struct Entries(Vec<(String, Value)>);
+/// A JSON object's entries in order, duplicates kept (serde_json's `Map` would merge them), each
+/// value as written: only the values read are parsed, so a number out of range elsewhere (an
+/// evaluator's timing) is no error, and one under the key read is named as such.
+struct Entries(Vec<(String, Box<RawValue>)>);
 
 impl<'de> Deserialize<'de> for Entries {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -168,7 +189,7 @@ impl<'de> Deserialize<'de> for Entries {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries, A::Error> {
                 let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
                     out.push((k, v));
                 }
                 Ok(Entries(out))

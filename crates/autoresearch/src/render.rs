@@ -402,8 +402,18 @@ fn tsv_escape(cell: &str) -> String {
 /// and isolates, as `\u00XX`/`\u202E` escapes. Inside JSON text the same escapes are valid JSON,
 /// so a JSON rendering passed through it decodes to the same value.
 pub fn escape_controls(text: &str) -> String {
+    escape(text, |c| c == '\n' || c == '\t')
+}
+
+/// Text for one line of a terminal: as [`escape_controls`], with `\n` and `\t` escaped too (a
+/// run tag or a spec's key that could break a line or a table).
+pub fn escape_inline(text: &str) -> String {
+    escape(text, |_| false)
+}
+
+fn escape(text: &str, kept: impl Fn(char) -> bool) -> String {
     let unsafe_char = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
+        (c.is_control() && !kept(c))
             || ('\u{202a}'..='\u{202e}').contains(&c)
             || ('\u{2066}'..='\u{2069}').contains(&c)
     };

@@ -76,16 +76,18 @@ impl SpecError {
     }
 }
 
+/// One terminal line: a key the spec chose (in `field`) or a value can hold any character, so
+/// controls, line breaks and bidi overrides are shown escaped.
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.rule)?;
+        let mut line = format!("{}: {}", self.field, self.rule);
         if !self.value.is_empty() {
-            write!(f, " (got {})", self.value)?;
+            line.push_str(&format!(" (got {})", self.value));
         }
         if let Some(s) = &self.did_you_mean {
-            write!(f, "; did you mean `{s}`?")?;
+            line.push_str(&format!("; did you mean `{s}`?"));
         }
-        Ok(())
+        f.write_str(&crate::render::escape_inline(&line))
     }
 }
 

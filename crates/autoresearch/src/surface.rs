@@ -6,23 +6,28 @@
 //! directory needs `src/**`).
 //!
 //! Some paths are protected even when a glob matches: any `.git` entry and git's own files
-//! ([`GIT_FILES`], never re-permitted), dependency files at any depth ([`is_dependency_file`]),
-//! and the evaluator's real inputs ([`evaluator_inputs`]: the command when it is a path, argument
-//! paths, the provenance labels that are paths). An explicit allowlist entry re-permits a
-//! dependency file or an evaluator input. A candidate touching any other path is a policy
-//! violation, whatever its metric would have said, and is never evaluated. A fresh spec whose
-//! glob covers the evaluator's directory or a dependency file is refused up front
-//! ([`covered_protections`]).
+//! ([`GIT_FILES`], never re-permitted), dependency, build and toolchain files at any depth
+//! ([`is_dependency_file`]), and the evaluator's real inputs ([`evaluator_inputs`]: the command
+//! when it is a path, argument paths, the provenance labels that are paths). An explicit
+//! allowlist entry re-permits a dependency file or an evaluator input. Paths git would refuse to
+//! commit are never allowed either ([`git_refuses`]: names git's `verify_path` rejects, paths
+//! over [`MAX_PATH_BYTES`], a directory replaced by a file or a symlink), so such a candidate
+//! fails its round instead of failing the commit and with it the run. A candidate touching any
+//! other path is a policy violation, whatever its metric would have said, and is never evaluated.
+//! A fresh spec whose glob covers the evaluator's directory or a dependency file is refused up
+//! front ([`covered_protections`]).
 
 use crate::glob::Glob;
 use crate::protocol::InputPath;
 use std::fmt;
 
-/// Dependency manifests, lockfiles and package-manager settings, by file name at any depth;
-/// protected unless allowlisted as `dependencies`. `requirements*.txt` and `constraints*.txt`
-/// are matched by [`is_dependency_file`] too.
+/// Dependency manifests, lockfiles and package-manager settings, and the build, test-runner and
+/// toolchain files that run code or pick a program before the evaluator's own, by file name at
+/// any depth, compared without case (NuGet, make and case-insensitive file systems read them so);
+/// protected unless allowlisted as `dependencies`. [`DEPENDENCY_PATTERNS`], [`DEPENDENCY_PATHS`]
+/// and [`DEPENDENCY_DIRS`] name more.
 pub const DEPENDENCY_FILES: &[&str] = &[
-    // JavaScript
+    // JavaScript, TypeScript
     "package.json",
     "package-lock.json",
     "npm-shrinkwrap.json",
@@ -35,11 +40,15 @@ pub const DEPENDENCY_FILES: &[&str] = &[
     "bun.lockb",
     "bunfig.toml",
     ".npmrc",
+    ".nvmrc",
+    ".node-version",
     "deno.json",
     "deno.lock",
+    "tsconfig.json",
     // Rust
     "Cargo.toml",
     "Cargo.lock",
+    "build.rs",
     "rust-toolchain",
     "rust-toolchain.toml",
     // Go
@@ -58,12 +67,15 @@ pub const DEPENDENCY_FILES: &[&str] = &[
     "pdm.lock",
     "pip.conf",
     "tox.ini",
+    "pytest.ini",
     "conftest.py",
     "sitecustomize.py",
     "usercustomize.py",
+    ".python-version",
     // Ruby, PHP, JVM, .NET
     "Gemfile",
     "Gemfile.lock",
+    ".ruby-version",
     "composer.json",
     "composer.lock",
     "pom.xml",
@@ -74,29 +86,89 @@ pub const DEPENDENCY_FILES: &[&str] = &[
     "gradle.properties",
     "packages.lock.json",
     "Directory.Packages.props",
+    "Directory.Build.props",
+    "Directory.Build.targets",
     "NuGet.Config",
+    // C, C++ and anything built by make
+    "Makefile",
+    "GNUmakefile",
+    "CMakeLists.txt",
+    // Toolchain versions and environments (asdf, mise, direnv, dotenv)
+    ".tool-versions",
+    ".envrc",
+    ".env",
     // DSH
     "cordis.patch.yml",
+];
+
+/// Dependency and build files named by a prefix and a suffix (lower case; compared without
+/// case), at any depth: `requirements-dev.txt`, `tsconfig.build.json`, `jest.config.ts`,
+/// `.babelrc.json`, `.env.local`.
+pub const DEPENDENCY_PATTERNS: &[(&str, &str)] = &[
+    ("requirements", ".txt"),
+    ("constraints", ".txt"),
+    ("tsconfig.", ".json"),
+    ("babel.config.", ""),
+    (".babelrc", ""),
+    ("jest.config.", ""),
+    ("vitest.config.", ""),
+    ("vite.config.", ""),
+    (".env.", ""),
+];
+
+/// Dependency files named by their directory and name, at any depth: Cargo's `.cargo/config`
+/// and `.cargo/config.toml`, Go's `vendor/modules.txt`.
+pub const DEPENDENCY_PATHS: &[(&str, &str)] = &[
+    (".cargo", "config"),
+    (".cargo", "config.toml"),
+    ("vendor", "modules.txt"),
+];
+
+/// Directories whose whole content is installed dependencies, at any depth.
+pub const DEPENDENCY_DIRS: &[&str] = &["node_modules"];
+
+/// One path of each rule that [`DEPENDENCY_FILES`] does not list: with those files, what
+/// [`covered_protections`] probes a glob with when a fresh spec is read.
+pub(crate) const DEPENDENCY_EXAMPLES: &[&str] = &[
+    "requirements.txt",
+    "constraints.txt",
+    "tsconfig.base.json",
+    "babel.config.js",
+    ".babelrc.json",
+    "jest.config.js",
+    "vitest.config.ts",
+    "vite.config.ts",
+    ".env.local",
+    ".cargo/config.toml",
+    "vendor/modules.txt",
+    "node_modules/x/index.js",
 ];
 
 /// Git's own files in the tree (attributes route files through filters, modules and LFS config
 /// point git at other programs and places); protected at any depth, never re-permitted.
 pub const GIT_FILES: &[&str] = &[".gitattributes", ".gitmodules", ".lfsconfig"];
 
-/// Whether a worktree path is a dependency file (by its last segment, or `.cargo/config*`).
+/// Whether a worktree path is a dependency file: its last segment is one of
+/// [`DEPENDENCY_FILES`] or fits one of [`DEPENDENCY_PATTERNS`], its last two segments are one of
+/// [`DEPENDENCY_PATHS`], or a directory on its way is one of [`DEPENDENCY_DIRS`] (all without
+/// case).
 pub fn is_dependency_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let listed_prefix = |prefix: &str| {
-        name.strip_prefix(prefix)
-            .is_some_and(|rest| rest.ends_with(".txt"))
-    };
-    DEPENDENCY_FILES.contains(&name)
-        || listed_prefix("requirements")
-        || listed_prefix("constraints")
-        || path
-            .strip_suffix(name)
-            .is_some_and(|dir| dir == ".cargo/" || dir.ends_with("/.cargo/"))
-            && (name == "config" || name == "config.toml")
+    let segments: Vec<&str> = path.split('/').collect();
+    let name = segments[segments.len() - 1].to_ascii_lowercase();
+    let dir = segments.len().checked_sub(2).map(|i| segments[i]);
+    DEPENDENCY_FILES
+        .iter()
+        .any(|f| f.eq_ignore_ascii_case(&name))
+        || DEPENDENCY_PATTERNS.iter().any(|(prefix, suffix)| {
+            name.strip_prefix(prefix)
+                .is_some_and(|rest| rest.ends_with(suffix))
+        })
+        || DEPENDENCY_PATHS.iter().any(|(d, n)| {
+            dir.is_some_and(|dir| dir.eq_ignore_ascii_case(d)) && n.eq_ignore_ascii_case(&name)
+        })
+        || segments[..segments.len() - 1]
+            .iter()
+            .any(|s| DEPENDENCY_DIRS.iter().any(|d| d.eq_ignore_ascii_case(s)))
 }
 
 /// Whether a worktree path is a `.git` entry or one of [`GIT_FILES`].
@@ -105,12 +177,97 @@ pub fn is_git_path(path: &str) -> bool {
         || GIT_FILES.contains(&path.rsplit('/').next().unwrap_or(path))
 }
 
+/// Longest changed path a candidate may hold, in bytes. git sets no limit of its own, but the
+/// system limits a whole path, the worktree's included (`PATH_MAX`: 4,096 bytes on Linux, 1,024
+/// on macOS), and git fails past it; no real source tree needs longer paths.
+pub const MAX_PATH_BYTES: usize = 1024;
+
+/// Code points HFS+ ignores in a file name, so `.g\u{200c}it` is `.git` there (git's
+/// `next_hfs_char`).
+const HFS_IGNORED: &[char] = &[
+    '\u{200c}', '\u{200d}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}',
+    '\u{202e}', '\u{206a}', '\u{206b}', '\u{206c}', '\u{206d}', '\u{206e}', '\u{206f}', '\u{feff}',
+];
+
+/// Whether git refuses to add `path` to an index ("invalid path"), as its `verify_path` does
+/// with `core.protectNTFS` (on by default everywhere) and `core.protectHFS` (on by default on
+/// macOS) both on, for a file or a symlink (`git status` does not tell them apart):
+/// - a segment that is empty, `.` or `..`;
+/// - `.git` in any case, or a name NTFS reads as `.git`: `.git` or its short name `git~1` (any
+///   case) followed only by dots and spaces, or by `:` and an alternate data stream; a backslash
+///   separates names there;
+/// - a name HFS+ reads as `.git`: `.git` (any case) with code points HFS+ ignores anywhere in it;
+/// - the same forms of `.gitmodules` (refused for a symlink): NTFS's short names `gitmod~1` to
+///   `~4`, or `gi7eba~N` and its shorter prefixes with more digits, eight characters in all.
+pub fn git_refuses(path: &str) -> bool {
+    let hfs = |segment: &str, needle: &str| {
+        let folded: String = segment
+            .chars()
+            .filter(|c| !HFS_IGNORED.contains(c))
+            .collect();
+        folded.eq_ignore_ascii_case(needle)
+    };
+    let ntfs = |name: &str| {
+        let stem = name
+            .split(':')
+            .next()
+            .unwrap_or(name)
+            .trim_end_matches(['.', ' ']);
+        let short = stem.as_bytes();
+        let fallback = short.len() == 8
+            && short.iter().position(|b| *b == b'~').is_some_and(|t| {
+                t <= 6
+                    && short[..t].eq_ignore_ascii_case(&b"gi7eba"[..t])
+                    && (b'1'..=b'9').contains(&short[t + 1])
+                    && short[t + 2..].iter().all(u8::is_ascii_digit)
+            });
+        [".git", "git~1", ".gitmodules"]
+            .iter()
+            .any(|n| stem.eq_ignore_ascii_case(n))
+            || (short.len() == 8
+                && short[..6].eq_ignore_ascii_case(b"gitmod")
+                && short[6] == b'~'
+                && (b'1'..=b'4').contains(&short[7]))
+            || fallback
+    };
+    path.split('/').any(|segment| {
+        matches!(segment, "" | "." | "..")
+            || segment.split('\\').any(ntfs)
+            || hfs(segment, ".git")
+            || hfs(segment, ".gitmodules")
+    })
+}
+
 /// File names probed in a directory the evaluator runs from or is read from: a glob that
 /// matches one of them lets a candidate add a module the evaluator would import before its own
-/// (`json.py` beside `eval.py`).
+/// (`json.py` beside `eval.py`). Python finds a module as source, as a sourceless `.pyc`, as a
+/// package directory, or as an extension module, and a hash-based `.pyc` in `__pycache__` that
+/// is not checked stands in for its unchanged source; Node loads a directory's `index.js`, Lua
+/// its `init.lua`, Perl `.pm` modules.
 const SHADOW_PROBES: &[&str] = &[
-    "json.py", "index.js", "util.mjs", "util.cjs", "util.ts", "util.rb", "util.pl", "util.lua",
-    "util.sh", "util.go", "util.rs", "lib.so",
+    "json.py",
+    "json.pyc",
+    "json/__init__.py",
+    "json/__init__.pyc",
+    "__pycache__/util.cpython-313.pyc",
+    "json.cpython-313-x86_64-linux-gnu.so",
+    "json.abi3.so",
+    "json.pyd",
+    "index.js",
+    "util.js",
+    "util.mjs",
+    "util.cjs",
+    "util.ts",
+    "util/index.js",
+    "util.rb",
+    "util.pm",
+    "util.pl",
+    "util.lua",
+    "util/init.lua",
+    "util.sh",
+    "util.go",
+    "util.rs",
+    "lib.so",
 ];
 
 /// A mutable glob that covers a protected place, found when a fresh spec is read.
@@ -212,9 +369,9 @@ pub fn covered_protections(
         }
         let manifests: Vec<String> = DEPENDENCY_FILES
             .iter()
-            .chain(&["requirements.txt"])
+            .chain(DEPENDENCY_EXAMPLES)
             .map(|n| (*n).to_owned())
-            .filter(|p| compiled.is_match(p) && !allow.dependencies.contains(p))
+            .filter(|p| compiled.is_match(p) && !listed(&allow.dependencies, p))
             .collect();
         if !manifests.is_empty() {
             out.push(Coverage {
@@ -438,7 +595,10 @@ pub struct PathViolation {
     /// The path.
     pub path: String,
     /// Stable reason: `outside-mutable-globs`, `protected-git`, `protected-dependency`,
-    /// `protected-evaluator-input`.
+    /// `protected-evaluator-input`, or one that git could not commit: `git-invalid-path` (see
+    /// [`git_refuses`]), `path-too-long` (over [`MAX_PATH_BYTES`]), `directory-replaced` (a
+    /// changed path that other changed paths sit under: a directory replaced by a file or a
+    /// symlink, which git refuses to look beyond).
     pub reason: &'static str,
 }
 
@@ -453,6 +613,24 @@ pub enum CandidateCheck {
     Violation(Vec<PathViolation>),
 }
 
+/// Whether `path` is `root` or inside it.
+fn under(path: &str, root: &str) -> bool {
+    path.strip_prefix(root)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Whether an allowlist names `path` or a directory it is in.
+fn listed(list: &[String], path: &str) -> bool {
+    list.iter().any(|root| under(path, root))
+}
+
+/// Whether a sorted list holds a path inside `dir`.
+fn has_inside(sorted: &[String], dir: &str) -> bool {
+    let prefix = format!("{dir}/");
+    let at = sorted.partition_point(|p| p.as_str() < prefix.as_str());
+    sorted.get(at).is_some_and(|p| p.starts_with(&prefix))
+}
+
 /// Checks changed paths against the surface, the protections and the allowlists.
 pub fn check_candidate(
     changes: &WorktreeChanges,
@@ -463,12 +641,16 @@ pub fn check_candidate(
     if changes.changed.is_empty() {
         return CandidateCheck::Empty;
     }
-    let under = |path: &str, root: &str| path == root || path.starts_with(&format!("{root}/"));
-    let listed = |list: &[String], path: &str| list.iter().any(|p| under(path, p));
     let mut violations = Vec::new();
     for path in &changes.changed {
         let reason = if is_git_path(path) {
             Some("protected-git")
+        } else if git_refuses(path) {
+            Some("git-invalid-path")
+        } else if path.len() > MAX_PATH_BYTES {
+            Some("path-too-long")
+        } else if has_inside(&changes.changed, path) {
+            Some("directory-replaced")
         } else if is_dependency_file(path) {
             (!listed(&allow.dependencies, path)).then_some("protected-dependency")
         } else if protected_inputs

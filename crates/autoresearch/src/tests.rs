@@ -128,7 +128,17 @@ fn metric_refuses_what_is_not_one_finite_number() {
             "{out:?}"
         );
     }
-    assert!(parse_metric("{\"score\": 1e999}", "score", false).is_err());
+    // Past a double's range: named as such, not "not a JSON object"; elsewhere it is no error.
+    expect_test::expect![[r#"key "score" on the final line is a number out of range (1e309: not a finite 64-bit float)"#]]
+    .assert_eq(&parse_metric("{\"score\": 1e309}", "score", false).unwrap_err().to_string());
+    assert_eq!(
+        parse_metric("{\"score\": -1e999}", "score", false),
+        Err(ParseError::OutOfRange("score".into(), "-1e999".into()))
+    );
+    assert_eq!(
+        parse_metric("{\"ms\": 1e309, \"score\": 2}", "score", false),
+        Ok(2.0)
+    );
     assert_eq!(
         parse_metric("{\"score\": 1}", "score", true),
         Err(ParseError::TruncatedLine)
@@ -228,6 +238,19 @@ fn unknown_keys_get_a_did_you_mean() {
         Some("objective")
     );
     assert_eq!(suggest("zzz", &["objective"]), None);
+    // A key or a value the spec chose is one escaped line: no ESC, OSC, line break or override.
+    let mut v = minimal();
+    v["x\u{1b}]0;pwned\u{7}\nmutable_globs: ok"] = json!(1);
+    v["environment"] = json!({"A\nB": "v"});
+    v["run_tag"] = json!("t\u{202e}1\u{9b}");
+    expect_test::expect![[r#"
+        [
+            "x\\u001b]0;pwned\\u0007\\u000amutable_globs: ok: unknown key",
+            "run_tag: must match ^[a-z0-9][a-z0-9._-]*$, contain no \"..\", not end in \".\" and have at most 64 characters (got \"t\\u202e1\\u009b\")",
+            "environment.A\\u000aB: key must match ^[A-Za-z_][A-Za-z0-9_]*$ (got \"A\\nB\")",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(v));
 }
 
 #[test]
@@ -492,9 +515,9 @@ fn a_glob_covering_the_evaluators_directory_or_a_manifest_is_refused_up_front() 
         [
             "mutable_globs[0]: covers the evaluator's directory \".\" (it matches \"json.py\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"**/*.py\")",
             "mutable_globs[0]: covers dependency files (setup.py, conftest.py, sitecustomize.py, usercustomize.py); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"**/*.py\")",
-            "mutable_globs[1]: covers dependency files (package.json, package-lock.json, npm-shrinkwrap.json, deno.json, composer.json and 1 more); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"*.json\")",
+            "mutable_globs[1]: covers dependency files (package.json, package-lock.json, npm-shrinkwrap.json, deno.json, tsconfig.json and 4 more); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"*.json\")",
             "mutable_globs[2]: covers the evaluator's directory \".\" (it matches \"json.py\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*\")",
-            "mutable_globs[2]: covers dependency files (package.json, package-lock.json, npm-shrinkwrap.json, pnpm-lock.yaml, pnpm-workspace.yaml and 45 more); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"*\")",
+            "mutable_globs[2]: covers dependency files (package.json, package-lock.json, npm-shrinkwrap.json, pnpm-lock.yaml, pnpm-workspace.yaml and 68 more); narrow the glob, or name each in exceptional_allowlists.dependencies (got \"*\")",
         ]
     "#]]
     .assert_debug_eq(&errors(json!(["**/*.py", "*.json", "*", "src/**", "bench/model.py"]), json!({})));
@@ -519,6 +542,143 @@ fn a_glob_covering_the_evaluators_directory_or_a_manifest_is_refused_up_front() 
 }
 
 #[test]
+fn globs_that_shadow_a_module_the_evaluator_imports_are_refused_when_the_spec_is_read() {
+    let mut v = minimal();
+    v["evaluation"] = json!({"command": "python3", "args": ["eval.py"]});
+    v["mutable_globs"] = json!([
+        "*.pyc",
+        "json/**",
+        "*/__init__.py",
+        "**/__pycache__/**",
+        "*.so",
+        "*/index.js",
+        "*.pm",
+        "*/init.lua",
+        "src/**",
+    ]);
+    expect_test::expect![[r#"
+        [
+            "mutable_globs[0]: covers the evaluator's directory \".\" (it matches \"json.pyc\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*.pyc\")",
+            "mutable_globs[1]: covers the evaluator's directory \".\" (it matches \"json/__init__.py\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"json/**\")",
+            "mutable_globs[2]: covers the evaluator's directory \".\" (it matches \"json/__init__.py\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*/__init__.py\")",
+            "mutable_globs[3]: covers the evaluator's directory \".\" (it matches \"__pycache__/util.cpython-313.pyc\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"**/__pycache__/**\")",
+            "mutable_globs[4]: covers the evaluator's directory \".\" (it matches \"json.cpython-313-x86_64-linux-gnu.so\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*.so\")",
+            "mutable_globs[5]: covers the evaluator's directory \".\" (it matches \"util/index.js\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*/index.js\")",
+            "mutable_globs[6]: covers the evaluator's directory \".\" (it matches \"util.pm\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*.pm\")",
+            "mutable_globs[7]: covers the evaluator's directory \".\" (it matches \"util/init.lua\", a file the evaluator could import before its own); narrow the glob, or name the directory in exceptional_allowlists.evaluators (got \"*/init.lua\")",
+        ]
+    "#]]
+    .assert_debug_eq(&errors(v.clone()));
+    v["exceptional_allowlists"] = json!({"evaluators": ["."]});
+    assert!(
+        spec::validate(&v, &limits()).is_ok(),
+        "the allowlist re-permits"
+    );
+}
+
+#[test]
+fn paths_git_would_refuse_to_commit_fail_the_round_by_name() {
+    for path in [
+        "src/.GIT/config",
+        "src/.Git",
+        "src/git~1/HEAD",
+        "src/GIT~1",
+        "src/.git. /x",
+        "src/.git .. ",
+        "src/.git::$INDEX_ALLOCATION/x",
+        "src/.git:stream",
+        "src/a\\.git\\config",
+        "src/.g\u{200c}it/config",
+        "src/.GIT\u{feff}",
+        "src/\u{200e}.git\u{206f}/x",
+        "src/.GITMODULES",
+        "src/.gitmodules. ",
+        "src/gitmod~1",
+        "src/GITMOD~4",
+        "src/gi7eba~1",
+        "src/gi7e~123",
+        "src/.gitmodules\u{200d}",
+        "src/./x",
+        "src/../x",
+        "src//x",
+        "src/",
+    ] {
+        assert!(surface::git_refuses(path), "{path:?}");
+    }
+    for path in [
+        "src/.github/x.yml",
+        "src/.gitx",
+        "src/my.git/x",
+        "src/git",
+        "src/git~2/x",
+        "src/.gitignore",
+        "src/.gitmodulesx",
+        "src/gitmod~5",
+        "src/gi7eba~0",
+        "src/gi7ebax~1",
+        "src/...",
+        "src/.g\u{200b}it",
+        "src/\u{130}.git",
+    ] {
+        assert!(!surface::git_refuses(path), "{path:?}");
+    }
+    let s = MutableSurface::new(&["src/**".into(), "vendor/**".into()]).unwrap();
+    let long = format!("src/{}", "d/".repeat(600) + "x");
+    let mut changed: Vec<String> = [
+        "src/.GIT/config",
+        "src/git~1/HEAD",
+        "src/ok.rs",
+        "vendor",
+        "vendor/sub",
+        "vendor-x",
+        long.as_str(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    changed.sort();
+    let changes = WorktreeChanges {
+        changed,
+        ignored: vec![],
+    };
+    let allow = spec::Allowlists {
+        submodules: vec!["vendor/sub".into()],
+        ..Default::default()
+    };
+    let CandidateCheck::Violation(v) = surface::check_candidate(&changes, &s, &[], &allow) else {
+        panic!()
+    };
+    let reasons: Vec<_> = v
+        .iter()
+        .map(|v| (crate::metric::clip(&v.path, 12), v.reason))
+        .collect();
+    expect_test::expect![[r#"
+        [
+            (
+                "src/.GIT/co…",
+                "git-invalid-path",
+            ),
+            (
+                "src/d/d/d/d…",
+                "path-too-long",
+            ),
+            (
+                "src/git~1/H…",
+                "git-invalid-path",
+            ),
+            (
+                "vendor",
+                "directory-replaced",
+            ),
+            (
+                "vendor-x",
+                "outside-mutable-globs",
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&reasons);
+}
+
+#[test]
 fn dependency_and_git_files_are_protected_at_any_depth() {
     for path in [
         "Cargo.toml",
@@ -537,7 +697,39 @@ fn dependency_and_git_files_are_protected_at_any_depth() {
         "web/package.json",
         ".cargo/config.toml",
         "a/.cargo/config",
+        "pytest.ini",
+        "src/Directory.Build.props",
+        "Directory.Build.targets",
+        "nuget.config",
+        "NUGET.CONFIG",
+        "svc/vendor/modules.txt",
+        "node_modules/left-pad/index.js",
+        "web/node_modules/.bin/jest",
+        "Makefile",
+        "makefile",
+        "lib/GNUmakefile",
+        "CMakeLists.txt",
+        "crates/x/build.rs",
+        "tsconfig.json",
+        "web/tsconfig.build.json",
+        "babel.config.js",
+        ".babelrc",
+        ".babelrc.json",
+        "jest.config.ts",
+        "vitest.config.mts",
+        "vite.config.js",
+        ".python-version",
+        ".nvmrc",
+        ".node-version",
+        ".ruby-version",
+        ".tool-versions",
+        ".envrc",
+        ".env",
+        "svc/.env.local",
     ] {
+        assert!(surface::is_dependency_file(path), "{path}");
+    }
+    for path in surface::DEPENDENCY_EXAMPLES {
         assert!(surface::is_dependency_file(path), "{path}");
     }
     for path in [
@@ -546,6 +738,13 @@ fn dependency_and_git_files_are_protected_at_any_depth() {
         "config.toml",
         "cargo/config",
         "notes/requirements",
+        "src/build.rs.bak",
+        "src/environment.py",
+        "docs/modules.txt",
+        "vendor/github.com/x/y.go",
+        "src/node_modules.rs",
+        "tsconfig.yaml",
+        "jest.setup.js",
     ] {
         assert!(!surface::is_dependency_file(path), "{path}");
     }
@@ -576,6 +775,45 @@ line\u007f"#]]
     assert!(!escaped.chars().any(|c| c.is_control()), "{escaped:?}");
     let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
     assert_eq!(back["h"], hostile);
+}
+
+#[test]
+fn tracker_text_is_one_escaped_line_in_the_recovery_note_and_the_list() {
+    let tag = "t\n- r9 (tag x, state ready)\u{1b}]0;pwned\u{7}\u{202e}\t";
+    let rows = json!([
+        {"run_id": "r1", "run_tag": tag, "state": "candidate-running"},
+        {"run_id": "o1", "run_tag": tag, "origin": "original", "lock_held": 1},
+    ]);
+    let note = crate::tool::interrupted_note(&rows.to_string()).unwrap();
+    expect_test::expect![[r#"
+        # autoresearch: unfinished runs
+        These runs are unfinished and hold their repository lock (another host may still drive them, or it cannot be proven dead). Resume one only when the user asks, with resume_run_id; end one with abandon_run_id:
+        - r1 (tag t\u000a- r9 (tag x, state ready)\u001b]0;pwned\u0007\u202e\u0009, state candidate-running)
+
+        These runs of the original dsh-autoresearch hold a lock in this repository; they count toward maxActiveRunsPerRepository and only the original can resume them:
+        - o1 (tag t\u000a- r9 (tag x, state ready)\u001b]0;pwned\u0007\u202e\u0009)"#]]
+    .assert_eq(&note);
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> =
+        serde_json::from_value(rows).unwrap();
+    for format in ["table", "tsv", "json"] {
+        let out = crate::list::render(&rows, format).unwrap();
+        assert_eq!(
+            out.lines().count(),
+            3 - usize::from(format == "json"),
+            "{format}: {out}"
+        );
+        assert!(
+            !out.chars()
+                .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}'),
+            "{format}: {out:?}"
+        );
+        let broken_line = if format == "json" {
+            "t\\n- r9"
+        } else {
+            "t\\u000a- r9"
+        };
+        assert!(out.contains(broken_line), "{format}: {out}");
+    }
 }
 
 #[test]

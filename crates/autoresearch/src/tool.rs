@@ -342,8 +342,9 @@ pub fn job_output(result_json: &str) -> String {
 /// The prompt note about runs a previous host left unfinished (from `listRuns` rows).
 pub fn interrupted_note(rows_json: &str) -> Option<String> {
     let rows: Vec<Map<String, Value>> = serde_json::from_str(rows_json).ok()?;
+    // Tracker text, the original's included, can hold any character: one escaped line each.
     let text = |r: &Map<String, Value>, key: &str| {
-        r.get(key).and_then(Value::as_str).unwrap_or("-").to_owned()
+        crate::render::escape_inline(r.get(key).and_then(Value::as_str).unwrap_or("-"))
     };
     let (mut reconciled, mut held, mut original) = (Vec::new(), Vec::new(), Vec::new());
     for r in &rows {

@@ -1323,6 +1323,30 @@ fn what_git_status_cannot_show_fails_only_that_round() {
 }
 
 #[test]
+fn paths_git_would_refuse_to_commit_fail_only_that_round() {
+    let proposer: Proposer = Box::new(|files, n| {
+        match n {
+            1 => files.insert("src/.GIT/config".into(), "[core]".into()),
+            2 => files.insert(format!("src/{}x", "d/".repeat(2_000)), "x".into()),
+            _ => files.insert("score.txt".into(), "3".into()),
+        };
+        Ok(("try".into(), "try".into()))
+    });
+    let mut w = World::new(score_evaluator(), proposer);
+    let r = run_to_end(&mut w, policy(json!({"max_consecutive_failures": 5})));
+    assert_eq!(r.status, Status::BudgetLimited, "{:?}", r.blocker);
+    assert_eq!(r.counts.policy_violations, 2);
+    assert_eq!(r.best.unwrap().metric, 3.0);
+    let evidence: String = w.scalar(
+        "SELECT group_concat(substr(evidence_json, 1, 40), ' | ') FROM experiments WHERE state = 'policy-violation'",
+    );
+    expect_test::expect![[
+        r#"["git-invalid-path: src/.GIT/config"] | ["path-too-long: src/d/d/d/d/d/d/d/d/d/d"#
+    ]]
+    .assert_eq(&evidence);
+}
+
+#[test]
 fn the_renderings_of_a_finished_run() {
     let mut w = World::new(score_evaluator(), score_proposer(vec![7.0, 9.0, 4.0]));
     w.anomalies.insert(

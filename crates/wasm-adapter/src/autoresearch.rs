@@ -139,9 +139,13 @@ pub fn render_stored(
 /// [`render_list`] for JS.
 #[wasm_bindgen(js_name = renderAutoresearchList)]
 pub fn render_list_js(rows_json: &str, format: &str) -> Result<String, JsError> {
-    render_list(rows_json, format)
-        .map(|text| escape_controls(&text))
-        .map_err(|m| JsError::new(&m))
+    render_list(rows_json, format).map_err(|m| JsError::new(&m))
+}
+
+/// [`escape_controls`] for JS: text for a terminal that a candidate wrote (`show --diff`).
+#[wasm_bindgen(js_name = autoresearchEscapeControls)]
+pub fn escape_controls_js(text: &str) -> String {
+    escape_controls(text)
 }
 
 /// [`render_stored`] for JS.

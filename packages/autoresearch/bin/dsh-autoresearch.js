@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import {
-  AutoresearchRun, autoresearchTrackerPath, encodeConfig, isAutoresearchRunId, renderAutoresearchList,
-  renderAutoresearchRun, validateAutoresearchConfig, validateAutoresearchSpec,
+  AutoresearchRun, autoresearchEscapeControls, autoresearchTrackerPath, encodeConfig, isAutoresearchRunId,
+  renderAutoresearchList, renderAutoresearchRun, validateAutoresearchConfig, validateAutoresearchSpec,
 } from '../lib/core.js'
 import { drive } from '../lib/driver.js'
 import { createGit } from '../lib/git.js'
@@ -196,7 +196,8 @@ async function showDiff(rows, wanted, git, gitCommonDir) {
     process.exitCode = 1
     return
   }
-  process.stdout.write(await git.diff({ gitCommonDir, from: experiment.parent_commit, to: experiment.candidate_commit }))
+  // The diff shows what the candidate wrote: its escape sequences are shown, never run.
+  process.stdout.write(autoresearchEscapeControls(await git.diff({ gitCommonDir, from: experiment.parent_commit, to: experiment.candidate_commit })))
 }
 
 async function main() {

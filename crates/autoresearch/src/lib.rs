@@ -6,7 +6,7 @@
 //! [`Input`]s. It also owns the tracker's SQL ([`sql`]), final-line metric parsing ([`metric`]),
 //! canonical JSON and provenance hashing ([`jcs`], [`run::provenance`]), the mutable surface
 //! ([`surface`], with its path-glob matcher [`glob`]) and the bounded result renderings
-//! ([`render`]).
+//! ([`render`], whose terminal escapes live in the leaf [`escape`]).
 //!
 //! **Architecture invariant:** it performs no I/O: no `std::fs`, `std::process`, SQLite, clock
 //! or RNG. Time arrives as an argument, run ids from the driver, and every fact about the world
@@ -17,6 +17,7 @@
 //! The caller's checkout and branches are never written; the run branch only ever fast-forwards
 //! to an accepted candidate.
 
+pub mod escape;
 pub mod failure;
 pub mod git_config;
 pub mod glob;

@@ -1,7 +1,7 @@
 //! The headless runner's `list`: the repository's runs (rows as `crate::sql::LIST_RUNS` returns them, newest
 //! first) as a table, TSV or JSON lines.
 
-use crate::render::{escape_controls, escape_inline};
+use crate::escape::{escape_controls, escape_inline};
 use crate::run::RunState;
 use serde_json::{Map, Value, json};
 

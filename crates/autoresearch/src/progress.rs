@@ -1,9 +1,9 @@
 //! The run's human progress lines (`takeProgress`), derived from the effects a run hands out and
 //! from its experiments' states as they change.
 
+use crate::escape::escape_controls;
 use crate::jcs;
 use crate::metric::clip;
-use crate::render::escape_controls;
 use crate::{Effect, RunResult};
 
 /// Human progress lines, derived from the experiments' states as they change.

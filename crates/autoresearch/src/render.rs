@@ -5,6 +5,7 @@
 //! totals, and N shrinks until the text fits `max_chars` (the original overflowed its limit at
 //! about 27 candidates).
 
+use crate::escape::escape_controls;
 use crate::metric::clip;
 use crate::protocol::{ExperimentRow, Point, RunResult, Status};
 use crate::{jcs, stats};
@@ -392,40 +393,6 @@ fn tsv_escape(cell: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\n' => out.push_str("\\n"),
             c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Text for a terminal: every control character but `\n` and `\t` (C0, DEL, C1: escape
-/// sequences a proposer could have written into a hypothesis), and the bidirectional overrides
-/// and isolates, as `\u00XX`/`\u202E` escapes. Inside JSON text the same escapes are valid JSON,
-/// so a JSON rendering passed through it decodes to the same value.
-pub fn escape_controls(text: &str) -> String {
-    escape(text, |c| c == '\n' || c == '\t')
-}
-
-/// Text for one line of a terminal: as [`escape_controls`], with `\n` and `\t` escaped too (a
-/// run tag or a spec's key that could break a line or a table).
-pub fn escape_inline(text: &str) -> String {
-    escape(text, |_| false)
-}
-
-fn escape(text: &str, kept: impl Fn(char) -> bool) -> String {
-    let unsafe_char = |c: char| {
-        (c.is_control() && !kept(c))
-            || ('\u{202a}'..='\u{202e}').contains(&c)
-            || ('\u{2066}'..='\u{2069}').contains(&c)
-    };
-    if !text.chars().any(unsafe_char) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        } else {
-            out.push(c);
         }
     }
     out

@@ -87,7 +87,7 @@ impl fmt::Display for SpecError {
         if let Some(s) = &self.did_you_mean {
             line.push_str(&format!("; did you mean `{s}`?"));
         }
-        f.write_str(&crate::render::escape_inline(&line))
+        f.write_str(&crate::escape::escape_inline(&line))
     }
 }
 

@@ -769,9 +769,9 @@ fn terminal_output_escapes_controls_and_bidi_but_keeps_json_valid() {
     let hostile = "ok\u{1b}]0;pwned\u{7}\u{9b}2J\u{202e}txt.exe\ttab\nline\u{7f}";
     expect_test::expect![[r#"ok\u001b]0;pwned\u0007\u009b2J\u202etxt.exe	tab
 line\u007f"#]]
-    .assert_eq(&crate::render::escape_controls(hostile));
+    .assert_eq(&crate::escape::escape_controls(hostile));
     let json = serde_json::json!({ "h": hostile }).to_string();
-    let escaped = crate::render::escape_controls(&json);
+    let escaped = crate::escape::escape_controls(&json);
     assert!(!escaped.chars().any(|c| c.is_control()), "{escaped:?}");
     let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
     assert_eq!(back["h"], hostile);

@@ -344,7 +344,7 @@ pub fn interrupted_note(rows_json: &str) -> Option<String> {
     let rows: Vec<Map<String, Value>> = serde_json::from_str(rows_json).ok()?;
     // Tracker text, the original's included, can hold any character: one escaped line each.
     let text = |r: &Map<String, Value>, key: &str| {
-        crate::render::escape_inline(r.get(key).and_then(Value::as_str).unwrap_or("-"))
+        crate::escape::escape_inline(r.get(key).and_then(Value::as_str).unwrap_or("-"))
     };
     let (mut reconciled, mut held, mut original) = (Vec::new(), Vec::new(), Vec::new());
     for r in &rows {

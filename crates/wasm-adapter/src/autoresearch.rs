@@ -11,8 +11,8 @@
 
 pub mod wire;
 
+use autoresearch::escape::escape_controls;
 use autoresearch::progress::Progress;
-use autoresearch::render::escape_controls;
 use autoresearch::spec::{self, Request, SpecError};
 use autoresearch::sql;
 use autoresearch::tool;

@@ -81,8 +81,9 @@
 //!   name, or `{ "name", "exit"?: code, "error"?: bool, "result"?: text it contains,
 //!   "result_is"?: its whole text (trimmed) }`.
 //! - `replay` lists runs of a packed package's replay CLI over the turn: `{ "cli": "<bin>",
-//!   "without"?: [tool…], "where"?: { field: value }, "lines": [ { field: value… } ] }` runs
-//!   `<bin> replay --json` on the turn's session log (with `without`: the logged events minus
+//!   "without"?: [tool…], "config"?: { … }, "where"?: { field: value }, "lines": [ { field:
+//!   value… } ] }` runs `<bin> replay --json` (with `--config`: the row config the turn's patch
+//!   gave the plugin) on the turn's session log (with `without`: the logged events minus
 //!   those tools' calls, as replay events, to show what the turn would have done without them),
 //!   keeps the output lines holding every `where` value, and wants exactly `lines`, in order,
 //!   each holding its values. In a line, `"text_first_seen": N` says the line's `text` (what the
@@ -638,7 +639,7 @@ fn check_replay(h: &Harness, turn: &Turn, spec: &Value, texts: &[String]) -> Res
         .context("replay.without holds tool names")?;
     let filter = spec["where"].as_object();
     let kept: Vec<Value> = h
-        .replay(cli, turn, &without)?
+        .replay(cli, turn, &without, spec.get("config"))?
         .into_iter()
         .filter(|line| filter.is_none_or(|f| f.iter().all(|(k, v)| &line[k] == v)))
         .collect();

@@ -43,7 +43,8 @@
 //!
 //! An optional `"session_fixture": "packages/<row>/vectors/sessions/NAME.jsonl.zstd"` keeps the
 //! turn's DSH session log, scrubbed of machine paths, as a replay vector of that package
-//! (written by `cargo xtask release-smoke --update-fixture`, which must then be reviewed with its
+//! (written by `cargo xtask release-smoke --update-fixture`, or `cargo xtask scenario NAME…
+//! --update-fixture` for the named ones, which must then be reviewed with its
 //! expected replay output; without the flag the committed file must exist, and it must be a
 //! finished log recording the same tool calls and plugin messages as the turn).
 //!
@@ -842,9 +843,15 @@ fn clip(text: &str, width: usize) -> String {
 /// then only the named scenarios (every one without names), for working on one scenario without
 /// the whole smoke.
 pub fn run(
-    names: &[String],
+    args: &[String],
     setup: impl FnOnce(&str, &mut Timings) -> Result<Harness>,
 ) -> Result<()> {
+    let update = args.iter().any(|a| a == "--update-fixture");
+    let names: Vec<String> = args
+        .iter()
+        .filter(|a| *a != "--update-fixture")
+        .cloned()
+        .collect();
     let mut timings = Timings::default();
     let mut chosen = Vec::new();
     for path in files()? {
@@ -853,7 +860,7 @@ pub fn run(
             chosen.push(scenario);
         }
     }
-    for name in names {
+    for name in &names {
         if !chosen.iter().any(|s| &s.name == name) {
             bail!("no scenario `{name}` in {}", rel(&dir()));
         }
@@ -861,9 +868,15 @@ pub fn run(
     let h = setup("scenario", &mut timings)?;
     for scenario in &chosen {
         println!("\nscenario {}: {}", scenario.name, scenario.about);
-        let (_, summary) =
+        let (turn, summary) =
             timings.step(&format!("scenario {}", scenario.name), || scenario.run(&h))?;
         println!("{}: {summary}", scenario.name);
+        if let Some(fixture) = scenario.doc["session_fixture"].as_str() {
+            println!(
+                "  fixture: {}",
+                harness::keep_session_fixture(&h, &turn, fixture, update)?
+            );
+        }
     }
     println!("\nseconds per step");
     print!("{}", timings.table());

@@ -154,6 +154,7 @@ fn observe(policy: &mut Policy, states: &mut [AgentState], e: &Event, now: Milli
         timed_out: false,
         head,
         tail,
+        unknown_tool: false,
         snooze_minutes: e.snooze_minutes,
         fingerprint: None,
     };

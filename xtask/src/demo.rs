@@ -53,7 +53,7 @@ pub fn run(args: &[String]) -> Result<()> {
         story.run(&harness)
     })?;
     let (log, logged) = harness.logged(&turn)?;
-    let replay = harness.replay("research-nudge", &turn, &[])?;
+    let replay = harness.replay("research-nudge", &turn, &[], None)?;
 
     let threshold = config::research_nudge::RowConfig::default().debt_threshold;
     println!(

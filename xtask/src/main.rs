@@ -56,8 +56,8 @@ const COMMANDS: &[(&str, &str)] = &[
         "pack all, install dsh 0.1.0-rc.8 (.cache/dsh), add every package, run real turns on a mock model",
     ),
     (
-        "scenario [NAME...]",
-        "pack all, install dsh, run only the named xtask/scenarios/*.json turns (all without names)",
+        "scenario [NAME...] [--update-fixture]",
+        "pack all, install dsh, run only the named xtask/scenarios/*.json turns (all without names), checking (or rewriting) their session fixtures",
     ),
     (
         "demo",

@@ -9,8 +9,8 @@ use crate::settings::{Counting, LanguageChoice, Settings, ToolPattern};
 use crate::text;
 use crate::tool::ToolFacts;
 use crate::{
-    ASK_USER_TOOL, CODE_MODE_TOOL, Decision, DenyKind, IgnoreReason, Input, Language, LiftOutcome,
-    Notice, NoticeKind, Observation, Reaction, Status, Trigger,
+    ASK_USER_TOOL, CODE_MODE_TOOL, CODE_ROOTS, Decision, DenyKind, IgnoreReason, Input, Language,
+    LiftOutcome, Notice, NoticeKind, Observation, Reaction, Site, Status, Trigger,
 };
 use fingerprint::Fingerprint;
 use outcome::Outcome;
@@ -47,6 +47,10 @@ pub struct AgentGate {
     phase: Phase,
     /// The last user prompt contained a Han or kana character (`language: auto`).
     prompt_in_cjk: bool,
+    /// Root keys of the Code Mode programs with a failed nested call whose own result has not
+    /// come yet (0: a free slot), oldest overwritten first.
+    failed_programs: [u64; CODE_ROOTS],
+    next_program: usize,
 }
 
 impl AgentGate {
@@ -161,21 +165,19 @@ impl AgentGate {
         }
     }
 
-    /// Whether a result of `tool` can change any gate under `settings`: not for a transparent
-    /// tool (allowlisted, or the Code Mode transport) other than the ask-user tool, whose
-    /// results [`on_result`](Self::on_result) ignores or passes in every phase. A driver need
-    /// not report those results at all.
+    /// Whether a result of `tool` can change any gate under `settings`: not for an allowlisted
+    /// tool other than the ask-user tool and the Code Mode transport (a program's own failure may
+    /// count), whose results [`on_result`](Self::on_result) ignores or passes in every phase. A
+    /// driver need not report those results at all, except a Code Mode program's nested calls
+    /// ([`Site::nested`]): a failed one keeps its program's failure from counting twice.
     pub fn reads_results_of<T: ToolFacts + ?Sized>(settings: &Settings, tool: &T) -> bool {
         let name = tool.name();
         settings.enabled()
-            && (name == ASK_USER_TOOL || !(name == CODE_MODE_TOOL || tool.is_allowlisted(settings)))
+            && (name == ASK_USER_TOOL || name == CODE_MODE_TOOL || !tool.is_allowlisted(settings))
     }
 
-    /// Records a finished call (see "Counting" in the crate docs). Call it for every call that
-    /// went through [`pre_execute`](Self::pre_execute), denied ones included. `failure` is the
-    /// fingerprint of a failed call's text ([`crate::failure_fingerprint`]). Either may be given
-    /// as a closure ([`Deferred`]), called only when the result is counted (the shot also when
-    /// the result may be this gate's own denial).
+    /// Records a finished native call: [`on_result_at`](Self::on_result_at) at
+    /// [`Site::DIRECT`].
     pub fn on_result<T: ToolFacts + ?Sized>(
         &mut self,
         settings: &Settings,
@@ -184,10 +186,39 @@ impl AgentGate {
         outcome: Outcome,
         failure: impl Deferred<Option<Fingerprint>>,
     ) -> Observation {
+        self.on_result_at(settings, tool, Site::DIRECT, shot, outcome, failure)
+    }
+
+    /// Records a finished call (see "Counting" and "Code Mode" in the crate docs). Call it for
+    /// every call that went through [`pre_execute`](Self::pre_execute), denied ones included,
+    /// and for every result of a call DSH rejected before it (`UNKNOWN_TOOL`). `site` says where
+    /// the call sits in Code Mode. `failure` is the fingerprint of a failed call's text
+    /// ([`crate::failure_fingerprint`]). Either may be given as a closure ([`Deferred`]), called
+    /// only when the result is counted (the shot also when the result may be this gate's own
+    /// denial).
+    pub fn on_result_at<T: ToolFacts + ?Sized>(
+        &mut self,
+        settings: &Settings,
+        tool: &T,
+        site: Site,
+        shot: impl Deferred<Shot>,
+        outcome: Outcome,
+        failure: impl Deferred<Option<Fingerprint>>,
+    ) -> Observation {
         if !settings.enabled() {
             return Observation::Ignored(IgnoreReason::Disabled);
         }
         let name = tool.name();
+        // A program's own result comes after all of its nested ones.
+        let program = !site.nested && names::is_code_mode_tool(name);
+        let nested_failed = if site.nested {
+            if outcome.failed() {
+                self.remember_failed_program(site.root);
+            }
+            false
+        } else {
+            program && self.take_failed_program(site.root)
+        };
         // Made only for a result that gets past the early outs below (most do not need it).
         let shot = LazyCell::new(|| shot.get());
         if let Phase::Probation {
@@ -202,6 +233,9 @@ impl AgentGate {
         if outcome.cancelled {
             return Observation::Ignored(IgnoreReason::Cancelled);
         }
+        if outcome.unknown_tool {
+            return Observation::Ignored(IgnoreReason::UnknownTool);
+        }
         if name == ASK_USER_TOOL && !outcome.failed() {
             self.reset();
             return Observation::HumanAnswered;
@@ -209,7 +243,9 @@ impl AgentGate {
         if self.is_pending() {
             return Observation::Ignored(IgnoreReason::WhilePending);
         }
-        if name == CODE_MODE_TOOL || tool.is_allowlisted(settings) {
+        // A program counts only when it failed on its own (no nested call of it failed).
+        let own_program_failure = program && outcome.failed() && !nested_failed;
+        if (program && !own_program_failure) || (!program && tool.is_allowlisted(settings)) {
             return Observation::Transparent;
         }
         let counting = settings.counting();
@@ -323,7 +359,10 @@ impl AgentGate {
                 shot,
                 outcome,
                 failure,
-            } => Reaction::Observation(self.on_result(settings, name, shot, outcome, failure)),
+                site,
+            } => Reaction::Observation(
+                self.on_result_at(settings, name, site, shot, outcome, failure),
+            ),
             Input::UserPrompt { text } => Reaction::UserPrompt {
                 cleared: self.on_user_prompt(text),
             },
@@ -332,12 +371,37 @@ impl AgentGate {
         }
     }
 
-    /// Counters and gate back to fresh; the language hint stays.
+    /// Counters and gate back to fresh; the language hint and the programs under way stay.
     fn reset(&mut self) {
         *self = Self {
             prompt_in_cjk: self.prompt_in_cjk,
+            failed_programs: self.failed_programs,
+            next_program: self.next_program,
             ..Self::default()
         };
+    }
+
+    /// Remembers that a nested call of the program `root` failed (0, an unknown root, is kept
+    /// as 1, as [`Site::root_key`] never gives it).
+    fn remember_failed_program(&mut self, root: u64) {
+        let root = root.max(1);
+        if self.failed_programs.contains(&root) {
+            return;
+        }
+        self.failed_programs[self.next_program] = root;
+        self.next_program = (self.next_program + 1) % CODE_ROOTS;
+    }
+
+    /// Whether a nested call of the program `root` failed, forgetting it (its result has come).
+    fn take_failed_program(&mut self, root: u64) -> bool {
+        let root = root.max(1);
+        match self.failed_programs.iter().position(|&r| r == root) {
+            Some(slot) => {
+                self.failed_programs[slot] = 0;
+                true
+            }
+            None => false,
+        }
     }
 }
 

@@ -36,14 +36,17 @@
 //! # Counting
 //!
 //! A tool result is, in this order:
-//! 1. ignored when the gate is off, when the call was cancelled (user abort), or when it is the
-//!    result of this gate's own same-direction denial;
+//! 1. ignored when the gate is off, when the call was cancelled (user abort), when DSH rejected it
+//!    as naming no tool it can run (`UNKNOWN_TOOL`: it never ran; in Code Mode every call the
+//!    model makes directly to a tool other than `run_code` ends so), or when it is the result of
+//!    this gate's own same-direction denial;
 //! 2. a **human answer** when it is a successful [`ASK_USER_TOOL`] call: the agent is reset as by
 //!    a user prompt;
 //! 3. ignored while the gate is pending: every way out of a pending gate zeroes the counters, so
 //!    nothing counted there could matter, and the gate's own denials never count;
-//! 4. **transparent** when the tool is allowlisted (investigation) or is [`CODE_MODE_TOOL`]: it
-//!    neither counts nor breaks a run of identical calls;
+//! 4. **transparent** when the tool is allowlisted (investigation) or is [`CODE_MODE_TOOL`] (see
+//!    "Code Mode" for the one program result that counts): it neither counts nor breaks a run of
+//!    identical calls;
 //! 5. **waiting** ([`Observation::Waited`]) when the call only lets time pass (`sleep`,
 //!    `job_output` waiting; see [`Shot`]): it neither counts nor breaks a run;
 //! 6. otherwise an **experiment**, counted by the settings' [`Counting`]:
@@ -64,11 +67,25 @@
 //! # Code Mode
 //!
 //! [`CODE_MODE_TOOL`] (`run_code`) is a transport: DSH runs every tool a Code Mode program calls
-//! through the same pre-execute hook, with `exec.parent` set, so each sub-call is judged by its own
-//! name. `run_code` itself is therefore allowed while pending (in Code Mode it is the model's only
-//! tool, and denying it would deny `read` too) and its own result is transparent (its sub-calls
-//! are the experiments; counting both would count one failure twice).
+//! through the same pre-execute hook and `tools/result`, with `exec.parent` set and call ids
+//! `<outer>:code:<n>` (`<outer>:ptc:<n>` on DSH 0.2), so each nested call is judged and counted by
+//! its own name. `run_code` itself is therefore allowed while pending (in Code Mode it is the
+//! model's only tool, and denying it would deny `read` too), and its result is transparent: its
+//! nested calls are the experiments, and a program that throws because a nested call failed (a
+//! denial surfaces in the program as a `ToolCallError`) would count that failure twice.
 //!
+//! One program result counts: a program that failed while **none** of its nested calls failed
+//! (a syntax error, an exception of its own, its time budget) is an experiment of its own, a
+//! failed `run_code` call with its error text, like any tool's failure. This is the original
+//! plugin's rule (count the outer result only if it failed and no nested call of the same root
+//! failed). Which calls are nested, and of which root, is the driver's [`Site`]: DSH's
+//! `rootCallId` is the model's `run_code` call for every call its program makes. The gate keeps
+//! the roots of the last [`CODE_ROOTS`] programs with a failed nested call (any failure: an error,
+//! a denial, a non-zero exit, a kill, a timeout, counted or not).
+//!
+//! Calls the model makes directly to any other tool are rejected by DSH as `UNKNOWN_TOOL` before
+//! pre-execute (the gate never sees them coming), and their results are ignored (rule 1).
+
 //! # Same-direction guard and "nothing changed"
 //!
 //! After a lift the gate remembers the call that armed it (the experiment whose result reached the
@@ -102,6 +119,8 @@ pub use counting::PROBLEM_SLOTS;
 pub use experiment::{Deferred, Shot};
 /// A failure's fingerprint: shared with research-nudge in `dsh-fingerprint`.
 pub use fingerprint::Fingerprint;
+/// DSH's Code Mode transport (`run_code`): shared with research-nudge in `dsh-names`.
+pub use names::CODE_MODE_TOOL;
 /// How a finished tool call ended: shared with research-nudge in `dsh-outcome`.
 pub use outcome::Outcome;
 pub use questions::{QUESTIONS_EN, QUESTIONS_ZH};
@@ -147,8 +166,53 @@ fn has_substance(head: &str, tail: &str) -> bool {
     !text.lines().all(status_only)
 }
 
-/// DSH's Code Mode tool: a transport whose sub-calls are judged by their own names.
-pub const CODE_MODE_TOOL: &str = "run_code";
+/// How many Code Mode programs with a failed nested call the gate remembers (by root): more than
+/// DSH ever runs at once for one agent.
+pub const CODE_ROOTS: usize = 4;
+
+/// Where a finished call sits in DSH's Code Mode: the key of its root (DSH's `rootCallId`: the
+/// model's own call it descends from) and whether a program made it (`exec.parent` set). A
+/// native call, or a driver that knows no roots, is [`Site::DIRECT`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    /// [`Site::root_key`] of the root call id; 0 when unknown.
+    pub root: u64,
+    /// A Code Mode program made the call.
+    pub nested: bool,
+}
+
+impl Site {
+    /// A call the model made, with no root known.
+    pub const DIRECT: Site = Site {
+        root: 0,
+        nested: false,
+    };
+
+    /// A call the model made itself (a `run_code` call included): its root is its own call id.
+    pub fn direct(root_call_id: &str) -> Self {
+        Self {
+            root: Self::root_key(root_call_id),
+            nested: false,
+        }
+    }
+
+    /// A call a Code Mode program made, under the root call id DSH gave it.
+    pub fn nested(root_call_id: &str) -> Self {
+        Self {
+            root: Self::root_key(root_call_id),
+            nested: true,
+        }
+    }
+
+    /// The key of a root call id: FNV-1a, never 0 (0 is "unknown").
+    pub fn root_key(call_id: &str) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in call_id.as_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h.max(1)
+    }
+}
 
 /// DSH's tool for asking the human; its successful result is a human answer and resets the agent.
 pub const ASK_USER_TOOL: &str = "ask_user_question";
@@ -208,6 +272,8 @@ pub enum IgnoreReason {
     Cancelled,
     /// The result of this gate's own same-direction denial.
     OwnDenial,
+    /// DSH rejected the call as naming no tool it can run (`UNKNOWN_TOOL`): it never ran.
+    UnknownTool,
     /// The gate is pending: nothing counts until it opens (every way out resets the counters).
     WhilePending,
 }
@@ -217,8 +283,8 @@ pub enum IgnoreReason {
 pub enum Observation {
     /// Not counted.
     Ignored(IgnoreReason),
-    /// An investigation call (allowlisted) or the Code Mode transport: neither counts nor breaks
-    /// a run.
+    /// An investigation call (allowlisted) or the Code Mode transport (a program that succeeded,
+    /// or failed on a failed nested call): neither counts nor breaks a run.
     Transparent,
     /// A call that only waits (`sleep`, `job_output` waiting): neither counts nor breaks a run.
     Waited,
@@ -309,6 +375,8 @@ pub enum Input<'a> {
         outcome: Outcome,
         /// Its failure text's fingerprint ([`failure_fingerprint`]), when it failed.
         failure: Option<Fingerprint>,
+        /// Where it sits in Code Mode ([`Site::DIRECT`] natively).
+        site: Site,
     },
     /// A user prompt ([`AgentGate::on_user_prompt`]).
     UserPrompt {

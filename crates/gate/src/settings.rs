@@ -37,8 +37,10 @@ pub const DOCUMENTED_ALLOWLIST: [&str; 8] = [
 /// The default allowlist: the documented eight, plus three DSH tools an agent needs to
 /// investigate or to report while the gate is pending: `job_output` and `job_list` (reading a
 /// background job's output and listing jobs, `dsh-tool-jobs`) and `report` (a subagent's only
-/// channel back to its parent, `dsh-tool-subagent-report`).
-pub const DEFAULT_ALLOWLIST: [&str; 11] = [
+/// channel back to its parent, `dsh-tool-subagent-report`), and the family's own read-only tools
+/// ([`names::FAMILY_READ_ONLY_TOOLS`]: limit-break's `memory_recall`, `memory_stats` and
+/// `resilient_fetch`), which look things up and change nothing.
+pub const DEFAULT_ALLOWLIST: [&str; 14] = [
     "read",
     "read_image",
     "glob",
@@ -50,6 +52,9 @@ pub const DEFAULT_ALLOWLIST: [&str; 11] = [
     "job_output",
     "job_list",
     "report",
+    "memory_recall",
+    "memory_stats",
+    "resilient_fetch",
 ];
 
 /// Which language the model-facing texts use.

@@ -376,8 +376,9 @@ fn pending_denies_with_a_self_contained_reason_before_the_check_is_shown() {
         reason(decision),
         "[pain-point-check] `bash` refused: pain-point check pending. Missing: blocker, \
          ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, \
-         ask_user_question, skill, todo_write, job_output, job_list, report. Answer all three in \
-         visible reply text: blocker=… ruled_out=… best_path=…"
+         ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, \
+         memory_stats, resilient_fetch. Answer all three in visible reply text: blocker=… \
+         ruled_out=… best_path=…"
     );
     assert_eq!(gate.denials(), 1);
 }
@@ -422,20 +423,241 @@ fn code_mode_results_are_transparent() {
     let s = any_failure();
     let mut gate = AgentGate::new();
     succeed(&mut gate, &s, PROBE, X1);
+    let program = shot(CODE_MODE_TOOL, r#"{"code":"x"}"#);
+    // A program whose nested call failed: that call counted, the program's throw does not.
     assert_eq!(
-        gate.on_result(
+        gate.on_result_at(
+            &s,
+            "bash",
+            Site::nested("c1"),
+            shot("bash", "{}"),
+            Outcome::error(),
+            None
+        ),
+        Observation::Counted
+    );
+    assert_eq!(
+        gate.on_result_at(
             &s,
             CODE_MODE_TOOL,
-            shot(CODE_MODE_TOOL, r#"{"code":"x"}"#),
+            Site::direct("c1"),
+            program,
             Outcome::error(),
             None
         ),
         Observation::Transparent
     );
-    assert_eq!(gate.failures(), 0);
+    assert_eq!(gate.failures(), 1);
+    // A program that succeeded is transparent whatever its nested calls did.
+    assert_eq!(
+        gate.on_result_at(
+            &s,
+            CODE_MODE_TOOL,
+            Site::direct("c2"),
+            program,
+            Outcome::success(),
+            None
+        ),
+        Observation::Transparent
+    );
+    assert_eq!(gate.failures(), 1);
+}
+
+/// The original's rule (../shared/reference/pain-point-check-behaviour.md, 2.2 point 5): the outer
+/// `run_code` result counts only when it failed and no nested call of the same root failed.
+#[test]
+fn a_program_that_fails_on_its_own_is_a_failed_experiment() {
+    let s = any_failure();
+    let mut gate = AgentGate::new();
+    let program = |code: &str| shot(CODE_MODE_TOOL, &format!(r#"{{"code":"{code}"}}"#));
+    assert_eq!(
+        gate.on_result_at(
+            &s,
+            CODE_MODE_TOOL,
+            Site::direct("c1"),
+            program("a"),
+            Outcome::error(),
+            None
+        ),
+        Observation::Counted
+    );
+    assert_eq!(gate.failures(), 1);
+    // A nested call that succeeded does not excuse its program's own failure.
+    assert_eq!(
+        gate.on_result_at(
+            &s,
+            "read",
+            Site::nested("c2"),
+            shot("read", "{}"),
+            Outcome::success(),
+            None
+        ),
+        Observation::Transparent
+    );
     assert!(matches!(
-        succeed(&mut gate, &s, PROBE, X1),
-        Observation::Armed(_)
+        gate.on_result_at(
+            &s,
+            CODE_MODE_TOOL,
+            Site::direct("c2"),
+            program("b"),
+            Outcome::error(),
+            None
+        ),
+        Observation::Armed(Trigger {
+            failures: Some(2),
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_failed_nested_call_excuses_only_its_own_program() {
+    let s = any_failure();
+    let mut gate = AgentGate::new();
+    // A failed investigation call is not counted, but its program threw on it: not its own.
+    assert_eq!(
+        gate.on_result_at(
+            &s,
+            "read",
+            Site::nested("c1"),
+            shot("read", "{}"),
+            Outcome::error(),
+            None
+        ),
+        Observation::Transparent
+    );
+    // Another program (another root) that fails on its own counts.
+    assert_eq!(
+        gate.on_result_at(
+            &s,
+            CODE_MODE_TOOL,
+            Site::direct("c2"),
+            shot(CODE_MODE_TOOL, "{}"),
+            Outcome::error(),
+            None
+        ),
+        Observation::Counted
+    );
+    assert_eq!(
+        gate.on_result_at(
+            &s,
+            CODE_MODE_TOOL,
+            Site::direct("c1"),
+            shot(CODE_MODE_TOOL, "{}"),
+            Outcome::error(),
+            None
+        ),
+        Observation::Transparent
+    );
+    // Its result forgets the root: a later program reusing the id is judged afresh.
+    assert_eq!(
+        gate.on_result_at(
+            &s,
+            CODE_MODE_TOOL,
+            Site::direct("c1"),
+            shot(CODE_MODE_TOOL, r#"{"code":"z"}"#),
+            Outcome::error(),
+            None
+        ),
+        Observation::Armed(trigger(&s, Some(2), None))
+    );
+    // A non-zero exit, a kill or a denial of a nested call counts as its failure too.
+    for (root, outcome) in [("d1", Outcome::exited(2)), ("d2", Outcome::killed())] {
+        let mut gate = AgentGate::new();
+        let _ = gate.on_result_at(
+            &s,
+            "bash",
+            Site::nested(root),
+            shot("bash", "{}"),
+            outcome,
+            None,
+        );
+        assert_eq!(
+            gate.on_result_at(
+                &s,
+                CODE_MODE_TOOL,
+                Site::direct(root),
+                shot(CODE_MODE_TOOL, "{}"),
+                Outcome::error(),
+                None
+            ),
+            Observation::Transparent,
+            "{root}"
+        );
+    }
+}
+
+#[test]
+fn unknown_tool_results_are_never_experiments() {
+    let one_retry = with(SettingsInput {
+        failure_threshold: 1,
+        ..SettingsInput::default()
+    });
+    for s in [one_retry, any_failure()] {
+        let mut gate = AgentGate::new();
+        // Code Mode: three direct calls to `bash`, each rejected by DSH before pre-execute.
+        for _ in 0..3 {
+            assert_eq!(
+                gate.on_result_at(
+                    &s,
+                    "bash",
+                    Site::direct("c"),
+                    shot("bash", r#"{"command":"make"}"#),
+                    Outcome::unknown_tool(),
+                    None
+                ),
+                Observation::Ignored(IgnoreReason::UnknownTool)
+            );
+        }
+        assert_eq!(
+            (gate.failures(), gate.run_length(), gate.status()),
+            (0, 0, Status::Idle)
+        );
+        // Natively too: a name no tool has never ran.
+        assert_eq!(
+            gate.on_result(
+                &s,
+                "no_such_tool",
+                shot("no_such_tool", "{}"),
+                Outcome::unknown_tool(),
+                None
+            ),
+            Observation::Ignored(IgnoreReason::UnknownTool)
+        );
+        // Nor does it break a run of identical calls.
+        let _ = fail(&mut gate, &s, PROBE, X1);
+        let _ = gate.on_result(
+            &s,
+            "bash",
+            shot("bash", "{}"),
+            Outcome::unknown_tool(),
+            None,
+        );
+        assert!(matches!(
+            fail(&mut gate, &s, PROBE, X1),
+            Observation::Armed(_)
+        ));
+    }
+}
+
+#[test]
+fn the_family_read_only_tools_are_investigation_by_default() {
+    let s = defaults();
+    for name in names::FAMILY_READ_ONLY_TOOLS {
+        assert!(DEFAULT_ALLOWLIST.contains(&name), "{name}");
+    }
+    let mut gate = armed(&s);
+    for name in ["memory_recall", "memory_stats", "resilient_fetch"] {
+        assert_eq!(
+            gate.pre_execute(&s, name, args("{}")),
+            Decision::Allow,
+            "{name}"
+        );
+    }
+    // Writing a fact is no investigation.
+    assert!(is_denied(
+        &gate.pre_execute(&s, "memory_save", args("{}")),
+        DenyKind::Pending
     ));
 }
 
@@ -479,7 +701,7 @@ Answer all three in one visible reply (not only in reasoning, not quoted or in a
 blocker=… ruled_out=… best_path=…
 (Chinese markers work too: 卡点=… 排除=… 性价比=…)
 Still allowed meanwhile: read, read_image, glob, grep, web_search, ask_user_question, skill, \
-todo_write, job_output, job_list, report."
+todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch."
     );
     assert_eq!(gate.pre_step(&s), None);
     assert_eq!(gate.pre_step(&s), None);
@@ -509,12 +731,12 @@ fn chinese_texts_follow_a_chinese_user_prompt_under_auto() {
         请在同一条可见回复的正文中回答全部三项（不要只写在思考里，不要放在引用或代码块中）：
         卡点=… 排除=… 性价比=…
         （英文标记同样有效：blocker=… ruled_out=… best_path=…）
-        期间仍可使用：read、read_image、glob、grep、web_search、ask_user_question、skill、todo_write、job_output、job_list、report。"#]].assert_eq(&notice.text);
+        期间仍可使用：read、read_image、glob、grep、web_search、ask_user_question、skill、todo_write、job_output、job_list、report、memory_recall、memory_stats、resilient_fetch。"#]].assert_eq(&notice.text);
     assert_eq!(
         reason(gate.pre_execute(&s, "bash", args("{}"))),
         "[pain-point-check] 已拒绝 `bash`：卡点检查待回答。仍缺：卡点、排除、性价比。仍可用：read、\
          read_image、glob、grep、web_search、ask_user_question、skill、todo_write、job_output、\
-         job_list、report。请在可见回复正文中一次答全：卡点=… 排除=… 性价比=…"
+         job_list、report、memory_recall、memory_stats、resilient_fetch。请在可见回复正文中一次答全：卡点=… 排除=… 性价比=…"
     );
     // An English prompt switches back; an explicit choice wins over the prompt.
     gate.on_user_prompt("fix the build");
@@ -573,7 +795,7 @@ fn a_partial_answer_keeps_the_gate_and_names_what_is_missing() {
     assert_eq!(outcome, LiftOutcome::Partial { missing });
     assert_eq!(gate.missing(), Some(missing));
     let text = reason(gate.pre_execute(&s, "bash", args("{}")));
-    expect_test::expect!["[pain-point-check] `bash` refused: pain-point check pending. Missing: best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
+    expect_test::expect!["[pain-point-check] `bash` refused: pain-point check pending. Missing: best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
     // The next reply must carry all three again.
     assert_eq!(
         gate.on_assistant_text(&s, "性价比=先本地复现"),
@@ -826,7 +1048,7 @@ fn long_tool_names_are_cut_in_denials() {
     let mut gate = armed(&s);
     let name = "n".repeat(200);
     let text = reason(gate.pre_execute(&s, name.as_str(), args("{}")));
-    expect_test::expect!["[pain-point-check] `nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
+    expect_test::expect!["[pain-point-check] `nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
 }
 
 #[test]
@@ -845,7 +1067,7 @@ fn the_shown_allowlist_is_capped() {
     let mut gate = armed(&none);
     let nothing = reason(gate.pre_execute(&none, "read", args("{}")));
     expect_test::expect![[r#"
-        [pain-point-check] `bash` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, tool0 +4. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…
+        [pain-point-check] `bash` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch, tool0, tool1 +3. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…
         [pain-point-check] `read` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: none (answer first). Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"#]].assert_eq(&format!("{capped}\n{nothing}"));
 }
 
@@ -866,6 +1088,7 @@ fn handle_reports_a_replay_timeline() {
             args: x1,
         },
         Input::ToolResult {
+            site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
             failure: None,
@@ -876,6 +1099,7 @@ fn handle_reports_a_replay_timeline() {
             args: x1,
         },
         Input::ToolResult {
+            site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
             failure: None,
@@ -890,6 +1114,7 @@ fn handle_reports_a_replay_timeline() {
             args: x1,
         },
         Input::ToolResult {
+            site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
             failure: None,
@@ -901,6 +1126,7 @@ fn handle_reports_a_replay_timeline() {
             args: x1,
         },
         Input::ToolResult {
+            site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
             failure: None,
@@ -911,6 +1137,7 @@ fn handle_reports_a_replay_timeline() {
             args: x1,
         },
         Input::ToolResult {
+            site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
             failure: None,
@@ -923,6 +1150,7 @@ fn handle_reports_a_replay_timeline() {
             args: x1,
         },
         Input::ToolResult {
+            site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
             failure: None,

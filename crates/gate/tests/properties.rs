@@ -90,14 +90,18 @@ fn outcome() -> impl Strategy<Value = Outcome> {
         any::<bool>(),
         any::<bool>(),
         prop_oneof![9 => Just(false), 1 => Just(true)],
+        prop_oneof![9 => Just(false), 1 => Just(true)],
     )
-        .prop_map(|(ok, exit_code, killed, timed_out, cancelled)| Outcome {
-            ok,
-            exit_code,
-            killed: killed && exit_code.is_none(),
-            timed_out: timed_out && exit_code.is_none(),
-            cancelled,
-        })
+        .prop_map(
+            |(ok, exit_code, killed, timed_out, cancelled, unknown_tool)| Outcome {
+                ok: ok && !unknown_tool,
+                exit_code,
+                killed: killed && exit_code.is_none(),
+                timed_out: timed_out && exit_code.is_none(),
+                cancelled,
+                unknown_tool,
+            },
+        )
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -184,6 +188,7 @@ fn run(s: &Settings, ops: &[Op]) -> Vec<Reaction> {
             } => (
                 *agent,
                 Input::ToolResult {
+                    site: Site::DIRECT,
                     name,
                     shot: Shot::from_json(*name, args),
                     outcome: *outcome,
@@ -282,7 +287,9 @@ fn check(
                         assert!(matches!(
                             observation,
                             Observation::Ignored(
-                                IgnoreReason::WhilePending | IgnoreReason::Cancelled
+                                IgnoreReason::WhilePending
+                                    | IgnoreReason::Cancelled
+                                    | IgnoreReason::UnknownTool
                             )
                         ));
                     }
@@ -296,7 +303,11 @@ fn check(
                     assert_eq!(counters(after), (0, 0));
                 }
                 Observation::Counted | Observation::Armed(_) => {
-                    assert!(!neutral(s, name), "{name} counted although neutral");
+                    // A program's own failure is its one counted result (none is nested here).
+                    assert!(
+                        !neutral(s, name) || (name == CODE_MODE_TOOL && outcome.failed()),
+                        "{name} counted although neutral"
+                    );
                     assert_ne!(before.status(), Status::Pending);
                     let failed = u32::from(outcome.failed());
                     match s.counting() {

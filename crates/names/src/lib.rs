@@ -302,12 +302,36 @@ fn levenshtein(a: &[char], b: &[char], limit: usize) -> Option<usize> {
     (distance <= limit).then_some(distance)
 }
 
+/// DSH's Code Mode transport (`run_code`; DSH 0.2 calls the mode `ptc` and keeps the name): the
+/// model's only tool in Code Mode, whose program calls the other tools (each through the same
+/// hooks, as a call of its own). DSH reserves the exact name, so it is matched exactly, not by
+/// tokens: the guards treat it as transparent, its nested calls being what count.
+pub const CODE_MODE_TOOL: &str = "run_code";
+
+/// Whether `name` is DSH's Code Mode transport ([`CODE_MODE_TOOL`], exactly).
+pub fn is_code_mode_tool(name: &str) -> bool {
+    name == CODE_MODE_TOOL
+}
+
+/// The family's own tools that only read (limit-break's `memory_recall`, `memory_stats` and
+/// `resilient_fetch`): investigation, like `read` or `web_search`, for the guards' defaults.
+pub const FAMILY_READ_ONLY_TOOLS: [&str; 3] = ["memory_recall", "memory_stats", "resilient_fetch"];
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn matches(pattern: &str, name: &str) -> bool {
         Pattern::new(pattern).unwrap().matches(&tokens(name))
+    }
+
+    #[test]
+    fn code_mode_tool_is_matched_exactly() {
+        assert!(is_code_mode_tool("run_code"));
+        // Not by tokens: a tool that only spells the same tokens is another tool.
+        assert!(!is_code_mode_tool("RunCode"));
+        assert!(!is_code_mode_tool("run-code"));
+        assert!(!is_code_mode_tool("mcp__x__run_code"));
     }
 
     #[test]

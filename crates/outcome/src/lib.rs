@@ -15,6 +15,12 @@
 /// a started call, `ABORTED_BEFORE_DISPATCH` closes one whose body never ran.
 pub const CANCEL_CODES: [&str; 2] = ["ABORTED", "ABORTED_BEFORE_DISPATCH"];
 
+/// DSH's error code of a call naming a tool it cannot run (`ToolNotFoundError`, `dsh-tools`). In
+/// Code Mode every call the model makes directly to a tool other than `run_code` ends so, before
+/// any `tools/pre-execute` (the tool is only reachable from a program); natively, a call to a
+/// name no tool has. The call never ran: neither guard counts it.
+pub const UNKNOWN_TOOL_CODE: &str = "UNKNOWN_TOOL";
+
 /// DSH's error code of a call its timeout policy stopped (`packages/guard/timeout-policy`).
 pub const TIMEOUT_CODE: &str = "TOOL_TIMEOUT";
 
@@ -40,6 +46,9 @@ pub struct Outcome {
     /// The user or the harness cancelled the call (DSH error codes `ABORTED` and
     /// `ABORTED_BEFORE_DISPATCH`): not an experiment, ignored.
     pub cancelled: bool,
+    /// DSH rejected the call as naming no tool it can run ([`UNKNOWN_TOOL_CODE`]): it never ran,
+    /// so it is no experiment and no failure.
+    pub unknown_tool: bool,
 }
 
 impl Outcome {
@@ -51,6 +60,7 @@ impl Outcome {
             killed: false,
             timed_out: false,
             cancelled: false,
+            unknown_tool: false,
         }
     }
 
@@ -95,6 +105,21 @@ impl Outcome {
         }
     }
 
+    /// A call DSH rejected as naming no tool it can run ([`UNKNOWN_TOOL_CODE`]).
+    pub fn unknown_tool() -> Self {
+        Self {
+            ok: false,
+            unknown_tool: true,
+            ..Self::success()
+        }
+    }
+
+    /// Whether either guard counts the call at all: not when it was cancelled or named no tool
+    /// DSH could run (it never ran).
+    pub fn counts(&self) -> bool {
+        !self.cancelled && !self.unknown_tool
+    }
+
     /// The outcome of a recorded result: `ok` is `!isError`, `error_code` is DSH's error code
     /// (a [`CANCEL_CODES`] one makes it cancelled), `status` the markers read from its text.
     pub fn from_result(ok: bool, error_code: Option<&str>, status: &ShellStatus) -> Self {
@@ -123,6 +148,7 @@ impl Outcome {
             killed,
             timed_out: timed_out || error_code == Some(TIMEOUT_CODE),
             cancelled: error_code.is_some_and(|code| CANCEL_CODES.contains(&code)),
+            unknown_tool: !ok && error_code == Some(UNKNOWN_TOOL_CODE),
         }
     }
 

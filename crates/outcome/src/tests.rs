@@ -44,6 +44,12 @@ fn a_recorded_result_maps_to_its_outcome() {
             Outcome::cancelled()
         );
     }
+    let unknown = Outcome::from_result(false, Some(UNKNOWN_TOOL_CODE), &none);
+    assert_eq!(unknown, Outcome::unknown_tool());
+    assert!(!unknown.counts() && !Outcome::cancelled().counts());
+    assert!(Outcome::error().counts() && Outcome::exited(1).counts());
+    // Only an error result carries DSH's code.
+    assert!(!Outcome::from_facts(true, Some(UNKNOWN_TOOL_CODE), None, false, false).unknown_tool);
     let status = ShellStatus::parse("x\n[exit code: 3]");
     assert_eq!(
         Outcome::from_result(true, None, &status),

@@ -90,6 +90,12 @@ pub enum ToolClass {
     Execution,
     /// Anything else.
     Ordinary,
+    /// DSH's Code Mode transport (`run_code`, [`names::CODE_MODE_TOOL`]): transparent. Its
+    /// program's nested calls reach the policy as calls of their own, so the program adds no
+    /// debt of its own: not its class (its name would match `run` as an execution), not a
+    /// failure when it throws (the failed nested call it threw on was counted already, and a
+    /// program that fails on its own made no tool call).
+    CodeMode,
 }
 
 /// One finished tool call, as the policy needs it.
@@ -110,6 +116,10 @@ pub struct ToolCall<'a> {
     pub head: &'a str,
     /// End of the failure text, empty when `head` holds all of it.
     pub tail: &'a str,
+    /// DSH rejected the call as naming no tool it can run (`UNKNOWN_TOOL`): it never ran and is
+    /// not counted (in Code Mode, every call the model makes directly to a tool other than
+    /// `run_code`).
+    pub unknown_tool: bool,
     /// For a successful snooze call: the minutes its reply promised (see [`snooze_minutes`]).
     pub snooze_minutes: Option<u32>,
     /// A failure's fingerprint the caller already computed (for instance with
@@ -129,6 +139,7 @@ impl<'a> ToolCall<'a> {
             timed_out: false,
             head: "",
             tail: "",
+            unknown_tool: false,
             snooze_minutes: None,
             fingerprint: None,
         }
@@ -176,6 +187,7 @@ impl<'a> ToolCall<'a> {
             killed: self.killed,
             timed_out: self.timed_out,
             cancelled: false,
+            unknown_tool: self.unknown_tool,
         }
     }
 
@@ -245,13 +257,16 @@ pub enum Observation {
     SnoozeNotShortened,
     /// A new user prompt started the agent afresh.
     UserPromptReset,
+    /// Not counted: a [`ToolClass::CodeMode`] call (its nested calls are), or a call DSH
+    /// rejected as naming no tool it can run ([`ToolCall::unknown_tool`]). Nothing changed.
+    Transparent,
 }
 
 impl Observation {
     /// The debug log line for this observation, if it is worth one.
     pub fn debug_line(&self, tool: &str) -> Option<String> {
         Some(match self {
-            Observation::Counted => return None,
+            Observation::Counted | Observation::Transparent => return None,
             Observation::Nudge(_) => "[research-nudge] threshold reached; nudge queued".to_owned(),
             Observation::ResearchReset => format!("[research-nudge] research reset by {tool}"),
             Observation::Snoozed { minutes, .. } => {
@@ -462,13 +477,15 @@ impl Policy {
         &self.settings
     }
 
-    /// Resolves a tool name (uncached): research first, then mutation, then execution, else
-    /// ordinary. The snooze tool is never research.
+    /// Resolves a tool name (uncached): the Code Mode transport first (exactly `run_code`),
+    /// then research, mutation, execution, else ordinary. The snooze tool is never research.
     pub fn tool(&self, name: &str) -> Tool {
         let tokens = names::tokens(name);
         let s = &self.settings;
         let snooze = name == SNOOZE_TOOL_NAME;
-        let class = if !snooze && names::any_matches(&s.research_tools, &tokens) {
+        let class = if names::is_code_mode_tool(name) {
+            ToolClass::CodeMode
+        } else if !snooze && names::any_matches(&s.research_tools, &tokens) {
             ToolClass::Research
         } else if names::any_matches(&s.mutation_tools, &tokens) {
             ToolClass::Mutation
@@ -495,8 +512,8 @@ impl Policy {
         &self.tools[name]
     }
 
-    /// Classes a tool name (cached): research first, then mutation, then execution, else
-    /// ordinary. The snooze tool is never research.
+    /// Classes a tool name (cached): the Code Mode transport, research, mutation, execution,
+    /// else ordinary. The snooze tool is never research.
     pub fn classify(&mut self, name: &str) -> ToolClass {
         self.cached(name).class
     }
@@ -612,6 +629,9 @@ fn observe_tool(
     call: &ToolCall<'_>,
 ) -> Observation {
     let now = state.tick(now);
+    if tool.class == ToolClass::CodeMode || call.unknown_tool {
+        return Observation::Transparent;
+    }
     let failed = call.failed();
     if tool.snooze && !failed {
         if let Some(minutes) = call.snooze_minutes {
@@ -626,7 +646,7 @@ fn observe_tool(
     let class_debt = match tool.class {
         ToolClass::Mutation => w.mutation,
         ToolClass::Execution => w.execution,
-        ToolClass::Ordinary | ToolClass::Research => w.ordinary,
+        ToolClass::Ordinary | ToolClass::Research | ToolClass::CodeMode => w.ordinary,
     };
     state.calls_since_research = state.calls_since_research.saturating_add(1);
     state.debt = state.debt.saturating_add(class_debt);

@@ -115,6 +115,66 @@ fn weights_apply_by_class_and_outcome() {
     assert_eq!(counters(&p, &s), (22, 5, 2, 1));
 }
 
+/// The README example run as three Code Mode programs: the nested calls give native mode's
+/// signals, and no `run_code` result adds debt (before, each was an execution: 25/20 and a
+/// reminder one program early).
+#[test]
+fn code_mode_programs_add_no_debt_of_their_own() {
+    let mut p = policy();
+    assert_eq!(p.classify("run_code"), ToolClass::CodeMode);
+    // Only the exact name: a tool that only spells the same tokens is classed as before.
+    assert_ne!(p.classify("RunCode"), ToolClass::CodeMode);
+    let mut s = AgentState::new(0);
+    let program_ok = ToolCall::success("run_code");
+    let program_threw = ToolCall::failure("run_code", "code run failed (exception): Error: x");
+    let steps = [
+        (ToolCall::success("read"), Observation::Counted),
+        (ToolCall::success("edit"), Observation::Counted),
+        (program_ok, Observation::Transparent),
+        (
+            ToolCall::failure("bash", "TypeError at line 123"),
+            Observation::Counted,
+        ),
+        (ToolCall::success("edit"), Observation::Counted),
+        (program_threw, Observation::Transparent),
+        (
+            ToolCall::failure("bash", "TypeError at line 456"),
+            Observation::Nudge(DEBT),
+        ),
+        (program_threw, Observation::Transparent),
+    ];
+    for (i, (call, expected)) in steps.into_iter().enumerate() {
+        assert_eq!(
+            observe(&mut p, &mut s, i as Millis * 1000, call),
+            expected,
+            "step {i}"
+        );
+    }
+    assert_eq!(counters(&p, &s), (21, 5, 2, 1));
+    // A nested web_search is research as a native one is.
+    assert_eq!(
+        observe(&mut p, &mut s, 9_000, ToolCall::success("web_search")),
+        Observation::ResearchReset
+    );
+}
+
+#[test]
+fn unknown_tool_calls_are_not_counted() {
+    let mut p = policy();
+    let mut s = AgentState::new(0);
+    for i in 0..3 {
+        let call = ToolCall {
+            unknown_tool: true,
+            ..ToolCall::failure("bash", "unknown tool \"bash\"")
+        };
+        assert_eq!(
+            observe(&mut p, &mut s, i * 1000, call),
+            Observation::Transparent
+        );
+    }
+    assert_eq!(counters(&p, &s), (0, 0, 0, 0));
+}
+
 #[test]
 fn classification_is_by_token_not_substring() {
     let mut p = policy();

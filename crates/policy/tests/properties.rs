@@ -26,6 +26,7 @@ const NAMES: &[&str] = &[
     "grep",
     "write_file",
     "run_tests",
+    "run_code",
 ];
 const AGENTS: usize = 3;
 
@@ -162,6 +163,7 @@ fn run(policy: Policy, start: u64, ops: &[Op]) -> (Vec<Observation>, Vec<AgentSt
                         timed_out: *timed_out,
                         head,
                         tail,
+                        unknown_tool: false,
                         snooze_minutes: *snooze_minutes,
                         fingerprint: None,
                     },

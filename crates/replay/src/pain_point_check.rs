@@ -8,7 +8,11 @@
 //! - `{"tool": NAME, "args": {…}, "result": R}`: a call attempt. The gate judges it first
 //!   (`tools/pre-execute`); a denied call finishes as the denial's error result, an allowed one
 //!   with `R`: `"ok"` (the default), `"error"`, `"cancelled"`, `{"exitCode": N}`,
-//!   `{"killed": true}` or `{"timedOut": true}`.
+//!   `{"killed": true}` or `{"timedOut": true}`; `"unknown-tool"` is a call DSH rejected before
+//!   pre-execute (`UNKNOWN_TOOL`: in Code Mode, every direct call to a tool other than
+//!   `run_code`), which the gate never judges. In Code Mode, `"root": ID` names the model's call
+//!   the call descends from (a `run_code` call's own id), and `"nested": true` marks a call its
+//!   program made (DSH's `exec.parent`).
 //! - `{"user": TEXT}`: a user prompt (resets the agent).
 //! - `{"assistant": TEXT}`: a visible assistant reply (may lift the gate).
 //! - `{"step": true}`: a step starts (where the check block or the escape notice is delivered).
@@ -22,7 +26,10 @@
 //! An input whose first line is a session header is a DSH session log, read by
 //! `crates/session-log` (one session = one agent). Each recorded tool result is judged as the
 //! plugin would have judged the call ([`AgentGate::pre_execute`]), then counted: a call the gate
-//! would deny counts as its denial, any other with its recorded outcome. Each `assistant/message`
+//! would deny counts as its denial, any other with its recorded outcome; a call DSH rejected as an
+//! unknown tool (`UNKNOWN_TOOL`) never reached the plugin's pre-execute and is not judged. A Code
+//! Mode program's calls (`tool/code-dispatch*`, `tool/ptc-dispatch*`) are calls of their own,
+//! nested under the program's `run_code` call (see the gate's "Code Mode"). Each `assistant/message`
 //! is one step (the check block or the escape notice would ride it) and then the reply, which may
 //! lift the gate; a human prompt resets; a reopened session starts a fresh agent. It prints a
 //! timeline of where the gate would arm, deny and lift, or, with `--json`, one JSON line per event
@@ -31,7 +38,7 @@
 use crate::{Agents, Engine, Format};
 use gate::{
     AgentGate, Counting, Decision, Input, Language, LiftOutcome, Marker, Observation, Outcome,
-    Reaction, ResetCause, Settings, Shot, Status, TimelineEntry, canonical_args_hash,
+    Reaction, ResetCause, Settings, Shot, Site, Status, TimelineEntry, canonical_args_hash,
     canonical_args_hash_str, failure_fingerprint,
 };
 use policy::Policy;
@@ -41,11 +48,13 @@ use std::collections::HashMap;
 
 mod corpus;
 
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 9] = [
     "agent",
     "tool",
     "args",
     "result",
+    "root",
+    "nested",
     "output",
     "user",
     "assistant",
@@ -191,9 +200,32 @@ impl Check {
                 None => "",
                 Some(text) => text_field("output", text)?,
             };
+            let site = match (object.get("root"), object.get("nested")) {
+                (None, None) => Site::DIRECT,
+                (Some(Value::String(root)), None | Some(Value::Bool(false))) => Site::direct(root),
+                (Some(Value::String(root)), Some(Value::Bool(true))) => Site::nested(root),
+                (None, Some(_)) => return Err("nested needs the root of its program".to_owned()),
+                (Some(Value::String(_)), Some(other)) => {
+                    return Err(format!(
+                        "nested must be true or false (got {})",
+                        config::render(other)
+                    ));
+                }
+                (Some(other), _) => {
+                    return Err(format!(
+                        "root must be a call id string (got {})",
+                        config::render(other)
+                    ));
+                }
+            };
             out.insert("event".into(), json!("tool"));
             out.insert("tool".into(), json!(name));
-            let decision = gate.handle(settings, Input::ToolCall { name, args });
+            // DSH rejects an unknown tool before pre-execute: the gate never judges it.
+            let decision = if outcome.unknown_tool {
+                Reaction::Decision(Decision::Allow)
+            } else {
+                gate.handle(settings, Input::ToolCall { name, args })
+            };
             note(&decision, &mut timeline);
             let (outcome, failure) = match &decision {
                 Reaction::Decision(Decision::Deny { reason, .. }) => {
@@ -210,6 +242,7 @@ impl Check {
             let observed = gate.handle(
                 settings,
                 Input::ToolResult {
+                    site,
                     name,
                     shot,
                     outcome,
@@ -265,7 +298,7 @@ fn text_field<'a>(key: &str, value: &'a Value) -> Result<&'a str, String> {
 fn outcome(result: Option<&Value>) -> Result<Outcome, String> {
     let bad = |value: &Value| {
         format!(
-            "result must be \"ok\", \"error\", \"cancelled\", {{\"exitCode\": N}}, {{\"killed\": true}} or {{\"timedOut\": true}} (got {})",
+            "result must be \"ok\", \"error\", \"cancelled\", \"unknown-tool\", {{\"exitCode\": N}}, {{\"killed\": true}} or {{\"timedOut\": true}} (got {})",
             config::render(value)
         )
     };
@@ -275,6 +308,7 @@ fn outcome(result: Option<&Value>) -> Result<Outcome, String> {
             "ok" => Outcome::success(),
             "error" => Outcome::error(),
             "cancelled" => Outcome::cancelled(),
+            "unknown-tool" => Outcome::unknown_tool(),
             _ => return Err(bad(&Value::String(kind.clone()))),
         },
         Some(value @ Value::Object(fields)) => match (fields.len(), fields.iter().next()) {
@@ -351,7 +385,17 @@ impl Session {
                 self.calls += 1;
                 let args = canonical_args_hash_str(&call.arguments_json);
                 let name = call.name.as_str();
-                let decision = self.gate.handle(settings, Input::ToolCall { name, args });
+                let site = if call.parent.is_some() {
+                    Site::nested(&call.root)
+                } else {
+                    Site::direct(&call.root)
+                };
+                // DSH rejects an unknown tool before pre-execute: the plugin never judged it.
+                let decision = if result.outcome().unknown_tool {
+                    Reaction::Decision(Decision::Allow)
+                } else {
+                    self.gate.handle(settings, Input::ToolCall { name, args })
+                };
                 let mut entries = Vec::new();
                 let mut out = json!({ "event": "tool", "tool": name });
                 let (outcome, failure) = match &decision {
@@ -372,6 +416,7 @@ impl Session {
                 let observed = self.gate.handle(
                     settings,
                     Input::ToolResult {
+                        site,
                         name,
                         shot,
                         outcome,
@@ -382,7 +427,14 @@ impl Session {
                     out["counted"] = json!(counted(observation));
                 }
                 entries.extend(observed.timeline_entry());
-                let label = format!("call {}  {name}", self.calls);
+                let label = if call.parent.is_some() {
+                    format!("call {}  > {name}", self.calls)
+                } else {
+                    format!("call {}  {name}", self.calls)
+                };
+                if let Some(parent) = &call.parent {
+                    out["parent_call"] = json!(parent);
+                }
                 rows.push((
                     label,
                     outcome_label(&outcome, &out),
@@ -511,6 +563,8 @@ fn outcome_label(outcome: &Outcome, out: &Value) -> String {
         "DENIED".to_owned()
     } else if outcome.cancelled {
         "cancelled".to_owned()
+    } else if outcome.unknown_tool {
+        "unknown tool".to_owned()
     } else if outcome.timed_out {
         "timed out".to_owned()
     } else if outcome.killed {

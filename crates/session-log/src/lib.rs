@@ -1,7 +1,7 @@
 //! A reader of DSH session logs: the logical lines of one recorded session in, plugin-agnostic
 //! events out, for every replay in the family.
 //!
-//! DSH (`dsh-session-persistence-jsonl`, format version 0) keeps one append-only log per session
+//! DSH (`dsh-session-persistence-jsonl`, format version 0 in 0.1, 4 in 0.2) keeps one append-only log per session
 //! at `$DSH_HOME/sessions/--<project>--/<session-id>/session.jsonl.zstd` (concatenated Zstandard
 //! frames), or `session.jsonl` when compression is off. Decompression is the caller's (the
 //! package CLIs do it in JavaScript); this crate reads the text lines: the header
@@ -14,20 +14,36 @@
 //! ([`Entry`]):
 //! - `tool/call` `{callId, name, arguments}` is a [`LogEvent::ToolCall`]; the reader remembers it
 //!   for its result;
+//! - `tool/code-dispatch-start` `{rootCallId, parentCallId, subCallId, name, arguments}` (DSH
+//!   0.1's Code Mode; `tool/ptc-dispatch-start` in 0.2) is a [`LogEvent::ToolCall`] too: a call a
+//!   Code Mode program made ([`ToolCall::parent`] is its `run_code` call, [`ToolCall::root`] the
+//!   model's call it descends from), its `arguments` a JSON value (written back as JSON text);
 //! - `tool/result` `{message: {content: [{type: "tool-result", toolCallId, isError?, content}]},
-//!   error?: {code}}` is a [`LogEvent::ToolResult`] paired with its call: its text blocks joined
+//!   error?: {code}}` (format 0), or `{message: {role: "tool", toolCallId, isError?, content},
+//!   error?: {code}}` (format 4), and a program's `tool/code-dispatch` (`tool/ptc-dispatch`)
+//!   `{subCallId, isError, content, error?: {code}}` are a [`LogEvent::ToolResult`] paired with
+//!   its call: its text blocks joined
 //!   by newlines (an error result's without its `Error: ` prefix), DSH's error code, and the
 //!   shell status markers of a successful result's last lines ([`ShellStatus`]; DSH keeps only
 //!   the rendered text, not the tool's value). Results DSH synthesizes when it repairs a crashed
 //!   turn ([`REPAIR_CODES`]) are marked [`ToolResult::repaired`]: no plugin ever saw them;
 //! - `user/message` whose `source.kind` is `"user"` is a human prompt ([`LogEvent::UserPrompt`]);
-//!   any other kind is injected context ([`LogEvent::Injected`]), a plugin's notices included;
+//!   any other kind is injected context ([`LogEvent::Injected`]), a plugin's notices included
+//!   (format 4 migrates `{kind: "plugin", plugin: NAME}` to the kind `plugin:NAME`, read back as
+//!   kind `plugin` of the plugin `NAME`);
 //! - `assistant/message` `{message: {content}, interrupted?}` is the reply's visible text
 //!   ([`LogEvent::AssistantText`]: its `text` blocks joined by newlines, never reasoning);
 //! - `session/end-seed` after an event the reader surfaced means the session was reopened
 //!   ([`LogEvent::Reopened`]): a live plugin would track a fresh agent from there;
 //! - events with `seq` below the header's `seedLength` were inherited from the parent session of
-//!   a fork and are skipped (they are still checked).
+//!   a fork and are skipped (they are still checked). Format 4 records only `isSeeded: true` and
+//!   ends the inherited prefix at the log's **last** `session/end-seed {inherited: true}` marker,
+//!   which a line-by-line reader cannot know before the end: a seeded format 4 log is refused.
+//!
+//! The format 4 shapes follow DSH 0.2's source as read (never run): the header
+//! (`packages/core/session/src/types.ts`, `SessionHeader`: `isSeeded`), the `tool/ptc-dispatch*`
+//! events (`packages/core/tools/src/ptc.ts`) and the source-kind migration
+//! (`dsh-session-format-v2-to-v3`); the fixtures in `fixtures/v4/` are named after those files.
 //!
 //! Times are the events' `time`, Unix epoch milliseconds, exactly as recorded: they may step back,
 //! and a consumer that models a monotonic clock clamps them itself. A malformed line is a
@@ -43,8 +59,15 @@ use std::fmt;
 
 pub use outcome::{Outcome, ShellStatus};
 
-/// The session log format version this reader understands (DSH's `SESSION_FORMAT_VERSION`).
+/// The session log format version of DSH 0.1 (DSH's `SESSION_FORMAT_VERSION`).
 pub const FORMAT_VERSION: u64 = 0;
+
+/// The session log format version of DSH 0.2 (`SESSION_FORMAT_VERSION = 4`,
+/// `packages/core/session/src/types.ts`).
+pub const FORMAT_V4: u64 = 4;
+
+/// The format versions this reader understands.
+pub const FORMAT_VERSIONS: [u64; 2] = [FORMAT_VERSION, FORMAT_V4];
 
 /// Error codes of the results DSH synthesizes when it repairs a crashed turn.
 pub const REPAIR_CODES: [&str; 2] = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN"];
@@ -59,6 +82,8 @@ pub fn session_header(text: &str) -> Option<Value> {
 /// The session header's fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The format version ([`FORMAT_VERSIONS`]).
+    pub version: u64,
     /// The session id.
     pub id: String,
     /// When the session was created, Unix epoch milliseconds.
@@ -82,11 +107,11 @@ impl Header {
             return Err(format!("must be a JSON object (got {})", brief(value)));
         };
         let version = fields.get("version");
-        match version.and_then(Value::as_u64) {
-            Some(FORMAT_VERSION) => {}
+        let format = match version.and_then(Value::as_u64) {
+            Some(v) if FORMAT_VERSIONS.contains(&v) => v,
             Some(other) => {
                 return Err(format!(
-                    "session log format version {other} is not supported (this replay reads version {FORMAT_VERSION}, the format of DSH 0.1)"
+                    "session log format version {other} is not supported (this replay reads version {FORMAT_VERSION}, the format of DSH 0.1, and {FORMAT_V4}, the format of DSH 0.2)"
                 ));
             }
             None => {
@@ -95,7 +120,7 @@ impl Header {
                     shown(version)
                 ));
             }
-        }
+        };
         let id = match fields.get("id") {
             Some(Value::String(id)) if !id.is_empty() => id.clone(),
             other => {
@@ -132,7 +157,25 @@ impl Header {
                 }),
             }
         };
+        if format == FORMAT_V4 {
+            match fields.get("isSeeded") {
+                Some(Value::Bool(false)) => {}
+                Some(Value::Bool(true)) => {
+                    return Err(
+                        "session header: a seeded (forked) format 4 log is not supported: its inherited prefix ends at the log's last tagged session/end-seed marker, which this line-by-line reader cannot know before the end (replay the parent session's log)"
+                            .to_owned(),
+                    );
+                }
+                other => {
+                    return Err(format!(
+                        "session header: isSeeded must be true or false in format 4 (got {})",
+                        shown(other)
+                    ));
+                }
+            }
+        }
         Ok(Self {
+            version: format,
             id,
             created_at,
             cwd: text("cwd")?,
@@ -215,8 +258,14 @@ pub struct ToolCall {
     pub call_id: String,
     /// The tool name exactly as called (never empty).
     pub name: String,
-    /// The raw arguments text (JSON as the model wrote it; may be empty).
+    /// The raw arguments text (JSON as the model wrote it; may be empty; a program's call's
+    /// arguments as JSON text).
     pub arguments_json: String,
+    /// For a call a Code Mode program made: the `run_code` call that made it (`parentCallId`).
+    pub parent: Option<String>,
+    /// The model's own call it descends from (`rootCallId`): its own `callId` for a call the
+    /// model made.
+    pub root: String,
 }
 
 /// A recorded `tool/result`.
@@ -357,6 +406,7 @@ fn record(value: &Value, assistant_text: bool) -> Result<Option<(u64, u64, Recor
             );
         }
         "tool/call" | "tool/result" | "user/message" | "session/end-seed" => {}
+        DISPATCH_START | DISPATCH | PTC_DISPATCH_START | PTC_DISPATCH => {}
         "assistant/message" if assistant_text => {}
         // Chunks, turn and step bounds, requests, … and future events.
         _ => return Ok(None),
@@ -375,14 +425,33 @@ fn record(value: &Value, assistant_text: bool) -> Result<Option<(u64, u64, Recor
         path: "data.",
     };
     let record = match kind {
-        "tool/call" => Record::Call(ToolCall {
-            call_id: at.string(data, "callId")?.to_owned(),
+        "tool/call" => {
+            let call_id = at.string(data, "callId")?.to_owned();
+            Record::Call(ToolCall {
+                root: call_id.clone(),
+                call_id,
+                name: match at.string(data, "name")? {
+                    "" => return Err(format!("{kind}: data.name must not be empty")),
+                    name => name.to_owned(),
+                },
+                arguments_json: at.string(data, "arguments")?.to_owned(),
+                parent: None,
+            })
+        }
+        DISPATCH_START | PTC_DISPATCH_START => Record::Call(ToolCall {
+            call_id: at.string(data, "subCallId")?.to_owned(),
             name: match at.string(data, "name")? {
                 "" => return Err(format!("{kind}: data.name must not be empty")),
                 name => name.to_owned(),
             },
-            arguments_json: at.string(data, "arguments")?.to_owned(),
+            arguments_json: match data.get("arguments") {
+                Some(value) => value.to_string(),
+                None => return Err(at.fail("arguments", "a JSON value", None)),
+            },
+            parent: Some(at.string(data, "parentCallId")?.to_owned()),
+            root: at.string(data, "rootCallId")?.to_owned(),
         }),
+        DISPATCH | PTC_DISPATCH => Record::Result(dispatch_result(kind, data)?),
         "tool/result" => Record::Result(tool_result(kind, data)?),
         "user/message" => {
             let source = at.object(data, "source")?;
@@ -391,6 +460,11 @@ fn record(value: &Value, assistant_text: bool) -> Result<Option<(u64, u64, Recor
                 path: "data.source.",
             };
             let source_kind = source_at.string(source, "kind")?;
+            // Format 4's migrated plugin rows: `plugin:NAME`.
+            let (source_kind, migrated) = match source_kind.strip_prefix("plugin:") {
+                Some(name) if !name.is_empty() => ("plugin", Some(name.to_owned())),
+                _ => (source_kind, None),
+            };
             let text = match data.get("content") {
                 Some(Value::Array(blocks)) => text_of(blocks),
                 Some(Value::String(text)) => text.clone(),
@@ -401,7 +475,7 @@ fn record(value: &Value, assistant_text: bool) -> Result<Option<(u64, u64, Recor
                 "user" => LogEvent::UserPrompt { text },
                 _ => LogEvent::Injected {
                     kind: source_kind.to_owned(),
-                    plugin: producer(source_kind, field("plugin")),
+                    plugin: producer(source_kind, field("plugin").or(migrated)),
                     summary: field("summary"),
                     text,
                 },
@@ -423,12 +497,34 @@ fn record(value: &Value, assistant_text: bool) -> Result<Option<(u64, u64, Recor
     Ok(Some((seq, time, record)))
 }
 
+/// DSH 0.1's Code Mode events (`dsh-tools`' `run_code` bridge).
+const DISPATCH_START: &str = "tool/code-dispatch-start";
+const DISPATCH: &str = "tool/code-dispatch";
+/// DSH 0.2's names of the same events (`packages/core/tools/src/ptc.ts`).
+const PTC_DISPATCH_START: &str = "tool/ptc-dispatch-start";
+const PTC_DISPATCH: &str = "tool/ptc-dispatch";
+
 fn tool_result(kind: &str, data: &Map<String, Value>) -> Result<ToolResult, String> {
     let at = Fields {
         kind,
         path: "data.",
     };
     let message = at.object(data, "message")?;
+    // Format 4: the message is the tool-role result itself.
+    if message.contains_key("toolCallId") {
+        let at = Fields {
+            kind,
+            path: "data.message.",
+        };
+        let is_error = flag(&at, message, "isError")?;
+        let output = text_of(at.array(message, "content")?);
+        return Ok(settled(
+            at.string(message, "toolCallId")?,
+            is_error,
+            output,
+            error_code(data),
+        ));
+    }
     let at = Fields {
         kind,
         path: "data.message.",
@@ -450,21 +546,52 @@ fn tool_result(kind: &str, data: &Map<String, Value>) -> Result<ToolResult, Stri
         kind,
         path: "data.message.content[0].",
     };
-    let is_error = match block.get("isError") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(is_error)) => *is_error,
-        Some(other) => {
-            return Err(format!(
-                "{kind}: data.message.content[0].isError must be true or false (got {})",
-                brief(other)
-            ));
-        }
-    };
+    let is_error = flag(&at, block, "isError")?;
     let output = text_of(at.array(block, "content")?);
-    let error_code = match data.get("error") {
+    Ok(settled(
+        at.string(block, "toolCallId")?,
+        is_error,
+        output,
+        error_code(data),
+    ))
+}
+
+/// A settled call of a Code Mode program: `{subCallId, isError, content, error?: {code}}`.
+fn dispatch_result(kind: &str, data: &Map<String, Value>) -> Result<ToolResult, String> {
+    let at = Fields {
+        kind,
+        path: "data.",
+    };
+    let is_error = flag(&at, data, "isError")?;
+    let output = text_of(at.array(data, "content")?);
+    Ok(settled(
+        at.string(data, "subCallId")?,
+        is_error,
+        output,
+        error_code(data),
+    ))
+}
+
+/// `data.error.code`, when recorded.
+fn error_code(data: &Map<String, Value>) -> Option<&str> {
+    match data.get("error") {
         Some(Value::Object(error)) => error.get("code").and_then(Value::as_str),
         _ => None,
-    };
+    }
+}
+
+/// An optional boolean (absent is `false`).
+fn flag(at: &Fields<'_>, map: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(value)) => Ok(*value),
+        other => Err(at.fail(key, "true or false", other)),
+    }
+}
+
+/// A result from its facts: an error result's text without DSH's `Error: ` prefix, a success's
+/// shell status read from its last lines.
+fn settled(call_id: &str, is_error: bool, output: String, error_code: Option<&str>) -> ToolResult {
     let (status, text) = if is_error {
         let text = match output.strip_prefix("Error: ") {
             Some(rest) => rest.to_owned(),
@@ -474,15 +601,15 @@ fn tool_result(kind: &str, data: &Map<String, Value>) -> Result<ToolResult, Stri
     } else {
         (ShellStatus::parse(&output), output)
     };
-    Ok(ToolResult {
-        call_id: at.string(block, "toolCallId")?.to_owned(),
+    ToolResult {
+        call_id: call_id.to_owned(),
         call: None,
         is_error,
         text,
         error_code: error_code.map(str::to_owned),
         status,
         repaired: error_code.is_some_and(|code| REPAIR_CODES.contains(&code)),
-    })
+    }
 }
 
 /// Field readers that name the event and the field path in their errors.

@@ -111,6 +111,7 @@ fn the_header_is_read() {
     assert_eq!(
         Header::parse(&value).unwrap(),
         Header {
+            version: 0,
             id: "child".to_owned(),
             created_at: CREATED,
             cwd: None,
@@ -129,7 +130,7 @@ fn malformed_headers_are_refused() {
     let cases = [
         (
             json!({"type": "session", "version": 1, "id": "s", "createdAt": 0}),
-            "line 1: session log format version 1 is not supported (this replay reads version 0, the format of DSH 0.1)",
+            "line 1: session log format version 1 is not supported (this replay reads version 0, the format of DSH 0.1, and 4, the format of DSH 0.2)",
         ),
         (
             json!({"type": "session", "id": "s", "createdAt": 0}),
@@ -175,6 +176,8 @@ fn tool_results_carry_errors_exit_codes_and_signals() {
             call_id: "a".to_owned(),
             name: "bash".to_owned(),
             arguments_json: "{}".to_owned(),
+            parent: None,
+            root: "a".to_owned(),
         })
     );
     let exit = read_result(result(1, "a", "(no output)\n[exit code: 2]"));
@@ -368,7 +371,7 @@ fn user_messages_are_prompts_only_from_a_human() {
                 text: "n".to_owned(),
             },
             LogEvent::Injected {
-                kind: "plugin:research-nudge".to_owned(),
+                kind: "plugin".to_owned(),
                 plugin: Some("research-nudge".to_owned()),
                 summary: None,
                 text: "m".to_owned(),
@@ -484,6 +487,8 @@ fn a_seed_end_after_surfaced_events_is_a_reopening() {
                 call_id: "c".to_owned(),
                 name: "read".to_owned(),
                 arguments_json: "{}".to_owned(),
+                parent: None,
+                root: "c".to_owned(),
             }),
             LogEvent::Reopened,
         ]
@@ -586,4 +591,174 @@ fn malformed_session_lines_name_the_line_and_the_field() {
             "{line}\n  got: {error}\n  want: {message}"
         );
     }
+}
+
+/// Every event a log's lines surface.
+fn read_all(text: &str) -> Result<Vec<LogEvent>, ReadError> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (n, first) = lines.next().expect("a header line");
+    let mut reader = Reader::open(n + 1, &session_header(first).expect("a session header"))?;
+    let mut out = Vec::new();
+    for (n, line) in lines {
+        if let Some(entry) = reader.read(n + 1, line)? {
+            out.push(entry.event);
+        }
+    }
+    Ok(out)
+}
+
+fn results(events: &[LogEvent]) -> Vec<&ToolResult> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            LogEvent::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// DSH rc.8's Code Mode events, as a real rc.8 turn logged them (`dsh-tools`' `run_code`
+/// bridge: `tool/code-dispatch-start` before the nested call's pre-execute, `tool/code-dispatch`
+/// when it settled, then the program's own `tool/result`).
+#[test]
+fn code_mode_nested_calls_are_calls_of_their_own() {
+    let start = json!({"type": "tool/code-dispatch-start", "seq": 2, "time": CREATED + 2000,
+        "data": {"rootCallId": "call_1", "parentCallId": "call_1", "subCallId": "call_1:code:1",
+            "name": "bash", "arguments": {"command": "sh build.sh", "description": "Build"}}});
+    let settled = json!({"type": "tool/code-dispatch", "seq": 3, "time": CREATED + 3000,
+        "data": {"rootCallId": "call_1", "parentCallId": "call_1", "subCallId": "call_1:code:1",
+            "name": "bash", "arguments": {"command": "sh build.sh", "description": "Build"},
+            "isError": false, "content": [{"type": "text", "text": "ld: cannot find -lfoo\n[exit code: 3]"}]}});
+    let log = [
+        header_line(),
+        call(
+            1,
+            "call_1",
+            "run_code",
+            r#"{"code":"await tools.bash({command:'sh build.sh'})","description":"Build"}"#,
+        ),
+        start.to_string(),
+        settled.to_string(),
+        result_with(
+            4,
+            "call_1",
+            "Error: code run failed (exception): x",
+            Some(true),
+            Some("CODE_RUN_FAILED"),
+        ),
+    ]
+    .join("\n");
+    let events = read_all(&log).unwrap();
+    assert_eq!(events.len(), 4);
+    let LogEvent::ToolCall(nested) = &events[1] else {
+        panic!("{:?}", events[1]);
+    };
+    assert_eq!(nested.call_id, "call_1:code:1");
+    assert_eq!(nested.parent.as_deref(), Some("call_1"));
+    assert_eq!(nested.root, "call_1");
+    assert_eq!(
+        serde_json::from_str::<Value>(&nested.arguments_json).unwrap(),
+        json!({"command": "sh build.sh", "description": "Build"})
+    );
+    let results = results(&events);
+    assert_eq!(results[0].outcome(), Outcome::exited(3));
+    assert_eq!(results[0].call.as_ref().unwrap().name, "bash");
+    assert_eq!(results[1].call.as_ref().unwrap().name, "run_code");
+    assert_eq!(results[1].call.as_ref().unwrap().parent, None);
+    assert_eq!(results[1].error_code.as_deref(), Some("CODE_RUN_FAILED"));
+    // A settled nested call with no start is an error naming the event.
+    let orphan = [header_line(), settled.to_string()].join("\n");
+    let err = read_all(&orphan).unwrap_err();
+    assert_eq!(err.line, 2);
+    assert!(err.message.contains("call_1:code:1"), "{}", err.message);
+    // A start without arguments names the field.
+    let mut bad = start.clone();
+    bad["data"].as_object_mut().unwrap().remove("arguments");
+    let err = read_all(&[header_line(), bad.to_string()].join("\n")).unwrap_err();
+    assert_eq!(
+        err.message,
+        "tool/code-dispatch-start: data.arguments must be a JSON value (got nothing)"
+    );
+}
+
+/// DSH 0.2's format 4, recorded from its source files (see `fixtures/v4/README.md`).
+#[test]
+fn format_4_logs_are_read() {
+    let log = include_str!("../fixtures/v4/packages-core-tools-src-ptc.ts.jsonl");
+    let events = read_all(log).unwrap();
+    let calls: Vec<(&str, Option<&str>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            LogEvent::ToolCall(c) => Some((c.name.as_str(), c.parent.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("bash", None),
+            ("run_code", None),
+            ("bash", Some("call-2")),
+            ("read", Some("call-2"))
+        ]
+    );
+    let results = results(&events);
+    let outcomes: Vec<(&str, Outcome)> = results
+        .iter()
+        .map(|r| (r.call.as_ref().unwrap().name.as_str(), r.outcome()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("bash", Outcome::unknown_tool()),
+            ("bash", Outcome::exited(3)),
+            ("read", Outcome::error()),
+            ("run_code", Outcome::error()),
+        ]
+    );
+    assert_eq!(
+        results[2].text,
+        "ENOENT: no such file or directory, open 'missing.txt'"
+    );
+    assert_eq!(results[3].error_code.as_deref(), Some("CODE_RUN_FAILED"));
+    // A producer-owned `plugin:NAME` kind is that plugin's injected context.
+    assert!(events.contains(&LogEvent::Injected {
+        kind: "plugin".to_owned(),
+        plugin: Some("research-nudge".to_owned()),
+        summary: Some("Research Nudge: debt 12/12".to_owned()),
+        text: "[Research Nudge] reminder".to_owned(),
+    }));
+    assert!(events.contains(&LogEvent::UserPrompt {
+        text: "Make the build pass.".to_owned()
+    }));
+}
+
+#[test]
+fn format_4_headers_are_checked() {
+    let header = |extra: Value| {
+        let mut h = json!({"type": "session", "version": 4, "id": "s", "createdAt": CREATED});
+        for (k, v) in extra.as_object().unwrap() {
+            h[k] = v.clone();
+        }
+        Header::parse(&h)
+    };
+    assert_eq!(header(json!({"isSeeded": false})).unwrap().version, 4);
+    let seeded = header(json!({"isSeeded": true})).unwrap_err();
+    assert!(
+        seeded.contains("seeded (forked) format 4 log is not supported"),
+        "{seeded}"
+    );
+    assert_eq!(
+        header(json!({})).unwrap_err(),
+        "session header: isSeeded must be true or false in format 4 (got nothing)"
+    );
+    let three = Header::parse(&json!({"type": "session", "version": 3, "id": "s", "createdAt": 1}))
+        .unwrap_err();
+    assert!(
+        three.starts_with("session log format version 3 is not supported"),
+        "{three}"
+    );
 }

@@ -444,8 +444,15 @@ impl Harness {
     /// the turn's session log, or, when `without` names tools, `<cli> replay EVENTS.jsonl` of the
     /// logged events minus those tools' calls, in the replay-event format
     /// ([`session_log::replay_line`]). Returns its output lines (each JSON); the inputs and
-    /// outputs are kept in `target/<run>/replay/`.
-    pub fn replay(&self, cli: &str, turn: &Turn, without: &[String]) -> Result<Vec<Value>> {
+    /// outputs are kept in `target/<run>/replay/`. `config` is the row config the replay runs
+    /// under (`--config`), the defaults when `None`.
+    pub fn replay(
+        &self,
+        cli: &str,
+        turn: &Turn,
+        without: &[String],
+        config: Option<&Value>,
+    ) -> Result<Vec<Value>> {
         let package = self
             .plugins
             .iter()
@@ -456,6 +463,11 @@ impl Harness {
         std::fs::create_dir_all(&dir)?;
         let mut cmd = Command::new(self.toolchain.node());
         cmd.arg(&script).arg("replay");
+        if let Some(config) = config {
+            let file = dir.join(format!("{}.{cli}.config.json", turn.name));
+            std::fs::write(&file, config.to_string())?;
+            cmd.arg("--config").arg(file);
+        }
         let name = if without.is_empty() {
             cmd.arg("--json").arg(self.session_log(turn)?);
             format!("{}.{cli}", turn.name)

@@ -43,7 +43,8 @@
 //!
 //! An optional `"session_fixture": "packages/<row>/vectors/sessions/NAME.jsonl.zstd"` keeps the
 //! turn's DSH session log, scrubbed of machine paths, as a replay vector of that package
-//! (written by `cargo xtask release-smoke --update-fixture`, which must then be reviewed with its
+//! (written by `cargo xtask release-smoke --update-fixture`, or `cargo xtask scenario NAME…
+//! --update-fixture` for the named ones, which must then be reviewed with its
 //! expected replay output; without the flag the committed file must exist, and it must be a
 //! finished log recording the same tool calls and plugin messages as the turn).
 //!
@@ -81,8 +82,9 @@
 //!   name, or `{ "name", "exit"?: code, "error"?: bool, "result"?: text it contains,
 //!   "result_is"?: its whole text (trimmed) }`.
 //! - `replay` lists runs of a packed package's replay CLI over the turn: `{ "cli": "<bin>",
-//!   "without"?: [tool…], "where"?: { field: value }, "lines": [ { field: value… } ] }` runs
-//!   `<bin> replay --json` on the turn's session log (with `without`: the logged events minus
+//!   "without"?: [tool…], "config"?: { … }, "where"?: { field: value }, "lines": [ { field:
+//!   value… } ] }` runs `<bin> replay --json` (with `--config`: the row config the turn's patch
+//!   gave the plugin) on the turn's session log (with `without`: the logged events minus
 //!   those tools' calls, as replay events, to show what the turn would have done without them),
 //!   keeps the output lines holding every `where` value, and wants exactly `lines`, in order,
 //!   each holding its values. In a line, `"text_first_seen": N` says the line's `text` (what the
@@ -638,7 +640,7 @@ fn check_replay(h: &Harness, turn: &Turn, spec: &Value, texts: &[String]) -> Res
         .context("replay.without holds tool names")?;
     let filter = spec["where"].as_object();
     let kept: Vec<Value> = h
-        .replay(cli, turn, &without)?
+        .replay(cli, turn, &without, spec.get("config"))?
         .into_iter()
         .filter(|line| filter.is_none_or(|f| f.iter().all(|(k, v)| &line[k] == v)))
         .collect();
@@ -841,9 +843,15 @@ fn clip(text: &str, width: usize) -> String {
 /// then only the named scenarios (every one without names), for working on one scenario without
 /// the whole smoke.
 pub fn run(
-    names: &[String],
+    args: &[String],
     setup: impl FnOnce(&str, &mut Timings) -> Result<Harness>,
 ) -> Result<()> {
+    let update = args.iter().any(|a| a == "--update-fixture");
+    let names: Vec<String> = args
+        .iter()
+        .filter(|a| *a != "--update-fixture")
+        .cloned()
+        .collect();
     let mut timings = Timings::default();
     let mut chosen = Vec::new();
     for path in files()? {
@@ -852,7 +860,7 @@ pub fn run(
             chosen.push(scenario);
         }
     }
-    for name in names {
+    for name in &names {
         if !chosen.iter().any(|s| &s.name == name) {
             bail!("no scenario `{name}` in {}", rel(&dir()));
         }
@@ -860,9 +868,15 @@ pub fn run(
     let h = setup("scenario", &mut timings)?;
     for scenario in &chosen {
         println!("\nscenario {}: {}", scenario.name, scenario.about);
-        let (_, summary) =
+        let (turn, summary) =
             timings.step(&format!("scenario {}", scenario.name), || scenario.run(&h))?;
         println!("{}: {summary}", scenario.name);
+        if let Some(fixture) = scenario.doc["session_fixture"].as_str() {
+            println!(
+                "  fixture: {}",
+                harness::keep_session_fixture(&h, &turn, fixture, update)?
+            );
+        }
     }
     println!("\nseconds per step");
     print!("{}", timings.table());

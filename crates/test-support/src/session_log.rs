@@ -215,6 +215,8 @@ pub struct ToolEvent {
     pub is_error: bool,
     /// The `[exit code: N]` marker of a successful shell result.
     pub exit_code: Option<i64>,
+    /// DSH's error code of an error result, when recorded (`UNKNOWN_TOOL`, …).
+    pub error_code: Option<String>,
 }
 
 /// A replay input line, or a tool call.
@@ -276,6 +278,7 @@ pub fn logged(texts: &[String]) -> Result<Vec<Logged>> {
                     text: result.text,
                     is_error: result.is_error,
                     exit_code: result.status.exit_code,
+                    error_code: result.error_code,
                 }));
             }
             _ => {}
@@ -295,6 +298,9 @@ pub fn replay_line(event: &Logged) -> String {
             if t.is_error {
                 line.insert("ok".into(), json!(false));
                 line.insert("error".into(), json!(t.text));
+                if let Some(code) = &t.error_code {
+                    line.insert("error_code".into(), json!(code));
+                }
             } else if let Some(code) = t.exit_code {
                 line.insert("exit_code".into(), json!(code));
                 if code != 0 {
@@ -333,6 +339,12 @@ impl Scrub {
         add(cwd, "/workspace/smoke-loop");
         add(home, "/home/user/.dsh");
         add(&crate::util::root(), "/src/research-nudge");
+        // The toolchain folder (dsh's own files show in a Code Mode program's stack trace), also
+        // where it really is when `.cache` is a link to another checkout's.
+        add(
+            &crate::util::root().join(".cache"),
+            "/src/research-nudge/.cache",
+        );
         let tmp = std::env::temp_dir();
         if tmp != Path::new("/tmp") {
             add(&tmp, "/tmp");

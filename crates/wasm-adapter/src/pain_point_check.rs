@@ -14,8 +14,8 @@ pub mod replay;
 use crate::shim_io::{TOOL_LIMIT, TextBuffer, ToolTable};
 use config::pain_point_check::RowConfig;
 use gate::{
-    AgentGate, Decision, LiftOutcome, Outcome, Settings, Shot, Status, Tool, ToolFacts,
-    canonical_args_hash_str, failure_fingerprint,
+    AgentGate, CODE_MODE_TOOL, Decision, LiftOutcome, Outcome, Settings, Shot, Site, Status, Tool,
+    ToolFacts, canonical_args_hash_str, failure_fingerprint,
 };
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -59,8 +59,16 @@ impl Plugin {
             .intern(Tool::new(&self.settings, name.to_owned()))
     }
 
+    /// Whether `id` is DSH's Code Mode transport (`run_code`): the shim then passes its call's
+    /// root to [`Gate::on_result`].
+    #[wasm_bindgen(js_name = isCodeMode)]
+    pub fn is_code_mode(&self, id: u32) -> bool {
+        self.tool(id).name() == CODE_MODE_TOOL
+    }
+
     /// Whether a result of the tool `id` stands for can change a gate; the shim reports the
-    /// results of the others to no gate (an investigation tool's, mostly).
+    /// results of the others to no gate (an investigation tool's, mostly), except a Code Mode
+    /// program's calls.
     #[wasm_bindgen(js_name = readsResults)]
     pub fn reads_results(&self, id: u32) -> bool {
         AgentGate::reads_results_of(&self.settings, self.tool(id))
@@ -147,8 +155,8 @@ fn status_of(gate: &AgentGate) -> GateStatus {
 pub struct Gate {
     inner: AgentGate,
     /// The failed call [`Gate::on_result`] answered [`GateStatus::NeedText`] for: its tool, its
-    /// arguments' JSON (parsed only if the gate counts the call) and its outcome.
-    waiting: Option<(u32, String, Outcome)>,
+    /// arguments' JSON (parsed only if the gate counts the call), its outcome and its site.
+    waiting: Option<(u32, String, Outcome, Site)>,
 }
 
 #[wasm_bindgen(js_class = PainPointGate)]
@@ -184,9 +192,11 @@ impl Gate {
     /// Counts a finished call of `tool`, its arguments' JSON in the first `args_len` bytes of the
     /// plugin's text buffer, and answers where the gate then stands: `ok` is
     /// `!isError`; `exit_code` an integer `value.exitCode`; `killed` a `value.signal`;
-    /// `timed_out` `value.timedOut`; `error_code` an error's `error.info.code`. A failure is not
-    /// counted yet: the answer is [`GateStatus::NeedText`], and [`Gate::on_failure_text`] counts
-    /// it with its text.
+    /// `timed_out` `value.timedOut`; `error_code` an error's `error.info.code`; in Code Mode,
+    /// `root` the call's `exec.rootCallId` (for a call a program made, `nested`: `exec.parent` is
+    /// set, and for a `run_code` call, [`Plugin::is_code_mode`]), `undefined` otherwise. A
+    /// failure is not counted yet: the answer is [`GateStatus::NeedText`], and
+    /// [`Gate::on_failure_text`] counts it with its text.
     #[wasm_bindgen(js_name = onResult)]
     #[allow(clippy::too_many_arguments)] // flat scalars: one boundary crossing, no JS objects
     pub fn on_result(
@@ -199,14 +209,21 @@ impl Gate {
         killed: bool,
         timed_out: bool,
         error_code: Option<String>,
+        root: Option<String>,
+        nested: bool,
     ) -> GateStatus {
+        let site = match (&root, nested) {
+            (None, _) => Site::DIRECT,
+            (Some(root), true) => Site::nested(root),
+            (Some(root), false) => Site::direct(root),
+        };
         // `as` saturates; the shim passes integers only.
         let exit_code = exit_code.map(|code| code as i64);
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
         let args_json = plugin.text.text(args_len);
         if outcome.failed() {
             // Kept: the failure's text is written over the arguments in the buffer.
-            self.waiting = Some((tool, args_json.into_owned(), outcome));
+            self.waiting = Some((tool, args_json.into_owned(), outcome, site));
             return GateStatus::NeedText;
         }
         self.waiting = None;
@@ -214,7 +231,7 @@ impl Gate {
         let shot = || Shot::from_json(tool, &args_json);
         let _ = self
             .inner
-            .on_result(&plugin.settings, tool, shot, outcome, None);
+            .on_result_at(&plugin.settings, tool, site, shot, outcome, None);
         status_of(&self.inner)
     }
 
@@ -229,14 +246,14 @@ impl Gate {
         head_len: usize,
         tail_len: usize,
     ) -> GateStatus {
-        if let Some((tool, args_json, outcome)) = self.waiting.take() {
+        if let Some((tool, args_json, outcome, site)) = self.waiting.take() {
             let tool = plugin.tool(tool);
             let (head, tail) = plugin.text.windows(head_len, tail_len);
             let shot = || Shot::from_json(tool, &args_json);
             let failure = || failure_fingerprint(tool.name(), &outcome, &head, &tail);
             let _ = self
                 .inner
-                .on_result(&plugin.settings, tool, shot, outcome, failure);
+                .on_result_at(&plugin.settings, tool, site, shot, outcome, failure);
         }
         status_of(&self.inner)
     }

@@ -204,6 +204,7 @@ impl AgentTracker {
         head: &str,
         tail: &str,
         fingerprint: Option<Option<fingerprint::Fingerprint>>,
+        unknown_tool: bool,
     ) -> Outcome {
         let interned = plugin.interned(tool);
         #[cfg(feature = "fault-injection")]
@@ -218,6 +219,7 @@ impl AgentTracker {
             timed_out: flags & Flag::TimedOut as u32 != 0,
             head,
             tail,
+            unknown_tool,
             snooze_minutes,
             fingerprint,
         };
@@ -266,14 +268,26 @@ impl AgentTracker {
         exit: Option<f64>,
         snooze_minutes: Option<u32>,
     ) -> Outcome {
-        self.observe_call(plugin, now, tool, flags, exit, snooze_minutes, "", "", None)
+        self.observe_call(
+            plugin,
+            now,
+            tool,
+            flags,
+            exit,
+            snooze_minutes,
+            "",
+            "",
+            None,
+            false,
+        )
     }
 
     /// [`AgentTracker::observe`] for a failure, whose text windows (the error message, or a
     /// shell call's output; only the tail matters for a shell failure) are in the plugin's text
     /// buffer ([`Plugin::text_buffer`]): the head in its first `head_len` bytes, the tail in the
     /// `tail_len` after them. Bytes that are not UTF-8 (only a shim bug could write them) are
-    /// read as U+FFFD.
+    /// read as U+FFFD. `error_code` is an error result's `error.info.code`: a call DSH rejected
+    /// as naming no tool it can run (`UNKNOWN_TOOL`) is not counted.
     #[wasm_bindgen(js_name = observeFailureText)]
     #[allow(clippy::too_many_arguments)]
     pub fn observe_failure_text(
@@ -285,7 +299,12 @@ impl AgentTracker {
         exit: Option<f64>,
         head_len: usize,
         tail_len: usize,
+        error_code: Option<String>,
     ) -> Outcome {
+        let ok = flags & Flag::Ok as u32 != 0;
+        let unknown_tool =
+            outcome::Outcome::from_facts(ok, error_code.as_deref(), None, false, false)
+                .unknown_tool;
         let (head, tail) = plugin.text.windows(head_len, tail_len);
         let mut known = None;
         if flags & Flag::EndOnly as u32 != 0 {
@@ -304,7 +323,18 @@ impl AgentTracker {
                 None => return Outcome::NeedText,
             }
         }
-        self.observe_call(plugin, now, tool, flags, exit, None, &head, &tail, known)
+        self.observe_call(
+            plugin,
+            now,
+            tool,
+            flags,
+            exit,
+            None,
+            &head,
+            &tail,
+            known,
+            unknown_tool,
+        )
     }
 
     /// Records a new user prompt: the agent starts afresh.

@@ -66,7 +66,7 @@ export function apply(ctx, config) {
   if (!plugin.enabled) return
 
   const report = createReporter(name, () => performance.now())
-  const toolOf = createToolTable(plugin, PainPointPlugin.toolLimit(), (id) => ({ readsResults: plugin.readsResults(id) }))
+  const toolOf = createToolTable(plugin, PainPointPlugin.toolLimit(), (id) => ({ readsResults: plugin.readsResults(id), codeMode: plugin.isCodeMode(id) }))
   const writeText = createTextWriter(plugin, memory)
   const argumentsJson = createArgumentsJson()
   // One gate per agent id (an agent's id is its session's id) with the status it last answered,
@@ -113,14 +113,19 @@ export function apply(ctx, config) {
     }
   })
 
-  // Every outcome the gate reads, denials included (the gate recognizes its own).
+  // Every outcome the gate reads, denials included (the gate recognizes its own), and calls DSH
+  // rejected before pre-execute (UNKNOWN_TOOL: in Code Mode, every direct call to a tool other
+  // than `run_code`), which the core ignores.
   ctx.on('tools/result', (exec, result) => {
     try {
       const id = agentId(exec?.agent)
       if (id === undefined || typeof exec.name !== 'string' || result === null || typeof result !== 'object') return
-      // The results of most investigation tools change no gate: the core says which.
+      // A Code Mode program's call (`exec.parent` set) always crosses: a failed one keeps its
+      // program's own failure from counting twice. Otherwise the results of most investigation
+      // tools change no gate: the core says which.
       const tool = toolOf(exec.name)
-      if (!tool.readsResults) return
+      const nested = exec.parent !== undefined
+      if (!tool.readsResults && !nested) return
       const ok = result.isError !== true
       const value = ok ? result.value : undefined
       const agent = agentOf(id)
@@ -131,6 +136,8 @@ export function apply(ctx, config) {
         typeof value?.signal === 'string',
         value?.timedOut === true,
         typeof result.error?.info?.code === 'string' ? result.error.info.code : undefined,
+        nested || tool.codeMode ? String(exec.rootCallId ?? exec.callId) : undefined,
+        nested,
       )
       // A failure is counted with its text, which crosses only now.
       if (status === NEED_TEXT) {

@@ -220,6 +220,42 @@ test('Code Mode: run_code passes, its sub-dispatches are judged by their own nam
   allowed(await call(tools, agent, 'read', { path: 'a' }, () => ok(), { parent }))
 })
 
+test('Code Mode: direct calls DSH rejects as UNKNOWN_TOOL never arm (tools/result fires without pre-execute)', async () => {
+  const { ctx, tools } = await mount({ failureThreshold: 1, repeatThreshold: 1 })
+  const agent = { id: 'a' }
+  const unknown = errored('unknown tool "bash": only `run_code` is callable directly', 'UNKNOWN_TOOL')
+  for (let i = 0; i < 3; i++) await ctx.parallel('tools/result', execOf('bash', agent, { command: 'make' }), unknown)
+  assert.equal(notices(await preStep(ctx, agent)).length, 0, 'nothing armed')
+  allowed(await call(tools, agent, 'edit', { path: 'x' }))
+})
+
+test('Code Mode: a program that throws on its failed nested call is not a second failure; one that fails on its own is', async () => {
+  const { ctx, tools } = await mount({ counting: 'any-failure', failureThreshold: 2, repeatThreshold: 100 })
+  const agent = { id: 'a' }
+  const program = (callId, code) => execOf('run_code', agent, { code, description: 'p' }, { callId })
+  const thrown = errored('code run failed (exception): ToolCallError: exit 2', 'CODE_RUN_FAILED')
+  const p1 = program('r1', 'await tools.bash({command:"make"})')
+  await call(tools, agent, 'bash', { command: 'make' }, fail(2), { parent: p1.token, rootCallId: 'r1', callId: 'r1:code:1' })
+  await ctx.parallel('tools/result', p1, thrown)
+  assert.equal(notices(await preStep(ctx, agent)).length, 0, 'one failure: the nested one')
+  // A nested investigation call that failed still excuses its program (it threw on it).
+  const p2 = program('r2', 'await tools.read({file_path:"missing"})')
+  await call(tools, agent, 'read', { file_path: 'missing' }, errored('ENOENT'), { parent: p2.token, rootCallId: 'r2', callId: 'r2:code:1' })
+  await ctx.parallel('tools/result', p2, thrown)
+  assert.equal(notices(await preStep(ctx, agent)).length, 0, 'still one failure')
+  // A program that fails with no failed nested call is a failed experiment of its own.
+  await ctx.parallel('tools/result', program('r3', 'syntax error('), errored('code run failed (syntax): x', 'CODE_RUN_FAILED'))
+  assert.equal(notices(await preStep(ctx, agent)).length, 1, 'the second failure arms')
+})
+
+test('the family read-only tools run while pending; memory_save does not', async () => {
+  const { tools } = await mount({})
+  const agent = { id: 'a' }
+  await arm(tools, agent)
+  for (const tool of ['memory_recall', 'memory_stats', 'resilient_fetch']) allowed(await call(tools, agent, tool, { q: tool }))
+  denied(await call(tools, agent, 'memory_save', { fact: 'x' }))
+})
+
 test('extraAllowlist adds anchored wildcard patterns to the defaults', async () => {
   const { tools } = await mount({ extraAllowlist: ['mcp__docs__*'] })
   const agent = { id: 'a' }

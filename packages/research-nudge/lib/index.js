@@ -136,7 +136,9 @@ export function apply(ctx, config) {
       if (outcome === undefined || outcome === NEED_TEXT) {
         const headLen = writeText(head)
         const tailLen = writeText(tail, headLen)
-        outcome = tracker.observeFailureText(plugin, at, id, flags, exitCode, headLen, tailLen)
+        // DSH's error code: a call it rejected as an unknown tool is not counted (the core says).
+        const code = result.isError === true && typeof result.error?.info?.code === 'string' ? result.error.info.code : undefined
+        outcome = tracker.observeFailureText(plugin, at, id, flags, exitCode, headLen, tailLen, code)
       }
     }
     if (debug) logDebug(tracker.debugLine(toolName))

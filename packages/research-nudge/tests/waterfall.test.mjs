@@ -304,3 +304,35 @@ test('a long shell output is fingerprinted by its end, as the replay does from t
   assert.equal(signals(await call(ctx, agent, 'bash', exited(1, blob))).repeated, 1)
   assert.equal(signals(await call(ctx, agent, 'bash', exited(1, `z ${'y'.repeat(5000)}`))).repeated, 2)
 })
+
+test('Code Mode: run_code adds no debt of its own, thrown or not; the nested calls give the native signals', async () => {
+  const { ctx } = await mount({})
+  const agent = { id: 'a' }
+  const decisions = []
+  const program = async (calls, result) => {
+    const outer = execOf('run_code', agent, { callId: `p${decisions.length}` })
+    for (const [name, nested] of calls) {
+      decisions.push(await post(ctx, execOf(name, agent, { parent: outer.token, rootCallId: outer.callId }), nested))
+    }
+    decisions.push(await post(ctx, outer, result))
+  }
+  const thrown = { ...failed('code run failed (exception): TypeError at line 456'), error: { message: 'code run failed', info: { name: 'CodeRunFailedError', code: 'CODE_RUN_FAILED' } } }
+  await program([['read', ok('file contents')], ['edit', ok('edited')]], ok('done'))
+  await program([['bash', failed('TypeError at line 123')], ['edit', ok('edited again')]], thrown)
+  await program([['bash', failed('TypeError at line 456')]], thrown)
+  const reminders = decisions.filter((d) => nudges(d).length > 0)
+  assert.equal(reminders.length, 1, 'one reminder, as natively')
+  assert.deepEqual(signals(reminders[0]), { debt: 21, threshold: 20, calls: 5, failures: 2, repeated: 1 })
+  assert.equal(nudges(decisions.at(-1)).length, 0, 'the program result itself never nudges')
+})
+
+test('Code Mode: programs and calls DSH rejected as unknown tools are never counted', async () => {
+  const { ctx } = await mount(PROBE)
+  const agent = { id: 'a' }
+  const unknown = { ...failed('unknown tool "bash": only `run_code` is callable directly'), error: { message: 'unknown tool', info: { name: 'ToolNotFoundError', code: 'UNKNOWN_TOOL' } } }
+  assert.equal(nudges(await call(ctx, agent, 'bash', unknown)).length, 0)
+  assert.equal(nudges(await call(ctx, agent, 'run_code', ok('done'))).length, 0)
+  assert.equal(nudges(await call(ctx, agent, 'run_code', failed('code run failed (syntax): x'))).length, 0)
+  // The first counted call reaches maxToolCallsWithoutResearch: 1.
+  assert.equal(signals(await call(ctx, agent, 'edit', ok('edited'))).calls, 1)
+})

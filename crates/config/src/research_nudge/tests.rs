@@ -632,3 +632,12 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
     assert_eq!(properties["maxAgentSnoozeMinutes"]["maximum"], 10_080);
     assert_eq!(properties["ordinaryToolDebt"]["minimum"], 0);
 }
+
+/// The default execution patterns hold `run`, which `run_code` matches by tokens: the Code Mode
+/// transport is classed before them, so a program is no execution under the defaults.
+#[test]
+fn run_code_is_no_execution_under_the_defaults() {
+    let mut policy = policy::Policy::new(RowConfig::default().settings());
+    assert_eq!(policy.classify("run_code"), policy::ToolClass::CodeMode);
+    assert_eq!(policy.classify("run_tests"), policy::ToolClass::Execution);
+}

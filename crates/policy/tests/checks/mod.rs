@@ -140,6 +140,12 @@ pub fn check_call(
     let failed =
         !call.ok || call.exit_code.is_some_and(|code| code != 0) || call.killed || call.timed_out;
     assert_eq!(failed, call.failed(), "kills and timeouts are failures");
+    if class == ToolClass::CodeMode || call.unknown_tool {
+        assert_eq!(observation, Observation::Transparent, "{}", call.name);
+        assert_eq!(counters(after), counters(before), "a program adds nothing");
+        assert_eq!(after.last_nudge(), before.last_nudge());
+        return;
+    }
     if call.name == SNOOZE_TOOL_NAME
         && !failed
         && let Some(minutes) = call.snooze_minutes
@@ -189,6 +195,7 @@ pub fn check_call(
         ToolClass::Mutation => w.mutation,
         ToolClass::Execution => w.execution,
         ToolClass::Ordinary | ToolClass::Research => w.ordinary,
+        ToolClass::CodeMode => unreachable!("checked above"),
     };
     let repeated = after.repeated_failures() != before.repeated_failures();
     let mut expected = u64::from(before.debt()) + u64::from(class_weight);

@@ -103,7 +103,7 @@ fn malformed_lines_name_the_field() {
         (r#"{"tool":7}"#, "line 3: tool must be a string (got 7)"),
         (
             r#"{"tool":"bash","result":{"exitCode":"1"}}"#,
-            "line 4: result must be \"ok\", \"error\", \"cancelled\", {\"exitCode\": N}, {\"killed\": true} or {\"timedOut\": true} (got {\"exitCode\":\"1\"})",
+            "line 4: result must be \"ok\", \"error\", \"cancelled\", \"unknown-tool\", {\"exitCode\": N}, {\"killed\": true} or {\"timedOut\": true} (got {\"exitCode\":\"1\"})",
         ),
         (r#"{"step":1}"#, "line 5: step must be true (got 1)"),
         (
@@ -182,4 +182,37 @@ fn a_session_log_prints_a_timeline() {
     // event format's `{"line", "agent", "event", …}` that the module documentation promises.
     let json = replay_session(true);
     assert_eq!(json.lines().count(), 8);
+}
+
+/// DSH 0.2's session format 4 (recorded from its source, `crates/session-log/fixtures/v4/`): the
+/// direct `bash` DSH rejected is not judged nor counted, the program's calls are judged by their
+/// own names, and the program that threw on its failed nested `read` adds nothing.
+#[test]
+fn a_format_4_code_mode_log_is_replayed() {
+    let log = include_str!("../../../session-log/fixtures/v4/packages-core-tools-src-ptc.ts.jsonl");
+    let mut replay = from_json(r#"{"counting":"any-failure"}"#).unwrap();
+    replay.set_json(true);
+    let mut rows = Vec::new();
+    for line in log.lines() {
+        if let Some(text) = replay.feed_line(line).unwrap() {
+            for row in text.lines() {
+                let v: Value = serde_json::from_str(row).unwrap();
+                if v["event"] == "tool" {
+                    rows.push(format!(
+                        "{} {} {} parent={}",
+                        v["tool"].as_str().unwrap(),
+                        v["decision"].as_str().unwrap(),
+                        v["counted"].as_str().unwrap(),
+                        v["parent_call"]
+                    ));
+                }
+            }
+        }
+    }
+    expect_test::expect![[r#"
+        bash allow ignored parent=null
+        bash allow experiment parent="call-2"
+        read allow investigation parent="call-2"
+        run_code allow investigation parent=null"#]]
+    .assert_eq(&rows.join("\n"));
 }

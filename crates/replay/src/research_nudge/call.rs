@@ -12,6 +12,8 @@ pub(crate) struct Ended {
     pub exit_code: Option<i64>,
     pub killed: bool,
     pub timed_out: bool,
+    /// DSH rejected the call as naming no tool it can run (`UNKNOWN_TOOL`).
+    pub unknown_tool: bool,
 }
 
 /// Observes one finished tool call as the plugin does, and returns the observation with the
@@ -33,6 +35,7 @@ pub(crate) fn observe_call(
         exit_code,
         killed,
         timed_out,
+        unknown_tool,
     } = ended;
     // As in the plugin: the snooze tool's body validates its arguments; bad ones fail the call.
     let mut snooze_error = None;
@@ -53,6 +56,7 @@ pub(crate) fn observe_call(
         timed_out,
         head,
         tail,
+        unknown_tool,
         snooze_minutes,
         fingerprint: None,
     };

@@ -30,6 +30,7 @@ impl Guard for Nudge {
                         exit_code: call.outcome.exit_code,
                         killed: call.outcome.killed,
                         timed_out: call.outcome.timed_out,
+                        unknown_tool: call.outcome.unknown_tool,
                     };
                     let (observation, _) = observe_call(
                         plugin,

@@ -6,8 +6,10 @@
 //! replay event format, one JSON state line out per event line:
 //!
 //! Input line: `at_ms` (integer ms, non-decreasing per agent), `agent` (default `"default"`), then
-//! either a tool event (`tool`, `ok` = true, `error`, `exit_code`, `signal`, `timed_out`, `args`)
-//! or `"user_prompt": true`.
+//! either a tool event (`tool`, `ok` = true, `error`, `error_code`, `exit_code`, `signal`,
+//! `timed_out`, `args`) or `"user_prompt": true`. `error_code` is DSH's error code of a failed
+//! call (`error.info.code`): `"UNKNOWN_TOOL"` (a call DSH rejected, Code Mode's direct calls
+//! included) is not counted, as in the plugin.
 
 use crate::research_nudge::call::{Ended, observe_call};
 use crate::research_nudge::chart::{Chart, Mark, Point, Thresholds};
@@ -19,10 +21,11 @@ use policy::{AgentState, Hold, MINUTE, Millis, Observation, SNOOZE_TOOL_NAME};
 use serde_json::{Map, Value, json};
 use session_log::Header;
 
-const TOOL_FIELDS: [&str; 7] = [
+const TOOL_FIELDS: [&str; 8] = [
     "tool",
     "ok",
     "error",
+    "error_code",
     "exit_code",
     "signal",
     "timed_out",
@@ -57,6 +60,7 @@ enum Event<'a> {
         exit_code: Option<i64>,
         killed: bool,
         timed_out: bool,
+        unknown_tool: bool,
         args: Option<&'a Value>,
     },
     UserPrompt,
@@ -248,6 +252,7 @@ impl Nudge {
                     exit_code,
                     killed,
                     timed_out,
+                    unknown_tool,
                     ..
                 } => {
                     self.events += 1;
@@ -257,8 +262,10 @@ impl Nudge {
                         killed,
                         timed_out,
                         cancelled: false,
+                        unknown_tool,
                     }
-                    .failed();
+                    .failed()
+                        && !unknown_tool;
                     (
                         format!("{name}{}", if failed { " (failed)" } else { "" }),
                         failed,
@@ -337,6 +344,7 @@ fn observe(
         exit_code,
         killed,
         timed_out,
+        unknown_tool,
         args,
     } = *event
     else {
@@ -354,6 +362,7 @@ fn observe(
             exit_code,
             killed,
             timed_out,
+            unknown_tool,
         },
         error,
         args.as_deref().unwrap_or("{}"),
@@ -432,6 +441,16 @@ fn event(fields: &Map<String, Value>) -> Result<Event<'_>, String> {
         Some(Value::Bool(timed_out)) => *timed_out,
         Some(other) => return Err(format!("timed_out must be true or false (got {other})")),
     };
+    let unknown_tool = match fields.get("error_code") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(code)) if !ok => {
+            outcome::Outcome::from_facts(false, Some(code), None, false, false).unknown_tool
+        }
+        Some(Value::String(_)) => {
+            return Err("error_code belongs to a failed call (ok false)".to_owned());
+        }
+        Some(other) => return Err(format!("error_code must be a string (got {other})")),
+    };
     let args = match fields.get("args") {
         None => None,
         Some(value @ Value::Object(_)) => Some(value),
@@ -444,6 +463,7 @@ fn event(fields: &Map<String, Value>) -> Result<Event<'_>, String> {
         exit_code,
         killed,
         timed_out,
+        unknown_tool,
         args,
     })
 }

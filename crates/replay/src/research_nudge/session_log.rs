@@ -251,8 +251,10 @@ impl SessionLog {
                         killed: e.killed,
                         timed_out: e.timed_out,
                         cancelled: false,
+                        unknown_tool: e.unknown_tool,
                     }
-                    .failed();
+                    .failed()
+                        && !matches!(row.observation, Some(Observation::Transparent));
                 let what = format!(
                     "call {} {time}: {name}, {}",
                     number.map(|n| n.to_string()).unwrap_or_default(),
@@ -409,8 +411,6 @@ impl SessionLog {
                 None,
             );
         }
-        self.stats.calls += 1;
-        let number = self.stats.calls;
         let state = self.state.get_or_insert_with(|| AgentState::new(at));
         let mut refused_snooze = None;
         let observation = if plugin.enabled() {
@@ -437,15 +437,26 @@ impl SessionLog {
         } else {
             None
         };
+        // The Code Mode transport and calls DSH rejected as unknown tools are no calls of the
+        // debt's: unnumbered, as the plugin does not count them.
+        let transparent = class == ToolClass::CodeMode || ended(&result).unknown_tool;
+        let number = if transparent {
+            None
+        } else {
+            self.stats.calls += 1;
+            Some(self.stats.calls)
+        };
         let e = ended(&result);
-        let failed = outcome::Outcome {
-            ok: e.ok,
-            exit_code: e.exit_code,
-            killed: e.killed,
-            timed_out: e.timed_out,
-            cancelled: false,
-        }
-        .failed();
+        let failed = !transparent
+            && outcome::Outcome {
+                ok: e.ok,
+                exit_code: e.exit_code,
+                killed: e.killed,
+                timed_out: e.timed_out,
+                cancelled: false,
+                unknown_tool: false,
+            }
+            .failed();
         if failed || refused_snooze.is_some() {
             self.stats.failed += 1;
         }
@@ -454,7 +465,7 @@ impl SessionLog {
             line,
             time,
             What::Tool {
-                number: Some(number),
+                number,
                 name,
                 class,
                 result: Box::new(result),
@@ -462,6 +473,9 @@ impl SessionLog {
             },
             observation,
         );
+        let Some(number) = number else {
+            return row;
+        };
         let st = &mut self.stats;
         match (row.observation, row.held) {
             (Some(Observation::Nudge(triggers)), _) => st.nudges.push((number, triggers)),
@@ -590,6 +604,12 @@ impl SessionLog {
                 }
                 if let Some(message) = refused_snooze {
                     out["snooze_refused"] = message.as_str().into();
+                }
+                if let Some(parent) = result.call.as_ref().and_then(|c| c.parent.as_ref()) {
+                    out["parent_call"] = parent.as_str().into();
+                }
+                if matches!(row.observation, Some(Observation::Transparent)) {
+                    out["counted"] = false.into();
                 }
             }
             What::UserPrompt { .. } => {
@@ -737,6 +757,12 @@ impl SessionLog {
                 "snooze ignored: a longer one is active".to_owned()
             }
             Some(Observation::UserPromptReset) => "new task, reset".to_owned(),
+            Some(Observation::Transparent) => match &row.what {
+                What::Tool { class, .. } if *class == ToolClass::CodeMode => {
+                    "not counted: Code Mode transport (its nested calls count)".to_owned()
+                }
+                _ => "not counted: DSH rejected it as an unknown tool".to_owned(),
+            },
             Some(Observation::Counted) | None => String::new(),
         }
     }
@@ -752,6 +778,7 @@ fn ended(result: &ToolResult) -> Ended {
         exit_code: result.status.exit_code.filter(|_| shell),
         killed: shell && result.status.signal.is_some(),
         timed_out: shell && result.status.timeout_ms.is_some(),
+        unknown_tool: result.outcome().unknown_tool,
     }
 }
 
@@ -805,6 +832,7 @@ fn class_name(class: ToolClass) -> &'static str {
         ToolClass::Mutation => "mutation",
         ToolClass::Execution => "execution",
         ToolClass::Ordinary => "ordinary",
+        ToolClass::CodeMode => "code-mode",
     }
 }
 

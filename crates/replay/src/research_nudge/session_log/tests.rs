@@ -649,7 +649,7 @@ fn malformed_headers_are_refused() {
     let cases = [
         (
             json!({"type": "session", "version": 1, "id": "s", "createdAt": 0}),
-            "line 1: session log format version 1 is not supported (this replay reads version 0, the format of DSH 0.1)",
+            "line 1: session log format version 1 is not supported (this replay reads version 0, the format of DSH 0.1, and 4, the format of DSH 0.2)",
         ),
         (
             json!({"type": "session", "id": "s", "createdAt": 0}),
@@ -713,4 +713,45 @@ fn time_formats() {
     assert_eq!(minutes(MINUTE + 1), "1");
     assert_eq!(excerpt("  a\n b  "), "a b");
     assert_eq!(excerpt(&"x".repeat(50)), format!("{}…", "x".repeat(40)));
+}
+
+/// DSH 0.2's session format 4 (recorded from its source, `crates/session-log/fixtures/v4/`): the
+/// direct call DSH rejected as an unknown tool and the program are not counted, the program's
+/// calls are, and the reminder the plugin injected under its own `plugin:research-nudge` kind is
+/// recognized.
+#[test]
+fn a_format_4_code_mode_log_is_replayed() {
+    let log =
+        include_str!("../../../../session-log/fixtures/v4/packages-core-tools-src-ptc.ts.jsonl");
+    let lines: Vec<String> = log.lines().map(str::to_owned).collect();
+    let (out, _) = replay("{}", true, &lines).unwrap();
+    let rows: Vec<Value> = out
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let picked: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} call={} counted={} debt={} parent={}",
+                r["event"].as_str().unwrap_or(""),
+                r["tool"].as_str().unwrap_or(""),
+                r["call"],
+                r["counted"],
+                r["debt"],
+                r["parent_call"]
+            )
+        })
+        .collect();
+    expect_test::expect![[r#"
+        user_prompt  call=null counted=null debt=0 parent=null
+        tool bash call=null counted=false debt=0 parent=null
+        tool bash call=1 counted=null debt=5 parent="call-2"
+        tool read call=2 counted=null debt=10 parent="call-2"
+        tool run_code call=null counted=false debt=10 parent=null
+        live_reminder  call=null counted=null debt=10 parent=null"#]]
+    .assert_eq(&picked.join("\n"));
+    let (text, summary) = replay("{}", false, &lines).unwrap();
+    expect_test::expect_file!["snapshots/format-4-code-mode.txt"]
+        .assert_eq(&timeline(&text, summary));
 }

@@ -65,6 +65,11 @@ const CHROME_WORDS: &[&str] = &[
     "feedback",
     "related",
     "searchbox",
+    "widget",
+    "promo",
+    "recommend",
+    "popular",
+    "trending",
 ];
 
 /// Elements whose `class` and `id` words are read: containers. Other elements' names describe
@@ -96,6 +101,20 @@ const DECLARED_NARROW_SHARE: f64 = 0.9;
 /// An element holding more than this share of the page's visible text outside links is never
 /// chrome, whatever its name or class words.
 const CONTENT_SHARE_NEVER_CHROME: f64 = 0.5;
+
+/// A root with less than this share of link text is prose…
+const PROSE_MAX_LINK_SHARE: f64 = 0.3;
+
+/// … and in prose, a block (one of [`LINK_BLOCKS`]) with more than this share of link text…
+const LINK_BLOCK_MIN_LINK_SHARE: f64 = 0.5;
+
+/// … holding less than this share of the root's text is left out.
+const LINK_BLOCK_MAX_SHARE: f64 = 0.25;
+
+/// Blocks that can be a list of links.
+const LINK_BLOCKS: &[&str] = &[
+    "div", "section", "ul", "ol", "table", "p", "li", "nav", "aside",
+];
 
 /// A hidden element holding more than this share of the page's text outside links is shown by
 /// the page's script: it is kept.
@@ -566,11 +585,18 @@ impl Kept {
         };
         let mut stack = vec![root];
         let root_chars = nodes[root].chars;
+        // In prose, a block that is mostly links is a list of other pages (related stories,
+        // tags, share bars); in a list of links, it is an item.
+        let prose = (nodes[root].link_chars as f64) < PROSE_MAX_LINK_SHARE * root_chars as f64;
         while let Some(id) = stack.pop() {
             let node = &nodes[id];
             // A form that holds most of the root's text wraps the content (whole-page forms).
             let wrapper = node.name == "form" && node.chars * 2 > root_chars;
-            if id != root && node.chrome && !wrapper {
+            let links_in_prose = prose
+                && LINK_BLOCKS.contains(&node.name.as_str())
+                && node.link_chars as f64 > LINK_BLOCK_MIN_LINK_SHARE * node.chars as f64
+                && (node.chars as f64) < LINK_BLOCK_MAX_SHARE * root_chars as f64;
+            if id != root && (node.chrome && !wrapper || links_in_prose) {
                 kept.dropped.push(node.events.clone());
                 if !node.hidden {
                     kept.chars -= node.chars;

@@ -1705,6 +1705,28 @@ fn a_class_word_never_drops_the_page_s_content() {
 }
 
 #[test]
+fn a_block_of_links_inside_prose_is_left_out_and_a_list_of_links_is_kept() {
+    let related = "<div><a href='/a'>Another story about the sea</a> <a href='/b'>And one about rivers</a></div>";
+    let page = format!("<body><article><p>{PROSE}</p>{related}<p>{PROSE}</p></article></body>");
+    let text = main_content::to_text(&page);
+    assert!(
+        text.contains("Tide pools") && !text.contains("Another story"),
+        "{text}"
+    );
+    let items: String = (1..=12)
+        .map(|n| {
+            format!("<li><div><a href='/i{n}'>Item {n} of the catalogue</a></div> 3 euros</li>")
+        })
+        .collect();
+    let page = format!("<body><main><h1>Catalogue</h1><ul>{items}</ul></main></body>");
+    let text = main_content::to_text(&page);
+    assert!(
+        text.contains("Item 1 of") && text.contains("Item 12 of"),
+        "{text}"
+    );
+}
+
+#[test]
 fn several_articles_are_all_kept_and_a_feed_is_not_the_main_content() {
     // A thread: every post is an article.
     let posts: String = (1..=4)

@@ -2,19 +2,25 @@
 //! navigation, headers, footers, sidebars and banners.
 //!
 //! It works on structure and text density, never on a site's or generator's own names:
-//! 1. The page becomes a tree of elements, each knowing how many characters of text it holds
-//!    and how many of those are link text.
+//! 1. The page becomes a tree of elements, each knowing how many characters of visible text it
+//!    holds, how many of those are link text and how many paragraph text. Hidden elements
+//!    ([`crate::html`] decides from the page's own attributes and inline styles, plus text in
+//!    the colour of its inline background) count nowhere, unless one holds most of the page's
+//!    text: then the page's script shows it, and it is kept.
 //! 2. Chrome is marked: the elements HTML gives that meaning (`nav`, `aside`, `footer`, forms,
 //!    dialogs, a `header` without the page's `h1`), the matching ARIA roles, hidden elements, and
 //!    elements whose `class` or `id` words name chrome (a word starting with `nav`, `menu`,
-//!    `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see [`CHROME_WORDS`]).
-//! 3. The root is the page's declared main content when it has one (`main`, `role="main"`, a
-//!    lone `article`) holding most of the page's text; otherwise the body, narrowed to the one
-//!    child that holds nearly all of its non-chrome text, as long as one does.
-//! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out.
-//!
-//! A page with no element left after that (or no text in its root) gives the whole page's text,
-//! so extraction never returns less than nothing where the page had something.
+//!    `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see [`CHROME_WORDS`]); never an element
+//!    holding most of the page's visible text outside links.
+//! 3. The root is the declared main content (every `main`, `role="main"` and `article`, and the
+//!    nearest common ancestor of several articles) with the most paragraph text, narrowed to the
+//!    smallest holding nearly all of it, when it holds enough of the page's text outside chrome;
+//!    otherwise the body, narrowed to the one child that holds nearly all of its text.
+//! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out, and in
+//!    prose, small blocks that are mostly links left out too.
+//! 5. When that is unsure (a small share of the page's text, or mostly link text), the answer is
+//!    the page's visible text, and [`Extraction::page_text_because`] says why.
+//! 6. The title, author and date the page declares go on top (the crate's `about` module).
 
 use crate::about::About;
 use crate::html::{Attrs, Event, Out, heading_level, invisible, tokenize, tokenize_declaring};
@@ -121,7 +127,7 @@ const LINK_BLOCKS: &[&str] = &[
 const SCRIPT_SHOWN_SHARE: f64 = 0.5;
 
 /// The extraction is unsure, and the page's text is given instead, when what it keeps holds
-/// less than this share of the page's visible text outside links…
+/// less than this share of the page's visible text…
 const UNSURE_BELOW_SHARE: f64 = 0.1;
 
 /// … or when more than this share of what it keeps is link text.
@@ -208,7 +214,7 @@ pub fn extract(html: &str) -> Extraction {
         Some(root) => {
             let kept = Kept::inside(&nodes, root);
             let text = render(&events, nodes[root].events.clone(), &kept.dropped);
-            match kept.unsure(page_linkless(&nodes)) {
+            match kept.unsure(page_chars(&nodes)) {
                 Some(reason) => (page(), Some(reason)),
                 None if text.is_empty() => (page(), None),
                 None => (text, None),
@@ -398,6 +404,18 @@ fn body(nodes: &[Node]) -> Option<usize> {
         .iter()
         .position(|n| n.name == "body")
         .or_else(|| nodes.iter().position(|n| n.name == "html"))
+}
+
+/// The page's visible text, chrome included.
+fn page_chars(nodes: &[Node]) -> usize {
+    match body(nodes) {
+        Some(b) => nodes[b].chars,
+        None => nodes
+            .iter()
+            .filter(|n| n.parent.is_none() && !n.hidden)
+            .map(|n| n.chars)
+            .sum(),
+    }
 }
 
 /// The page's visible text outside links, chrome included.
@@ -610,15 +628,13 @@ impl Kept {
     }
 
     /// Why the kept text is not to be trusted as the page's main content, if it is not: it
-    /// holds too small a share of the page's text outside links and chrome, or is mostly link
-    /// text.
-    fn unsure(&self, page_linkless: usize) -> Option<String> {
-        let linkless = self.chars - self.link_chars;
-        let share = linkless as f64 / page_linkless.max(1) as f64;
+    /// holds too small a share of the page's visible text, or is mostly link text.
+    fn unsure(&self, page_chars: usize) -> Option<String> {
+        let share = self.chars as f64 / page_chars.max(1) as f64;
         let link_share = self.link_chars as f64 / self.chars.max(1) as f64;
         if share < UNSURE_BELOW_SHARE {
             Some(format!(
-                "the main content found held {:.0} % of the page's visible text outside links",
+                "the main content found held {:.0} % of the page's visible text",
                 share * 100.0
             ))
         } else if link_share > UNSURE_ABOVE_LINK_SHARE {

@@ -1787,7 +1787,7 @@ fn an_unsure_extraction_gives_the_page_text_and_says_so() {
         .expect("unsure");
     assert_eq!(
         because,
-        "the main content found held 3 % of the page's visible text outside links"
+        "the main content found held 3 % of the page's visible text"
     );
     let r = body::render(
         page.as_bytes(),

@@ -554,6 +554,9 @@ pub(crate) struct Out {
     pending_space: bool,
     /// A table cell already started on the current row.
     cell_open: bool,
+    /// A list item's `- ` was written and nothing after it yet: a block starting now stays on
+    /// the item's line (`- ### Title`, not `-` and the title two lines below).
+    item_open: bool,
 }
 
 impl Out {
@@ -612,6 +615,10 @@ impl Out {
     }
 
     fn flush(&mut self) {
+        if std::mem::take(&mut self.item_open) {
+            self.pending_break = 0;
+            self.pending_space = false;
+        }
         if self.text.is_empty() {
             self.pending_break = 0;
             self.pending_space = false;
@@ -637,8 +644,10 @@ impl Out {
             self.word(&format!("{} ", "#".repeat(level)));
             self.pending_space = false;
         } else if name == "li" {
+            self.item_open = false;
             self.separate(1);
             self.word("- ");
+            self.item_open = true;
         } else if name == "pre" {
             self.separate(2);
             *pre_depth += 1;
@@ -669,6 +678,9 @@ impl Out {
         }
         if name == "tr" || name == "table" {
             self.cell_open = false;
+        }
+        if matches!(name, "li" | "ul" | "ol") {
+            self.item_open = false;
         }
     }
 

@@ -1688,6 +1688,16 @@ fn a_page_its_script_shows_keeps_the_text_its_html_hides() {
 }
 
 #[test]
+fn a_block_that_opens_a_list_item_stays_on_its_line() {
+    assert_eq!(
+        html::to_text(
+            "<ul><li><h3>Tide pools</h3><p>Crabs.</p></li><li><div>Birds</div></li><li></li></ul><p>After</p>"
+        ),
+        "- ### Tide pools\n\nCrabs.\n\n- Birds\n-\n\nAfter"
+    );
+}
+
+#[test]
 fn invisible_characters_are_removed_from_the_text() {
     let page = "<p>pay\u{200B}load \u{202E}desrever\u{202C} \u{E0049}\u{E0047}tagged\u{FEFF}</p>";
     assert_eq!(html::to_text(page), "payload desrever tagged");

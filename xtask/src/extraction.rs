@@ -1,19 +1,30 @@
 //! `cargo xtask extraction`: limit-break's main-content extraction measured on real pages.
 //!
-//! The pages are the HTML documentation that Debian packages ship (several generators: Sphinx,
+//! Two sets. **The open web**: the dev split of WCXB (Web Content eXtraction Benchmark,
+//! CC-BY-4.0; seven page types) and the ScrapingHub article extraction benchmark (MIT; 181 news
+//! and blog pages), each scored with its own evaluator (`bench/extraction/web.py`). Neither is
+//! downloaded here: clone them and point `LIMIT_BREAK_WCXB` and `LIMIT_BREAK_SCRAPINGHUB` at the
+//! clones, or put them at `.cache/extraction/wcxb` and `.cache/extraction/scrapinghub`. Only
+//! WCXB's `dev/` split and `evaluate.py` are read; its `test/` split is held out and never opened.
+//!
+//! **Documentation**: the HTML documentation that Debian packages ship (several generators: Sphinx,
 //! AsciiDoc, DocBook, rustdoc, mdBook, MkDocs, Javadoc, gtk-doc, Node.js's and SQLite's own),
 //! downloaded with `apt-get download` and unpacked into `.cache/extraction/` (nothing is
 //! committed). trafilatura, the comparison, is installed from PyPI into a virtual environment
 //! there: a benchmark dependency only. `bench/extraction/measure.py` chooses the pages, defines
-//! each generator's ground truth and scores; this command writes, for each page, the text of
-//! `format: "text"` (ours, the main content) and of `format: "page"` (the whole page as text,
-//! what `resilient_fetch` returned before extraction) with the crate's own functions.
+//! each generator's ground truth and scores.
+//!
+//! The comparisons, trafilatura and readability-lxml, are installed from PyPI into a virtual
+//! environment in `.cache/extraction/venv`: benchmark dependencies only. For every page the
+//! crate's example `extract_pages`, built in release, writes the text of `format: "text"` (ours,
+//! the main content) and of `format: "page"` (the whole page as text, what `resilient_fetch`
+//! returned before extraction) and times the extraction.
 //!
 //! Not part of `cargo xtask ci`: it downloads about 55 MB and takes a few minutes.
 
-use crate::util::{rel, root};
+use crate::util::{cargo_cmd, rel, root};
 use anyhow::{Context, Result, bail, ensure};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The Debian packages whose HTML documentation is measured.
@@ -32,7 +43,26 @@ const PACKAGES: &[&str] = &[
 ];
 
 /// The benchmark's Python requirements, pinned.
-const PYTHON_REQUIREMENTS: &[&str] = &["trafilatura==2.3.1", "lxml_html_clean==0.4.6"];
+const PYTHON_REQUIREMENTS: &[&str] = &[
+    "trafilatura==2.3.1",
+    "lxml_html_clean==0.4.6",
+    "readability-lxml==0.8.4.1",
+];
+
+/// Where a web benchmark is found: the environment variable, or this directory under
+/// `.cache/extraction/`, and where to get it.
+const WEB_SETS: &[(&str, &str, &str)] = &[
+    (
+        "LIMIT_BREAK_WCXB",
+        "wcxb",
+        "https://github.com/Murrough-Foley/web-content-extraction-benchmark (only dev/ and evaluate.py are read)",
+    ),
+    (
+        "LIMIT_BREAK_SCRAPINGHUB",
+        "scrapinghub",
+        "https://github.com/scrapinghub/article-extraction-benchmark",
+    ),
+];
 
 /// `cargo xtask extraction`.
 pub fn run(args: &[String]) -> Result<()> {
@@ -40,30 +70,101 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("unknown argument `{other}`\nusage: cargo xtask extraction");
     }
     let cache = root().join(".cache").join("extraction");
+    let [wcxb, scrapinghub] = web_sets(&cache)?;
     let pages_root = cache.join("root");
     ensure_pages(&cache, &pages_root)?;
     let python = ensure_python(&cache)?;
-    let script = root().join("bench").join("extraction").join("measure.py");
+    let bench = root().join("bench").join("extraction");
+
+    println!("## Documentation (Debian)\n");
     let manifest = cache.join("pages.json");
-    let out = cache.join("out");
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", rel(&out)))?;
-    run_python(&python, &script, "pages", &[&pages_root, &manifest])?;
+    let out = fresh_dir(&cache.join("out"))?;
+    run_python(
+        &python,
+        &bench.join("measure.py"),
+        "pages",
+        &[&pages_root, &manifest],
+    )?;
     let pages: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest)?)?;
     let pages = pages.as_array().context("the manifest is a list")?;
-    for (index, page) in pages.iter().enumerate() {
+    let mut list = String::new();
+    for page in pages {
         let path = page["path"].as_str().context("a page has a path")?;
-        let html = String::from_utf8_lossy(&std::fs::read(pages_root.join(path))?).into_owned();
-        std::fs::write(
-            out.join(format!("{index}.ours.txt")),
-            fetch::main_content::to_text(&html),
-        )?;
-        std::fs::write(
-            out.join(format!("{index}.page.txt")),
-            fetch::html::to_text(&html),
-        )?;
+        list.push_str(&format!("{}\n", pages_root.join(path).display()));
     }
-    run_python(&python, &script, "score", &[&pages_root, &manifest, &out])?;
-    println!("scores per page: {}", rel(&out.join("report.json")));
+    let doc_list = cache.join("pages.list");
+    std::fs::write(&doc_list, list)?;
+    extract_pages(&doc_list, &out)?;
+    run_python(
+        &python,
+        &bench.join("measure.py"),
+        "score",
+        &[&pages_root, &manifest, &out],
+    )?;
+
+    println!("\n## The open web (WCXB dev, ScrapingHub)\n");
+    let work = cache.join("web");
+    let web_out = fresh_dir(&work.join("out"))?;
+    run_python(
+        &python,
+        &bench.join("web.py"),
+        "pages",
+        &[&wcxb, &scrapinghub, &work],
+    )?;
+    extract_pages(&work.join("web.list"), &web_out)?;
+    run_python(
+        &python,
+        &bench.join("web.py"),
+        "score",
+        &[&work, &web_out, &wcxb, &scrapinghub],
+    )?;
+    println!(
+        "\nscores per page: {} and {}",
+        rel(&out.join("report.json")),
+        rel(&web_out.join("report.json"))
+    );
+    Ok(())
+}
+
+/// The WCXB and ScrapingHub clones, or an error saying how to get them.
+fn web_sets(cache: &Path) -> Result<[PathBuf; 2]> {
+    let locate = |(variable, directory, source): &(&str, &str, &str)| -> Result<PathBuf> {
+        let path = std::env::var_os(variable).map_or_else(|| cache.join(directory), PathBuf::from);
+        ensure!(
+            path.join("evaluate.py").exists(),
+            "{} has no evaluate.py: clone {source} there, or set {variable} to a clone",
+            rel(&path)
+        );
+        Ok(path)
+    };
+    Ok([locate(&WEB_SETS[0])?, locate(&WEB_SETS[1])?])
+}
+
+fn fresh_dir(dir: &Path) -> Result<PathBuf> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("clearing {}", rel(dir)))?;
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", rel(dir)))?;
+    Ok(dir.to_owned())
+}
+
+/// Runs the crate's `extract_pages` example, in release, over the pages listed in `list`.
+fn extract_pages(list: &Path, out: &Path) -> Result<()> {
+    let status = cargo_cmd([
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "limit-break-fetch",
+        "--example",
+        "extract_pages",
+        "--",
+    ])
+    .arg(list)
+    .arg(out)
+    .status()
+    .context("running cargo")?;
+    ensure!(status.success(), "extract_pages failed: {status}");
     Ok(())
 }
 

@@ -77,7 +77,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "extraction",
-        "limit-break's main-content extraction on real documentation pages: ours, whole page, trafilatura",
+        "limit-break's main-content extraction: WCXB dev by page type, ScrapingHub, Debian docs; ours, whole page, trafilatura, readability-lxml",
     ),
     (
         "chart-test [--write-example]",

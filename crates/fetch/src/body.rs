@@ -77,8 +77,16 @@ pub fn render(
     }
     let decoded = decode(body, byte_cut, content_type.and_then(charset), &mut notes);
     let text = match (kind, format) {
-        (Kind::Html, Format::Text) => main_content::to_text(&decoded),
-        (Kind::Html, Format::Page) => html::to_text(&decoded),
+        (Kind::Html, Format::Text) => {
+            let extraction = main_content::extract(&decoded);
+            if let Some(because) = extraction.page_text_because {
+                notes.push(format!(
+                    "this is the whole page's text, not its main content: {because}"
+                ));
+            }
+            extraction.text
+        }
+        (Kind::Html, Format::Page) => main_content::page_text(&decoded),
         _ => decoded,
     };
     let total_chars = text.encode_utf16().count();

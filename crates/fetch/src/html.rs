@@ -87,8 +87,28 @@ pub(crate) struct Attrs {
     pub(crate) id: String,
     pub(crate) class: String,
     pub(crate) role: String,
-    /// `hidden`, `aria-hidden="true"` or an inline `display: none`.
+    /// Hidden from a person by the element itself: `hidden`, `aria-hidden="true"`, or an
+    /// inline style that hides it (see [`style_hides`]).
     pub(crate) hidden: bool,
+    /// The inline style's text colour and background colour as RGB (see [`colour`]), so that
+    /// text in the colour of the background it sits on can be dropped.
+    pub(crate) colour: Option<u32>,
+    pub(crate) background: Option<u32>,
+    /// A `<meta>`'s `name`, `property` or `itemprop` (lowercase) and its `content`, when it has
+    /// both.
+    pub(crate) meta: Option<Box<(String, String)>>,
+    /// A `<script type="application/ld+json">`.
+    pub(crate) json_ld: bool,
+}
+
+/// What the page declares about itself outside its body text: the `<title>`, the `<meta>`
+/// author, date and titles, and the JSON-LD (`<script type="application/ld+json">`) blocks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Declared {
+    pub(crate) title: String,
+    /// `(name, content)` of each `<meta>` with both, names lowercase.
+    pub(crate) meta: Vec<(String, String)>,
+    pub(crate) json_ld: Vec<String>,
 }
 
 /// One piece of the document, after what is never text (head, scripts, comments) is dropped.
@@ -106,7 +126,14 @@ pub(crate) enum Event {
 
 /// The document as events, in one pass over the input.
 pub(crate) fn tokenize(html: &str) -> Vec<Event> {
+    tokenize_declaring(html).0
+}
+
+/// The document as events, and what it declares about itself, in one pass over the input.
+pub(crate) fn tokenize_declaring(html: &str) -> (Vec<Event>, Declared) {
     let mut events = Vec::new();
+    let mut declared = Declared::default();
+    let mut in_title = false;
     let bytes = html.as_bytes();
     let mut i = 0;
     let mut text_start = 0;
@@ -129,6 +156,8 @@ pub(crate) fn tokenize(html: &str) -> Vec<Event> {
         }
         if skip.is_none() && !in_head {
             push_text(&mut events, &html[text_start..i]);
+        } else if in_title && declared.title.is_empty() {
+            declared.title = decode_entities(html[text_start..i].trim());
         }
         i = end;
         text_start = end;
@@ -148,6 +177,9 @@ pub(crate) fn tokenize(html: &str) -> Vec<Event> {
                     in_head = false;
                     continue;
                 }
+                if name == "title" {
+                    in_title = false;
+                }
                 if !in_head {
                     events.push(Event::End(name));
                 }
@@ -155,8 +187,19 @@ pub(crate) fn tokenize(html: &str) -> Vec<Event> {
             Markup::Start(name, attrs, self_closing) => {
                 if RAW_DROPPED.contains(&name.as_str()) {
                     i = skip_raw_text(html, end, &name);
+                    if name == "script" && attrs.json_ld {
+                        declared
+                            .json_ld
+                            .push(raw_text_content(&html[end..i]).to_owned());
+                    }
                     text_start = i;
                     continue;
+                }
+                if let (true, Some(meta)) = (name == "meta", &attrs.meta) {
+                    declared.meta.push((**meta).clone());
+                }
+                if name == "title" && skip.is_none() {
+                    in_title = !self_closing;
                 }
                 if let Some((skipped, depth)) = &mut skip {
                     if name == *skipped && !self_closing {
@@ -191,7 +234,12 @@ pub(crate) fn tokenize(html: &str) -> Vec<Event> {
     if skip.is_none() && !in_head {
         push_text(&mut events, &html[text_start..]);
     }
-    events
+    (events, declared)
+}
+
+/// A raw-text element's content without its end tag (`…</script>` gives `…`).
+fn raw_text_content(with_end: &str) -> &str {
+    with_end.rfind("</").map_or(with_end, |p| &with_end[..p])
 }
 
 enum Markup {
@@ -283,10 +331,14 @@ fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
 /// Reads `id`, `class`, `role` and the hidden markers from a start tag's attribute text.
 fn attributes(text: &str) -> Attrs {
     let mut attrs = Attrs::default();
+    let (mut meta_name, mut meta_content) = (String::new(), String::new());
     let mut rest = text;
     loop {
         rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '/');
         if rest.is_empty() {
+            if !meta_name.is_empty() && !meta_content.is_empty() {
+                attrs.meta = Some(Box::new((meta_name, meta_content)));
+            }
             return attrs;
         }
         let name_len = rest
@@ -318,18 +370,145 @@ fn attributes(text: &str) -> Attrs {
             "role" => attrs.role = value.trim().to_ascii_lowercase(),
             "hidden" => attrs.hidden = true,
             "aria-hidden" => attrs.hidden |= value.trim().eq_ignore_ascii_case("true"),
-            "style" => {
-                let style: String = value
-                    .chars()
-                    .filter(|c| !c.is_whitespace())
-                    .collect::<String>()
-                    .to_ascii_lowercase();
-                attrs.hidden |=
-                    style.contains("display:none") || style.contains("visibility:hidden");
+            "style" => read_style(&value, &mut attrs),
+            "name" | "property" | "itemprop" if meta_name.is_empty() => {
+                meta_name = value.trim().to_ascii_lowercase();
             }
+            "content" => meta_content = value.trim().to_owned(),
+            "type" => attrs.json_ld = value.trim().eq_ignore_ascii_case("application/ld+json"),
             _ => {}
         }
     }
+}
+
+/// Reads an inline style: whether it hides the element, and its colours.
+fn read_style(style: &str, attrs: &mut Attrs) {
+    let style: String = style
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let declarations: Vec<(&str, &str)> = style
+        .split(';')
+        .filter_map(|d| d.split_once(':'))
+        .map(|(property, value)| (property, value.trim_end_matches("!important")))
+        .collect();
+    attrs.hidden |= style_hides(&declarations);
+    for &(property, value) in &declarations {
+        match property {
+            "color" => attrs.colour = colour(value),
+            "background" | "background-color" => attrs.background = colour(value),
+            _ => {}
+        }
+    }
+}
+
+/// Whether inline style declarations (`property`, `value`, lowercase without whitespace) hide
+/// the element from a person: `display: none`, `visibility: hidden`, `opacity: 0`,
+/// `font-size: 0`, a position or indent far off screen (`left: -9999px`), a `clip` or
+/// `clip-path` to nothing, or a box of at most one pixel that hides its overflow.
+pub(crate) fn style_hides(declarations: &[(&str, &str)]) -> bool {
+    let mut tiny_box = false;
+    let mut overflow_hidden = false;
+    for &(property, value) in declarations {
+        let hides = match property {
+            "display" => value == "none",
+            "visibility" => value == "hidden" || value == "collapse",
+            "opacity" => length(value).is_some_and(|(n, _)| n <= 0.0),
+            "font-size" => length(value).is_some_and(|(n, _)| n <= 0.0),
+            "left" | "top" | "right" | "margin-left" | "margin-top" | "text-indent" => {
+                length(value).is_some_and(|(n, unit)| off_screen(n, unit))
+            }
+            "clip" => {
+                value.starts_with("rect(")
+                    && value[5..]
+                        .trim_end_matches(')')
+                        .split(',')
+                        .flat_map(|part| part.split("px"))
+                        .filter(|part| !part.is_empty())
+                        .all(|part| part.parse::<f64>().is_ok_and(|n| n <= 1.0))
+            }
+            "clip-path" => {
+                matches!(
+                    value,
+                    "inset(50%)" | "inset(100%)" | "circle(0)" | "circle(0px)"
+                )
+            }
+            "width" | "height" | "max-width" | "max-height" => {
+                tiny_box |= length(value).is_some_and(|(n, _)| n <= 1.0);
+                false
+            }
+            "overflow" => {
+                overflow_hidden |= value == "hidden" || value == "clip";
+                false
+            }
+            _ => false,
+        };
+        if hides {
+            return true;
+        }
+    }
+    tiny_box && overflow_hidden
+}
+
+/// A CSS number and its unit (`-9999px` is `(-9999.0, "px")`).
+fn length(value: &str) -> Option<(f64, &str)> {
+    let split = value
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.')))
+        .unwrap_or(value.len());
+    let number = value[..split].parse().ok()?;
+    Some((number, &value[split..]))
+}
+
+/// A negative offset that puts the element outside any screen.
+fn off_screen(number: f64, unit: &str) -> bool {
+    match unit {
+        "" | "px" | "pt" => number <= -999.0,
+        _ => number <= -100.0,
+    }
+}
+
+/// A colour value as RGB, for comparison: `#fff`, `#FFFFFF`, `white` and `rgb(255,255,255)`
+/// are all `0xffffff`. `None` for a value that is no single opaque colour (`transparent`,
+/// `inherit`, other names, images, gradients).
+pub(crate) fn colour(value: &str) -> Option<u32> {
+    match value {
+        "white" => return Some(0xff_ffff),
+        "black" => return Some(0),
+        _ => {}
+    }
+    if let Some(hex) = value.strip_prefix('#') {
+        let digits = match hex.len() {
+            3 => hex.chars().flat_map(|c| [c, c]).collect(),
+            6 => hex.to_owned(),
+            _ => return None,
+        };
+        return u32::from_str_radix(&digits, 16).ok();
+    }
+    let inner = value.strip_prefix("rgb(")?.strip_suffix(')')?;
+    let parts: Vec<u32> = inner
+        .split(',')
+        .map(|p| p.parse::<u8>().map(u32::from))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match parts.as_slice() {
+        [r, g, b] => Some(r << 16 | g << 8 | b),
+        _ => None,
+    }
+}
+
+/// Characters a person cannot see that can carry text to a model: the Unicode tag block
+/// (U+E0000–E007F), bidirectional controls and zero-width characters.
+pub(crate) fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{E0000}'..='\u{E007F}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{061C}'
+        | '\u{FEFF}'
+        | '\u{180E}')
 }
 
 fn after_gt(bytes: &[u8], from: usize) -> usize {
@@ -375,6 +554,9 @@ pub(crate) struct Out {
     pending_space: bool,
     /// A table cell already started on the current row.
     cell_open: bool,
+    /// A list item's `- ` was written and nothing after it yet: a block starting now stays on
+    /// the item's line (`- ### Title`, not `-` and the title two lines below).
+    item_open: bool,
 }
 
 impl Out {
@@ -407,6 +589,9 @@ impl Out {
 
     fn text(&mut self, text: &str, pre: bool) {
         for c in text.chars() {
+            if invisible(c) {
+                continue;
+            }
             if pre {
                 self.flush();
                 self.text.push(c);
@@ -430,6 +615,10 @@ impl Out {
     }
 
     fn flush(&mut self) {
+        if std::mem::take(&mut self.item_open) {
+            self.pending_break = 0;
+            self.pending_space = false;
+        }
         if self.text.is_empty() {
             self.pending_break = 0;
             self.pending_space = false;
@@ -455,8 +644,10 @@ impl Out {
             self.word(&format!("{} ", "#".repeat(level)));
             self.pending_space = false;
         } else if name == "li" {
+            self.item_open = false;
             self.separate(1);
             self.word("- ");
+            self.item_open = true;
         } else if name == "pre" {
             self.separate(2);
             *pre_depth += 1;
@@ -487,6 +678,9 @@ impl Out {
         }
         if name == "tr" || name == "table" {
             self.cell_open = false;
+        }
+        if matches!(name, "li" | "ul" | "ol") {
+            self.item_open = false;
         }
     }
 

@@ -65,6 +65,7 @@
 //! crate's ladder and renderer is about 367 KB (138 KB gzipped). The older `idna_adapter` 1.1
 //! (unicode-rs tables) measured larger, about 345 KB for `Url::parse` alone.
 
+mod about;
 pub mod body;
 pub mod curl;
 pub mod guard;

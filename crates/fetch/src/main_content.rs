@@ -2,21 +2,28 @@
 //! navigation, headers, footers, sidebars and banners.
 //!
 //! It works on structure and text density, never on a site's or generator's own names:
-//! 1. The page becomes a tree of elements, each knowing how many characters of text it holds
-//!    and how many of those are link text.
+//! 1. The page becomes a tree of elements, each knowing how many characters of visible text it
+//!    holds, how many of those are link text and how many paragraph text. Hidden elements
+//!    ([`crate::html`] decides from the page's own attributes and inline styles, plus text in
+//!    the colour of its inline background) count nowhere, unless one holds most of the page's
+//!    text: then the page's script shows it, and it is kept.
 //! 2. Chrome is marked: the elements HTML gives that meaning (`nav`, `aside`, `footer`, forms,
 //!    dialogs, a `header` without the page's `h1`), the matching ARIA roles, hidden elements, and
 //!    elements whose `class` or `id` words name chrome (a word starting with `nav`, `menu`,
-//!    `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see [`CHROME_WORDS`]).
-//! 3. The root is the page's declared main content when it has one (`main`, `role="main"`, a
-//!    lone `article`) holding most of the page's text; otherwise the body, narrowed to the one
-//!    child that holds nearly all of its non-chrome text, as long as one does.
-//! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out.
-//!
-//! A page with no element left after that (or no text in its root) gives the whole page's text,
-//! so extraction never returns less than nothing where the page had something.
+//!    `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see [`CHROME_WORDS`]); never an element
+//!    holding most of the page's visible text outside links.
+//! 3. The root is the declared main content (every `main`, `role="main"` and `article`, and the
+//!    nearest common ancestor of several articles) with the most paragraph text, narrowed to the
+//!    smallest holding nearly all of it, when it holds enough of the page's text outside chrome;
+//!    otherwise the body, narrowed to the one child that holds nearly all of its text.
+//! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out, and in
+//!    prose, small blocks that are mostly links left out too.
+//! 5. When that is unsure (a small share of the page's text, or mostly link text), the answer is
+//!    the page's visible text, and [`Extraction::page_text_because`] says why.
+//! 6. The title, author and date the page declares go on top (the crate's `about` module).
 
-use crate::html::{Attrs, Event, Out, heading_level, tokenize};
+use crate::about::About;
+use crate::html::{Attrs, Event, Out, heading_level, invisible, tokenize, tokenize_declaring};
 use std::ops::Range;
 
 /// Element names that are chrome by their HTML meaning.
@@ -64,6 +71,11 @@ const CHROME_WORDS: &[&str] = &[
     "feedback",
     "related",
     "searchbox",
+    "widget",
+    "promo",
+    "recommend",
+    "popular",
+    "trending",
 ];
 
 /// Elements whose `class` and `id` words are read: containers. Other elements' names describe
@@ -87,6 +99,39 @@ const DECLARED_MIN_SHARE: f64 = 0.4;
 /// The body is narrowed to a child while that child holds at least this share of its text
 /// outside chrome.
 const NARROW_MIN_SHARE: f64 = 0.97;
+
+/// The declared main content is narrowed to the smallest declared element (or common ancestor
+/// of articles) that holds at least this share of the paragraph text of the one with the most.
+const DECLARED_NARROW_SHARE: f64 = 0.9;
+
+/// An element holding more than this share of the page's visible text outside links is never
+/// chrome, whatever its name or class words.
+const CONTENT_SHARE_NEVER_CHROME: f64 = 0.5;
+
+/// A root with less than this share of link text is prose…
+const PROSE_MAX_LINK_SHARE: f64 = 0.3;
+
+/// … and in prose, a block (one of [`LINK_BLOCKS`]) with more than this share of link text…
+const LINK_BLOCK_MIN_LINK_SHARE: f64 = 0.5;
+
+/// … holding less than this share of the root's text is left out.
+const LINK_BLOCK_MAX_SHARE: f64 = 0.25;
+
+/// Blocks that can be a list of links.
+const LINK_BLOCKS: &[&str] = &[
+    "div", "section", "ul", "ol", "table", "p", "li", "nav", "aside",
+];
+
+/// A hidden element holding more than this share of the page's text outside links is shown by
+/// the page's script: it is kept.
+const SCRIPT_SHOWN_SHARE: f64 = 0.5;
+
+/// The extraction is unsure, and the page's text is given instead, when what it keeps holds
+/// less than this share of the page's visible text…
+const UNSURE_BELOW_SHARE: f64 = 0.1;
+
+/// … or when more than this share of what it keeps is link text.
+const UNSURE_ABOVE_LINK_SHARE: f64 = 0.6;
 
 /// Void elements never have content or an end tag.
 const VOID: &[&str] = &[
@@ -112,10 +157,17 @@ struct Node {
     children: Vec<usize>,
     /// Its events: the start tag up to (not including) the event after its end.
     events: Range<usize>,
-    /// Non-whitespace characters of text inside it.
+    /// The background colour it is drawn on: its own inline one, or its nearest ancestor's.
+    background: Option<u32>,
+    /// Hidden from a person: by itself ([`Attrs::hidden`]) or by text in the colour of the
+    /// background it is drawn on. Its text counts nowhere.
+    hidden: bool,
+    /// Non-whitespace characters of visible text inside it.
     chars: usize,
     /// Of those, the ones inside links.
     link_chars: usize,
+    /// Of those, the ones inside paragraphs (`p`, `pre`, `blockquote`) and outside links.
+    paragraph_chars: usize,
     /// It holds an `h1` or `h2`.
     heading: bool,
     chrome: bool,
@@ -125,21 +177,54 @@ struct Node {
     content: usize,
 }
 
-/// The main content of an HTML page as readable text.
+/// The main content of an HTML page, or the page's text when the extraction is unsure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extraction {
+    /// The answer: the title (and the author and date the page declares) above the text.
+    pub text: String,
+    /// Why the whole page's text was given instead of its main content, when it was.
+    pub page_text_because: Option<String>,
+}
+
+/// The main content of an HTML page as readable text (see [`extract`]).
 #[must_use]
 pub fn to_text(html: &str) -> String {
+    extract(html).text
+}
+
+/// The text of every part of the page a person can see (`format: "page"`): the whole page as
+/// [`crate::html::to_text`] renders it, without hidden elements.
+#[must_use]
+pub fn page_text(html: &str) -> String {
     let events = tokenize(html);
     let nodes = tree(&events);
-    let root = choose_root(&nodes);
-    let Some(root) = root else {
-        return render(&events, 0..events.len(), &[]);
+    render(&events, 0..events.len(), &hidden_ranges(&nodes))
+}
+
+/// The main content of an HTML page: the text a reader came for, with the page's title, author
+/// and date on top; or the page's visible text when the extraction is unsure (see the module
+/// documentation).
+#[must_use]
+pub fn extract(html: &str) -> Extraction {
+    let (events, declared) = tokenize_declaring(html);
+    let nodes = tree(&events);
+    let page = || render(&events, 0..events.len(), &hidden_ranges(&nodes));
+    let (text, page_text_because) = match choose_root(&nodes) {
+        None => (page(), None),
+        Some(root) => {
+            let kept = Kept::inside(&nodes, root);
+            let text = render(&events, nodes[root].events.clone(), &kept.dropped);
+            match kept.unsure(page_chars(&nodes)) {
+                Some(reason) => (page(), Some(reason)),
+                None if text.is_empty() => (page(), None),
+                None => (text, None),
+            }
+        }
     };
-    let dropped = chrome_inside(&nodes, root);
-    let text = render(&events, nodes[root].events.clone(), &dropped);
-    if text.is_empty() {
-        render(&events, 0..events.len(), &[])
-    } else {
-        text
+    let about = About::of(&declared);
+    Extraction {
+        text: about.frame(text),
+        page_text_because,
     }
 }
 
@@ -153,7 +238,7 @@ fn render(events: &[Event], range: Range<usize>, dropped: &[Range<usize>]) -> St
 fn tree(events: &[Event]) -> Vec<Node> {
     let mut nodes: Vec<Node> = Vec::new();
     let mut open: Vec<usize> = Vec::new();
-    let mut link_depth = 0usize;
+    let mut depth = Depth::default();
     for (index, event) in events.iter().enumerate() {
         match event {
             Event::Start {
@@ -164,77 +249,96 @@ fn tree(events: &[Event]) -> Vec<Node> {
                 if let Some(family) = SELF_ENDING.iter().find(|f| f.contains(&name.as_str())) {
                     if let Some(&top) = open.last() {
                         if family.contains(&nodes[top].name.as_str()) {
-                            close(&mut nodes, &mut open, top, index, &mut link_depth);
+                            close(&mut nodes, &mut open, top, index, &mut depth);
                         }
                     }
                 }
                 let id = nodes.len();
+                let parent = open.last().copied();
+                let background = attrs
+                    .background
+                    .or_else(|| parent.and_then(|p| nodes[p].background));
+                let same_as_background = attrs.colour.is_some() && attrs.colour == background;
                 nodes.push(Node {
                     name: name.clone(),
                     attrs: attrs.clone(),
-                    parent: open.last().copied(),
+                    parent,
                     children: Vec::new(),
                     events: index..index + 1,
+                    hidden: attrs.hidden || same_as_background,
+                    background,
                     chars: 0,
                     link_chars: 0,
+                    paragraph_chars: 0,
                     heading: false,
                     chrome: false,
                     in_chrome: false,
                     content: 0,
                 });
-                if let Some(&parent) = open.last() {
+                if let Some(parent) = parent {
                     nodes[parent].children.push(id);
                 }
                 if !self_closing && !VOID.contains(&name.as_str()) {
-                    if name == "a" {
-                        link_depth += 1;
-                    }
+                    depth.enter(name);
                     open.push(id);
                 }
             }
             Event::End(name) => {
                 if let Some(position) = open.iter().rposition(|&n| nodes[n].name == *name) {
                     let node = open[position];
-                    close(&mut nodes, &mut open, node, index + 1, &mut link_depth);
+                    close(&mut nodes, &mut open, node, index + 1, &mut depth);
                 }
             }
             Event::Text(text) => {
                 // Counted on the innermost element here, summed up the tree below (linear in
                 // the page, however deep it nests).
-                let chars = text.chars().filter(|c| !c.is_whitespace()).count();
+                let chars = text
+                    .chars()
+                    .filter(|&c| !c.is_whitespace() && !invisible(c))
+                    .count();
                 if let Some(&n) = open.last() {
                     nodes[n].chars += chars;
-                    if link_depth > 0 {
+                    if depth.link > 0 {
                         nodes[n].link_chars += chars;
+                    } else if depth.paragraph > 0 {
+                        nodes[n].paragraph_chars += chars;
                     }
                 }
             }
         }
     }
     while let Some(&top) = open.last() {
-        close(&mut nodes, &mut open, top, events.len(), &mut link_depth);
+        close(&mut nodes, &mut open, top, events.len(), &mut depth);
     }
     // Nodes are numbered in document order, so a parent comes before its children: walking
-    // backwards sees every child first, forwards every parent first.
+    // backwards sees every child first, forwards every parent first. Hidden text is counted
+    // once to find a script-rendered page (below), then not at all.
+    let own: Vec<[usize; 3]> = nodes
+        .iter()
+        .map(|n| [n.chars, n.link_chars, n.paragraph_chars])
+        .collect();
+    sum_up(&mut nodes, &own, false);
+    let everything = page_linkless(&nodes);
+    for node in &mut nodes {
+        // A page whose script shows what the HTML hides (streamed into a `hidden` element, or
+        // faded in from `opacity: 0`) holds most of its text there: that is what a person sees.
+        node.hidden &= linkless(node) as f64 <= SCRIPT_SHOWN_SHARE * everything as f64;
+    }
+    sum_up(&mut nodes, &own, true);
+    let page = page_linkless(&nodes);
     let mut chrome_chars = vec![0usize; nodes.len()];
     for id in (0..nodes.len()).rev() {
-        nodes[id].chrome = is_chrome(&nodes[id]);
+        nodes[id].chrome = is_chrome(&nodes[id], page);
         let node = &nodes[id];
-        let linkless = node.chars - node.link_chars.min(node.chars);
+        let linkless = linkless(node);
         let (content, removed) = if node.chrome {
             (0, linkless)
         } else {
             (linkless.saturating_sub(chrome_chars[id]), chrome_chars[id])
         };
-        let parent = node.parent;
-        let heading = node.heading || matches!(node.name.as_str(), "h1" | "h2");
-        let (chars, link_chars) = (node.chars, node.link_chars);
         nodes[id].content = content;
-        if let Some(parent) = parent {
-            nodes[parent].chars += chars;
-            nodes[parent].link_chars += link_chars;
+        if let (Some(parent), false) = (nodes[id].parent, nodes[id].hidden) {
             chrome_chars[parent] += removed;
-            nodes[parent].heading |= heading;
         }
     }
     for id in 0..nodes.len() {
@@ -244,33 +348,138 @@ fn tree(events: &[Event]) -> Vec<Node> {
     nodes
 }
 
+/// Sums each element's own text counts (`own`: characters, link characters, paragraph
+/// characters) up the tree, leaving out hidden elements when `skip_hidden`.
+fn sum_up(nodes: &mut [Node], own: &[[usize; 3]], skip_hidden: bool) {
+    for (node, own) in nodes.iter_mut().zip(own) {
+        [node.chars, node.link_chars, node.paragraph_chars] = *own;
+        node.heading = false;
+    }
+    for id in (0..nodes.len()).rev() {
+        let node = &nodes[id];
+        let heading = node.heading || matches!(node.name.as_str(), "h1" | "h2");
+        let counts = (node.chars, node.link_chars, node.paragraph_chars);
+        if let (Some(parent), false) = (node.parent, skip_hidden && node.hidden) {
+            let parent = &mut nodes[parent];
+            parent.chars += counts.0;
+            parent.link_chars += counts.1;
+            parent.paragraph_chars += counts.2;
+            parent.heading |= heading;
+        }
+    }
+}
+
+/// How many links and paragraphs are open where the tokenizer is.
+#[derive(Default)]
+struct Depth {
+    link: usize,
+    paragraph: usize,
+}
+
+impl Depth {
+    fn enter(&mut self, name: &str) {
+        match name {
+            "a" => self.link += 1,
+            "p" | "pre" | "blockquote" => self.paragraph += 1,
+            _ => {}
+        }
+    }
+
+    fn leave(&mut self, name: &str) {
+        match name {
+            "a" => self.link = self.link.saturating_sub(1),
+            "p" | "pre" | "blockquote" => self.paragraph = self.paragraph.saturating_sub(1),
+            _ => {}
+        }
+    }
+}
+
+fn linkless(node: &Node) -> usize {
+    node.chars - node.link_chars.min(node.chars)
+}
+
+/// The body (or the document, without one).
+fn body(nodes: &[Node]) -> Option<usize> {
+    nodes
+        .iter()
+        .position(|n| n.name == "body")
+        .or_else(|| nodes.iter().position(|n| n.name == "html"))
+}
+
+/// The page's visible text, chrome included.
+fn page_chars(nodes: &[Node]) -> usize {
+    match body(nodes) {
+        Some(b) => nodes[b].chars,
+        None => nodes
+            .iter()
+            .filter(|n| n.parent.is_none() && !n.hidden)
+            .map(|n| n.chars)
+            .sum(),
+    }
+}
+
+/// The page's visible text outside links, chrome included.
+fn page_linkless(nodes: &[Node]) -> usize {
+    match body(nodes) {
+        Some(b) => linkless(&nodes[b]),
+        None => nodes
+            .iter()
+            .filter(|n| n.parent.is_none() && !n.hidden)
+            .map(linkless)
+            .sum(),
+    }
+}
+
+/// The page's visible text outside links and chrome.
+fn page_content(nodes: &[Node]) -> usize {
+    match body(nodes) {
+        Some(b) => nodes[b].content,
+        None => nodes
+            .iter()
+            .filter(|n| n.parent.is_none() && !n.hidden)
+            .map(|n| n.content)
+            .sum(),
+    }
+}
+
+/// The event ranges of the outermost hidden elements, in document order.
+fn hidden_ranges(nodes: &[Node]) -> Vec<Range<usize>> {
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for node in nodes.iter().filter(|n| n.hidden) {
+        if ranges
+            .last()
+            .is_none_or(|last| node.events.start >= last.end)
+        {
+            ranges.push(node.events.clone());
+        }
+    }
+    ranges
+}
+
 /// Closes `node` and everything opened inside it, at event index `end` (exclusive).
-fn close(
-    nodes: &mut [Node],
-    open: &mut Vec<usize>,
-    node: usize,
-    end: usize,
-    link_depth: &mut usize,
-) {
+fn close(nodes: &mut [Node], open: &mut Vec<usize>, node: usize, end: usize, depth: &mut Depth) {
     while let Some(top) = open.pop() {
         nodes[top].events.end = end;
-        if nodes[top].name == "a" {
-            *link_depth = link_depth.saturating_sub(1);
-        }
+        depth.leave(&nodes[top].name);
         if top == node {
             break;
         }
     }
 }
 
-fn is_chrome(node: &Node) -> bool {
-    if node.attrs.hidden {
+fn is_chrome(node: &Node, page_linkless: usize) -> bool {
+    if node.hidden {
         return true;
     }
     if declares_main(&node.name, &node.attrs)
         || node.name == "article"
         || heading_level(&node.name).is_some()
     {
+        return false;
+    }
+    // An element that holds most of the page's text outside links is the content, whatever
+    // its name or its class words say (`non-ad-column`, `l-sidebar-fixed`, `has-section-nav`).
+    if linkless(node) as f64 > CONTENT_SHARE_NEVER_CHROME * page_linkless as f64 {
         return false;
     }
     let named = NAMED_CONTAINERS.contains(&node.name.as_str());
@@ -304,55 +513,25 @@ fn words<'a>(name: &str, attrs: &'a Attrs) -> impl Iterator<Item = String> + 'a 
         .map(str::to_lowercase)
 }
 
-fn node_content(nodes: &[Node], id: usize) -> usize {
-    nodes[id].content
-}
-
-/// The element whose content is the page's main content, or `None` for a page without one.
+/// The element whose content is the page's main content, or `None` for a page without text
+/// outside chrome.
 fn choose_root(nodes: &[Node]) -> Option<usize> {
-    let body = nodes
-        .iter()
-        .position(|n| n.name == "body")
-        .or_else(|| nodes.iter().position(|n| n.name == "html"));
-    let page_chars: usize = match body {
-        Some(b) => node_content(nodes, b),
-        None => nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| n.parent.is_none())
-            .map(|(id, _)| node_content(nodes, id))
-            .sum(),
-    };
-    if page_chars == 0 {
+    let page = page_content(nodes);
+    if page == 0 {
         return None;
     }
-    let declared = nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| declares_main(&n.name, &n.attrs) && !n.in_chrome)
-        .map(|(id, _)| (id, node_content(nodes, id)))
-        .max_by_key(|&(_, chars)| chars);
-    let articles: Vec<usize> = (0..nodes.len())
-        .filter(|&id| nodes[id].name == "article" && !nodes[id].in_chrome)
-        .collect();
-    let lone_article = match articles.as_slice() {
-        [one] => Some((*one, node_content(nodes, *one))),
-        _ => None,
-    };
-    let share = |chars: usize| chars as f64 / page_chars as f64;
-    if let Some((id, _)) = declared
-        .into_iter()
-        .chain(lone_article)
-        .find(|&(_, chars)| share(chars) >= DECLARED_MIN_SHARE)
-    {
-        return Some(id);
+    let share = |id: usize| nodes[id].content as f64 / page as f64;
+    if let Some(declared) = declared_root(nodes).filter(|&id| share(id) >= DECLARED_MIN_SHARE) {
+        return Some(declared);
     }
-    let mut root = body?;
+    let mut root = body(nodes)?;
     loop {
-        let total = node_content(nodes, root);
-        let dominant = nodes[root].children.iter().copied().find(|&c| {
-            total > 0 && node_content(nodes, c) as f64 / total as f64 >= NARROW_MIN_SHARE
-        });
+        let total = nodes[root].content;
+        let dominant = nodes[root]
+            .children
+            .iter()
+            .copied()
+            .find(|&c| total > 0 && nodes[c].content as f64 / total as f64 >= NARROW_MIN_SHARE);
         match dominant {
             Some(child) => root = child,
             None => return Some(root),
@@ -360,19 +539,111 @@ fn choose_root(nodes: &[Node]) -> Option<usize> {
     }
 }
 
-/// The event ranges of chrome elements inside `root`, in document order, outermost only.
-fn chrome_inside(nodes: &[Node], root: usize) -> Vec<Range<usize>> {
-    let mut dropped = Vec::new();
-    let mut stack = vec![root];
-    let root_chars = nodes[root].chars;
-    while let Some(id) = stack.pop() {
-        // A form that holds most of the root's text wraps the content (whole-page forms).
-        let wrapper = nodes[id].name == "form" && nodes[id].chars * 2 > root_chars;
-        if id != root && nodes[id].chrome && !wrapper {
-            dropped.push(nodes[id].events.clone());
-            continue;
+/// The declared main content: of every `main`, `role="main"` and `article` (and the nearest
+/// common ancestor of the articles, when there are several: a thread's posts, a list's
+/// items), the one with the most paragraph text, narrowed to the smallest of them that still
+/// holds nearly all of that paragraph text.
+fn declared_root(nodes: &[Node]) -> Option<usize> {
+    let visible = |id: &usize| !nodes[*id].in_chrome && !nodes[*id].hidden;
+    let mut candidates: Vec<usize> = (0..nodes.len())
+        .filter(|&id| {
+            declares_main(&nodes[id].name, &nodes[id].attrs) || nodes[id].name == "article"
+        })
+        .filter(visible)
+        .collect();
+    let articles: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&id| nodes[id].name == "article")
+        .collect();
+    if let [first, rest @ ..] = articles.as_slice() {
+        if !rest.is_empty() {
+            candidates.push(
+                rest.iter()
+                    .fold(*first, |a, &b| common_ancestor(nodes, a, b)),
+            );
         }
-        stack.extend(nodes[id].children.iter().rev());
     }
-    dropped
+    let key = |id: &usize| (nodes[*id].paragraph_chars, nodes[*id].content);
+    let best = *candidates.iter().max_by_key(|id| key(id))?;
+    let enough = nodes[best].paragraph_chars as f64 * DECLARED_NARROW_SHARE;
+    candidates
+        .into_iter()
+        .filter(|&id| nodes[id].paragraph_chars as f64 >= enough && nodes[id].content > 0)
+        .min_by_key(|&id| nodes[id].content)
+}
+
+/// The nearest element that holds both `a` and `b`.
+fn common_ancestor(nodes: &[Node], mut a: usize, mut b: usize) -> usize {
+    // A parent's number is smaller than its children's: climb from the larger.
+    while a != b {
+        let larger = if a > b { &mut a } else { &mut b };
+        match nodes[*larger].parent {
+            Some(parent) => *larger = parent,
+            None => return a.min(b),
+        }
+    }
+    a
+}
+
+/// What the extraction keeps of its root: the chrome left out, and how much text is left.
+struct Kept {
+    /// The event ranges of chrome inside the root, in document order, outermost only.
+    dropped: Vec<Range<usize>>,
+    chars: usize,
+    link_chars: usize,
+}
+
+impl Kept {
+    fn inside(nodes: &[Node], root: usize) -> Self {
+        let mut kept = Kept {
+            dropped: Vec::new(),
+            chars: nodes[root].chars,
+            link_chars: nodes[root].link_chars,
+        };
+        let mut stack = vec![root];
+        let root_chars = nodes[root].chars;
+        // In prose, a block that is mostly links is a list of other pages (related stories,
+        // tags, share bars); in a list of links, it is an item.
+        let prose = (nodes[root].link_chars as f64) < PROSE_MAX_LINK_SHARE * root_chars as f64;
+        while let Some(id) = stack.pop() {
+            let node = &nodes[id];
+            // A form that holds most of the root's text wraps the content (whole-page forms).
+            let wrapper = node.name == "form" && node.chars * 2 > root_chars;
+            let links_in_prose = prose
+                && LINK_BLOCKS.contains(&node.name.as_str())
+                && node.link_chars as f64 > LINK_BLOCK_MIN_LINK_SHARE * node.chars as f64
+                && (node.chars as f64) < LINK_BLOCK_MAX_SHARE * root_chars as f64;
+            if id != root && (node.chrome && !wrapper || links_in_prose) {
+                kept.dropped.push(node.events.clone());
+                if !node.hidden {
+                    kept.chars -= node.chars;
+                    kept.link_chars -= node.link_chars;
+                }
+                continue;
+            }
+            stack.extend(node.children.iter().rev());
+        }
+        kept
+    }
+
+    /// Why the kept text is not to be trusted as the page's main content, if it is not: it
+    /// holds too small a share of the page's visible text, or is mostly link text.
+    fn unsure(&self, page_chars: usize) -> Option<String> {
+        let share = self.chars as f64 / page_chars.max(1) as f64;
+        let link_share = self.link_chars as f64 / self.chars.max(1) as f64;
+        if share < UNSURE_BELOW_SHARE {
+            Some(format!(
+                "the main content found held {:.0} % of the page's visible text",
+                share * 100.0
+            ))
+        } else if link_share > UNSURE_ABOVE_LINK_SHARE {
+            Some(format!(
+                "the main content found was {:.0} % link text",
+                link_share * 100.0
+            ))
+        } else {
+            None
+        }
+    }
 }

@@ -258,6 +258,34 @@ proptest! {
         prop_assert_eq!(main, whole);
     }
 
+    /// A page with readable text never extracts to nothing, whatever chrome, links and hidden
+    /// elements wrap it.
+    #[test]
+    fn extraction_is_never_empty_when_the_page_has_readable_text(
+        words in proptest::collection::vec("[a-z]{1,8}", 1..30),
+        wrappers in proptest::collection::vec(prop_oneof![
+            Just(("<nav>", "</nav>")),
+            Just(("<div class='sidebar ad'>", "</div>")),
+            Just(("<footer>", "</footer>")),
+            Just(("<a href='/x'>", "</a>")),
+            Just(("<main>", "</main>")),
+            Just(("<article>", "</article>")),
+            Just(("<div hidden>", "</div>")),
+            Just(("<p>", "</p>")),
+            Just(("<li>", "</li>")),
+        ], 1..30),
+    ) {
+        let body: String = words
+            .iter()
+            .zip(wrappers.iter().cycle())
+            .map(|(word, (open, close))| format!("{open}{word}{close}"))
+            .collect();
+        let page = format!("<html><body>{body}</body></html>");
+        let readable = !fetch::main_content::page_text(&page).is_empty();
+        let text = fetch::main_content::to_text(&page);
+        prop_assert!(!readable || !text.is_empty(), "{page}");
+    }
+
     #[test]
     fn rendering_and_curl_parsing_never_panic(
         body in proptest::collection::vec(any::<u8>(), 0..512),

@@ -22,6 +22,12 @@ export const BRIEF_SECTION = 'limit-break:memory-brief'
 /** Standard Schema v1: DSH runs `validate` before `apply` and prints the issues. */
 export const Config = standardSchema(name, (json) => core().validateLimitBreakConfig(json))
 
+/** 16 random hex digits from the platform's secure source: a page cannot guess them. */
+function frameNonce() {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(8))
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
 /** The answer for a failure no driver could describe (a bug, or a trap inside WebAssembly,
  * after which the core cannot be asked for a message). */
 function internalFailure(tool, error) {
@@ -93,10 +99,10 @@ export function apply(ctx, config) {
     memory_stats: () => memory.stats(),
     resilient_fetch: (args, exec) => fetchOnce(args, exec?.signal),
   }
-  // A fetch result reads like a fetched page (status line, ladder, text); the memory answers
-  // are their JSON.
+  // A fetch result reads like a fetched page (status line, ladder, text), the page text framed
+  // as data with a fresh random nonce per answer; the memory answers are their JSON.
   const renders = {
-    resilient_fetch: (value) => wasm.renderFetchResult(JSON.stringify(value)),
+    resilient_fetch: (value) => wasm.renderFetchResult(JSON.stringify(value), frameNonce()),
   }
   const asJson = (value) => JSON.stringify(value, null, 2)
 

@@ -196,11 +196,12 @@ pub fn input_of(input_json: &str, bytes: Vec<u8>) -> Result<Input, String> {
 }
 
 /// The text the model reads for a `resilient_fetch` value (JSON text of the tool's value), as
-/// `limit-break-fetch` renders it; text that is not JSON comes back unchanged.
+/// `limit-break-fetch` renders it, the page text framed with `nonce` (fresh random hex from the
+/// driver for every answer); text that is not JSON comes back unchanged.
 #[wasm_bindgen(js_name = renderFetchResult)]
-pub fn render(value_json: &str) -> String {
+pub fn render(value_json: &str, nonce: &str) -> String {
     match serde_json::from_str::<Value>(value_json) {
-        Ok(v) => fetch::reply::render(&v),
+        Ok(v) => fetch::reply::render(&v, nonce),
         Err(_) => value_json.to_owned(),
     }
 }

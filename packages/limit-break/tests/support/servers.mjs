@@ -64,6 +64,9 @@ export async function loopbackServers() {
       case '/big': return flood(res)
       case '/pages/article-with-chrome.html':
       case '/pages/sphinx-requests-support.html':
+      case '/pages/hidden-injection.html':
+      case '/pages/unsure-advertisement.html':
+      case '/pages/wcxb-forum-0575.html':
         return text(200, readFileSync(new URL(url.pathname.slice('/pages/'.length), FIXTURE_PAGES), 'utf8'), 'text/html; charset=utf-8')
       case '/big-after-reset': return count(key) === 1 ? reset(req) : flood(res)
       case '/bad-utf8': {

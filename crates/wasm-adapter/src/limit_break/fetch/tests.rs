@@ -115,9 +115,12 @@ fn a_reset_climbs_to_curl_over_ipv6_pinned_to_the_vetted_address() {
     assert_eq!(outcome["report"]["rungs"][0]["outcome"], "failed");
     assert_eq!(outcome["report"]["rungs"][0]["ms"], 5, "DNS included");
     assert_eq!(fetch.outcome().unwrap(), *outcome);
-    let text = render(&outcome.to_string());
-    assert_eq!(text, fetch::reply::render(outcome));
-    assert!(text.ends_with("\n\nhello from v6"), "{text}");
+    let text = render(&outcome.to_string(), "5eed");
+    assert_eq!(text, fetch::reply::render(outcome, "5eed"));
+    assert!(
+        text.ends_with("\n<page-text 5eed>\nhello from v6\n</page-text 5eed>"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -134,12 +137,12 @@ fn an_abort_ends_the_fetch_and_a_failure_renders_as_json() {
     assert_eq!(done["outcome"]["code"], "fetch.aborted");
     assert_eq!(done["outcome"]["report"]["curl"], "missing");
     fetch.abort(60.0);
-    assert!(render(&done["outcome"].to_string()).starts_with("{\n  \"ok\": false"));
+    assert!(render(&done["outcome"].to_string(), "5eed").starts_with("{\n  \"ok\": false"));
 }
 
 #[test]
 fn render_passes_text_that_is_not_json_through() {
-    assert_eq!(render("not json"), "not json");
+    assert_eq!(render("not json", "5eed"), "not json");
 }
 
 #[test]

@@ -219,6 +219,11 @@ proptest! {
             n += 1;
             cache.committed(key(n), 5_000.0);
         }
+        // Every save was refused by its arguments before the store was read: the cache never
+        // loaded it, so there is nothing of it to rank.
+        if n == 0 {
+            return Ok(());
+        }
         let full = Index::build(Store::parse(&current).map_err(|f| TestCaseError::fail(f.to_string()))?);
         for q in queries.iter().chain([&String::new()]) {
             let args = json!({ "query": q, "limit": 50 });

@@ -72,6 +72,7 @@ enum Op<'a> {
         head: &'a str,
         tail: &'a str,
         snooze_minutes: Option<u32>,
+        unknown_tool: bool,
     },
     UserPrompt {
         agent: u8,
@@ -137,6 +138,7 @@ fn run(input: &Input<'_>) -> (Vec<Observation>, Vec<AgentState>) {
                 head,
                 tail,
                 snooze_minutes,
+                unknown_tool,
             } => {
                 let name = match name {
                     Name::Known(k) => NAMES[usize::from(k) % NAMES.len()],
@@ -151,6 +153,7 @@ fn run(input: &Input<'_>) -> (Vec<Observation>, Vec<AgentState>) {
                     head,
                     tail,
                     snooze_minutes,
+                    unknown_tool,
                     fingerprint: None,
                 };
                 runner.call(usize::from(agent), clock(step), &call);

@@ -8,9 +8,9 @@
 //   worktree (another slot's worktree, the tracker and the artifacts cannot be written), and its
 //   capability bounding set lacks what would undo that (mounting, ptrace, modules, raw devices).
 //   So nothing it starts can leave the group: `cgroup.kill` empties it and `cgroup.events` proves
-//   it empty. A headless proposer also lacks CAP_WAKE_ALARM, which makes every evaluator's
-//   capabilities a strict superset of its own: the kernel then refuses it another slot's
-//   evaluator's `/proc/<pid>/environ` (the environment values).
+//   it empty. (Capabilities do not keep one root process from reading another's
+//   `/proc/<pid>/environ`: measured, a process with fewer still reads it. So the environment
+//   values are kept from proposers by the core's order instead: no evaluator runs beside one.)
 // - `cgroup` (a delegated cgroup v2 subtree without those rights): the same group, but a process
 //   inside can move itself to any group this user may write, so results say containment was not
 //   proven.
@@ -57,9 +57,6 @@ exec "$@"`
 /** Capabilities a confined attempt never has: each would let it undo its mounts, leave its group,
  * or read and write other processes and devices. */
 const DROPPED = ['sys_admin', 'sys_ptrace', 'sys_module', 'sys_rawio', 'mknod', 'sys_boot']
-/** Dropped for a proposer only: with one capability fewer than any evaluator, it cannot read an
- * evaluator's environment or memory (the kernel's capability-subset rule for ptrace access). */
-const PROPOSER_ONLY_DROPPED = ['wake_alarm']
 
 let support
 
@@ -88,7 +85,7 @@ function probe() {
       support.mounts = mounts
       const tools = { unshare: onPath('unshare'), setpriv: onPath('setpriv') }
       if (forced !== 'cgroup' && tools.unshare && tools.setpriv) {
-        const argv = confinedArgv(tools, dir, { writable: [], readOnly: [], mounts, dropped: DROPPED }, ['/bin/sh', '-c', 'mkdir "$0/x" 2>/dev/null && exit 1; exit 0', mounts[0]])
+        const argv = confinedArgv(tools, dir, { writable: [], readOnly: [], mounts }, ['/bin/sh', '-c', 'mkdir "$0/x" 2>/dev/null && exit 1; exit 0', mounts[0]])
         const confined = spawnSync(argv[0], argv.slice(1), { stdio: 'ignore' })
         if (confined.status === 0) support.tools = tools
       }
@@ -147,13 +144,13 @@ function programOf(name, where) {
   return program
 }
 
-function confinedArgv(tools, dir, { writable, readOnly, mounts, dropped }, argv) {
+function confinedArgv(tools, dir, { writable, readOnly, mounts }, argv) {
   return [
     tools.unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', CONFINE, 'confine', dir,
     String(writable.length), ...writable,
     String(readOnly.length), ...readOnly,
     String(mounts.length), ...mounts,
-    tools.setpriv, '--bounding-set', dropped.map((c) => `-${c}`).join(','), '--', ...argv,
+    tools.setpriv, '--bounding-set', DROPPED.map((c) => `-${c}`).join(','), '--', ...argv,
   ]
 }
 
@@ -268,8 +265,8 @@ function assertDirectory(path, what) {
  * `argv(argv, {cwd, env})` (what to spawn); `started(pid)` (begin watching); `members()` (live
  * visible pids); `occupied()` (whether anything, visible or not, is left); `kill(signal)`;
  * `settle()` (after everything is gone: drop the group, stop watching; false when the group
- * could not be removed). `confine` (`{writable, readOnly, proposer}`) names the attempt's own
- * worktree, the directories it must not write, and whether it is a proposer.
+ * could not be removed). `confine` (`{writable, readOnly}`) names the attempt's own worktree and
+ * the directories it must not write.
  */
 export function containment(marker, confine = {}) {
   if (marker === undefined) return undefined
@@ -287,8 +284,7 @@ export function containment(marker, confine = {}) {
         if (tools === undefined) return ['/bin/sh', '-c', JOIN, dir, program, ...argv.slice(1)]
         const writable = confine.writable ?? []
         for (const path of writable) assertDirectory(path, 'the worktree')
-        const dropped = confine.proposer ? [...DROPPED, ...PROPOSER_ONLY_DROPPED] : DROPPED
-        return confinedArgv(tools, dir, { writable, readOnly: confine.readOnly ?? [], mounts, dropped }, [program, ...argv.slice(1)])
+        return confinedArgv(tools, dir, { writable, readOnly: confine.readOnly ?? [], mounts }, [program, ...argv.slice(1)])
       },
       started() {},
       members: () => pidsOf(dir),

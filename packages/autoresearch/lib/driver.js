@@ -390,7 +390,7 @@ export async function drive(run, io) {
       stderrCap: 64 * 1024,
       graceMs: e.graceMs,
       marker: [ROUND_MARKER, round],
-      confine: { writable: [e.worktree], readOnly: [e.stateDir], proposer: true },
+      confine: { writable: [e.worktree], readOnly: [e.stateDir] },
     })
     if (facts.spawnError !== undefined) throw new Error(facts.spawnError)
     return {

@@ -204,13 +204,21 @@ impl Site {
         }
     }
 
-    /// The key of a root call id: FNV-1a, never 0 (0 is "unknown").
-    pub fn root_key(call_id: &str) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &b in call_id.as_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    /// The site of a reported call: `root` its root call id where the driver knows one (in Code
+    /// Mode), `nested` whether a program made it.
+    pub fn of(root: Option<&str>, nested: bool) -> Self {
+        match root {
+            None => Self::DIRECT,
+            Some(root) if nested => Self::nested(root),
+            Some(root) => Self::direct(root),
         }
-        h.max(1)
+    }
+
+    /// The key of a root call id: FNV-1a (the arguments hash's), never 0 (0 is "unknown").
+    pub fn root_key(call_id: &str) -> u64 {
+        let mut h = args::Fnv::new();
+        h.bytes(call_id.as_bytes());
+        h.0.max(1)
     }
 }
 

@@ -1241,3 +1241,17 @@ fn trigger_texts_count_attempts_under_each_counting() {
         any-failure Some(2) Some(2) cycle=false: 2 次失败的调用，最近 2 次完全相同
     "#]].assert_eq(&out);
 }
+
+#[test]
+fn a_reported_call_sits_where_its_root_and_program_say() {
+    assert_eq!(Site::of(None, false), Site::DIRECT);
+    assert_eq!(
+        Site::of(None, true),
+        Site::DIRECT,
+        "no root: nothing to tie it to"
+    );
+    assert_eq!(Site::of(Some("c1"), false), Site::direct("c1"));
+    assert_eq!(Site::of(Some("c1"), true), Site::nested("c1"));
+    assert_ne!(Site::direct("c1").root, Site::direct("c2").root);
+    assert_ne!(Site::direct("").root, 0, "0 stays the unknown root");
+}

@@ -202,8 +202,10 @@ impl Check {
             };
             let site = match (object.get("root"), object.get("nested")) {
                 (None, None) => Site::DIRECT,
-                (Some(Value::String(root)), None | Some(Value::Bool(false))) => Site::direct(root),
-                (Some(Value::String(root)), Some(Value::Bool(true))) => Site::nested(root),
+                (Some(Value::String(root)), None) => Site::of(Some(root), false),
+                (Some(Value::String(root)), Some(Value::Bool(nested))) => {
+                    Site::of(Some(root), *nested)
+                }
                 (None, Some(_)) => return Err("nested needs the root of its program".to_owned()),
                 (Some(Value::String(_)), Some(other)) => {
                     return Err(format!(

@@ -212,11 +212,7 @@ impl Gate {
         root: Option<String>,
         nested: bool,
     ) -> GateStatus {
-        let site = match (&root, nested) {
-            (None, _) => Site::DIRECT,
-            (Some(root), true) => Site::nested(root),
-            (Some(root), false) => Site::direct(root),
-        };
+        let site = Site::of(root.as_deref(), nested);
         // `as` saturates; the shim passes integers only.
         let exit_code = exit_code.map(|code| code as i64);
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);

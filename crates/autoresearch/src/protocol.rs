@@ -216,8 +216,9 @@ pub enum Effect {
         /// Grace between SIGTERM and SIGKILL.
         grace_ms: u64,
     },
-    /// Tell whether the host that last drove a run (`host`, as stored) is still alive: the same
-    /// hostname and boot, and a process `pid` with `startTime`. Answer [`Input::HostProbed`].
+    /// Tell whether the process of the host that last drove a run (`host`, as stored: its `pid`
+    /// and `startTime`) is still alive. The core asks only about a host record of this machine,
+    /// boot and PID namespace. Answer [`Input::HostProbed`].
     ProbeHost {
         /// Id.
         id: EffectId,

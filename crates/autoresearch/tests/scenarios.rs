@@ -769,6 +769,18 @@ fn resume_and_abandon_refuse_a_run_whose_host_is_alive_or_unknown_and_change_not
 }
 
 #[test]
+fn a_host_of_another_pid_namespace_is_never_probed_and_cannot_be_told() {
+    let mut w = crashed_mid_candidate(Some(false));
+    w.host = Some(
+        r#"{"hostname":"h","bootId":"b","pidNs":"pid:[4026532000]","pid":9,"startTime":"1"}"#
+            .into(),
+    );
+    let r = resume(&mut w, json!({}), settings());
+    assert_eq!(r.blocker.unwrap().code, "run-live");
+    assert!(!w.log.iter().any(|l| l == "probe-host"), "{:#?}", w.log);
+}
+
+#[test]
 fn a_forced_abandon_takes_a_live_run_over() {
     let mut w = crashed_mid_candidate(Some(true));
     let mut abandon = Run::abandon(RUN_ID, "stop", None, settings(), NOW + 1_000_000).unwrap();

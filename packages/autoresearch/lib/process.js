@@ -50,10 +50,9 @@ export function hostRecord() {
   })
 }
 
-/** Whether the host a run recorded is alive: false only when provably dead (this machine, boot
- * and PID namespace, and no process with that pid and start time), undefined when it cannot
- * tell (another machine, another boot, another or an unrecorded PID namespace: a pid read there
- * names nothing here). */
+/** Whether the process a run's host record names (`pid`, `startTime`) is alive here: the core
+ * asks only about records of this machine, boot and PID namespace; undefined for a record that
+ * names no process. */
 export function hostAlive(recorded) {
   let host
   try {
@@ -61,10 +60,7 @@ export function hostAlive(recorded) {
   } catch {
     return undefined
   }
-  if (host?.hostname !== hostname() || !Number.isSafeInteger(host.pid) || host.pid <= 1) return undefined
-  const here = { bootId: bootId(), pidNs: namespace('pid') }
-  if (here.bootId === undefined || here.pidNs === undefined) return undefined
-  if (host.bootId !== here.bootId || host.pidNs !== here.pidNs) return undefined
+  if (!Number.isSafeInteger(host?.pid) || host.pid <= 1) return undefined
   return processStartTime(host.pid) === host.startTime
 }
 

@@ -92,7 +92,7 @@ impl Run {
             && let Some(host) = r.host_json.clone()
         {
             self.probing = Some(rows);
-            return self.emit(|id| Effect::ProbeHost { id, host }, Await::Probe);
+            return self.probe_host(host);
         }
         self.go_on_loaded(&rows);
     }
@@ -193,7 +193,18 @@ impl Run {
                     .into(),
             );
         };
-        self.emit(|id| Effect::ProbeHost { id, host }, Await::Probe);
+        self.probe_host(host);
+    }
+
+    /// Asks the driver whether the recorded host's process lives, when its pid means something
+    /// here (this machine, boot and PID namespace); otherwise whether it lives cannot be told.
+    fn probe_host(&mut self, host: String) {
+        let current = self.facts.as_ref().and_then(|f| f.host.as_deref());
+        if same_process_space(Some(&host), current) {
+            self.emit(|id| Effect::ProbeHost { id, host }, Await::Probe);
+        } else {
+            self.on_probed(None);
+        }
     }
 
     pub(super) fn on_probed(&mut self, alive: Option<bool>) {

@@ -432,6 +432,46 @@ impl Run {
         Ok(run)
     }
 
+    /// The run a validated spec asks for: a fresh run under `run_id` (a fresh lowercase UUID from
+    /// the driver; unused otherwise), the resume, or the abandon, forced where the spec says.
+    pub fn from_request(
+        request: crate::spec::Request,
+        run_id: &str,
+        settings: Settings,
+        now: Millis,
+    ) -> Result<Run, StartError> {
+        use crate::spec::{ABANDON_REASON, Request};
+        let (mut run, force) = match request {
+            Request::Fresh { policy, .. } => (Run::start(*policy, run_id, settings, now)?, false),
+            Request::Resume {
+                run_id,
+                repository,
+                given,
+                force,
+                ..
+            } => (
+                Run::resume(&run_id, given, repository, settings, now)?,
+                force,
+            ),
+            Request::Abandon {
+                run_id,
+                repository,
+                reason,
+                force,
+            } => {
+                let reason = reason.as_deref().unwrap_or(ABANDON_REASON);
+                (
+                    Run::abandon(&run_id, reason, repository, settings, now)?,
+                    force,
+                )
+            }
+        };
+        if force {
+            run.force();
+        }
+        Ok(run)
+    }
+
     /// Resumes the stored run `run_id`. Its policy comes from the database; `given` holds the policy
     /// keys the resume spec carried, which must match it (else the resume is refused and nothing
     /// is written).

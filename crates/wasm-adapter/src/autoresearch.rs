@@ -237,41 +237,8 @@ impl Run {
             let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
             format!("invalid spec: {}", list.join("; "))
         })?;
-        let (inner, force) = match request {
-            Request::Fresh { policy, .. } => (
-                autoresearch::Run::start(*policy, run_id, settings, now),
-                false,
-            ),
-            Request::Resume {
-                run_id,
-                repository,
-                given,
-                force,
-                ..
-            } => (
-                autoresearch::Run::resume(&run_id, given, repository, settings, now),
-                force,
-            ),
-            Request::Abandon {
-                run_id,
-                repository,
-                reason,
-                force,
-            } => (
-                autoresearch::Run::abandon(
-                    &run_id,
-                    reason.as_deref().unwrap_or(spec::ABANDON_REASON),
-                    repository,
-                    settings,
-                    now,
-                ),
-                force,
-            ),
-        };
-        let mut inner = inner.map_err(|e| e.to_string())?;
-        if force {
-            inner.force();
-        }
+        let inner = autoresearch::Run::from_request(request, run_id, settings, now)
+            .map_err(|e| e.to_string())?;
         Ok(Run::wrap(inner, row))
     }
 

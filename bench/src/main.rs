@@ -14,6 +14,7 @@
 
 use fingerprint::{Failure, fingerprint};
 use policy::{AgentState, Millis, Policy, ToolCall};
+use research_nudge_bench::report::median;
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::time::Instant;
@@ -287,12 +288,7 @@ fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
 fn stats(mut values: Vec<f64>) -> Value {
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    let median = if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
-    json!({ "median": median, "min": values[0], "max": values[n - 1], "runs": n })
+    json!({ "median": median(values.clone()), "min": values[0], "max": values[n - 1], "runs": n })
 }
 
 /// One event of the stream file.

@@ -24,36 +24,16 @@
 use crate::util::{self, cargo_cmd, rel, root};
 use crate::{build, dsh, node, packages, variant};
 use anyhow::{Context, Result, bail};
+use research_nudge_bench::report::{
+    BASELINE, budgets, figure, goal_report, machine_line, merge_runs, table,
+};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Budgets from issue 4.
-const COLD_START_MS_BUDGET: f64 = 15.0;
-const WASM_RAW_BUDGET: u64 = 300 * 1024;
-
-/// The goals of the performance issues ("research-nudge at the physical limit", "the guards in
-/// a real host").
-const SUCCESS_ADDED_NS_GOAL: f64 = 500.0;
-const STREAM_RATIO_GOAL: f64 = 1.2;
-const BASH_FAILURE_ADDED_NS_GOAL: f64 = 5000.0;
-const FINGERPRINT_GB_PER_S_GOAL: f64 = 1.0;
-/// The original's cold start in a host, measured side by side (9.0 ms); with `--original` the
-/// goal is the original's figure of the same run.
-const HOST_COLD_START_MS_GOAL: f64 = 9.0;
-const NATIVE_REPLAY_EVENTS_PER_S_GOAL: f64 = 5e6;
-const GATE_ADDED_NS_GOAL: f64 = 3000.0;
-
 /// Fresh processes per per-event bench (one in `--quick` runs).
 const PROCESSES: usize = 3;
-
-/// The by-kind groups of `bench/tool-event.mjs` the goals read.
-const SUCCESSES: &str = "successes (reads, edits, bash exit 0, research, snoozes)";
-const BASH_FAILURES: &str = "bash exit != 0 (1-3 KiB of output)";
-
-/// The recorded "before" figures (see the module docs).
-const BASELINE: &str = "bench/baseline.json";
 
 fn usage() -> &'static str {
     "usage: cargo xtask bench [--package ROW]... [--quick] [--before DIR [--write-baseline]] [--original DIR] [--profile] [--wasm-study]\n\n  (no flag)     every bench, the table and target/bench/report.json\n  --package     only that package's benches: research-nudge or pain-point-check (the set below, report.json) or limit-break (memory at scale, target/bench/limit-break.json) or autoresearch (the keep rule against noise, and parallelism's wall time and cost per candidate through the real runner, target/bench/autoresearch.json)\n  --quick       fewer rounds (a smoke run; figures are noisier)\n  --before DIR  also measure the checkout DIR (the commit before, pkg/ built) in the same run\n  --write-baseline  with --before: record its figures in bench/baseline.json\n  --original DIR  also measure the original research-nudge, built at DIR (lib/index.js), in the same run\n  --profile     V8 CPU profile of the plugin's tool events, WebAssembly functions by name\n  --wasm-study  opt-level s/z/3 with and without wasm-opt (binaryen, installed into .cache/): size, cold start, cost per event"
@@ -177,51 +157,6 @@ impl Node {
     }
 }
 
-/// One result from several processes' results of the same bench: each statistic (an object with
-/// a `median`) becomes the median of their medians, the min of their mins, the max of their
-/// maxes, with the runs summed and the processes counted; anything else is the first one's.
-fn merge_runs(runs: &[Value]) -> Value {
-    let Some(first) = runs.first() else {
-        return Value::Null;
-    };
-    match first {
-        Value::Object(map) if map.contains_key("median") => {
-            let of =
-                |key: &str| -> Vec<f64> { runs.iter().filter_map(|r| r[key].as_f64()).collect() };
-            let runs_total: u64 = runs.iter().filter_map(|r| r["runs"].as_u64()).sum();
-            let processes: u64 = runs
-                .iter()
-                .map(|r| r["processes"].as_u64().unwrap_or(1))
-                .sum();
-            json!({
-                "median": median(of("median")),
-                "min": of("min").into_iter().fold(f64::INFINITY, f64::min),
-                "max": of("max").into_iter().fold(f64::NEG_INFINITY, f64::max),
-                "runs": runs_total,
-                "processes": processes,
-            })
-        }
-        Value::Object(map) => Value::Object(
-            map.keys()
-                .map(|key| {
-                    let column: Vec<Value> = runs.iter().map(|r| r[key].clone()).collect();
-                    (key.clone(), merge_runs(&column))
-                })
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    match values.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => values[n / 2],
-        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
-}
-
 fn last_json(stdout: &[u8]) -> Result<Value> {
     let text = String::from_utf8_lossy(stdout);
     let line = text
@@ -316,22 +251,6 @@ fn load_average() -> Option<f64> {
         .ok()
 }
 
-/// The machine in one line, for the table's head.
-fn machine_line(m: &Value) -> String {
-    format!(
-        "{}, {} cores, {} GiB; load {} at the start, {} at the end; {}; Node {}, {}; commit {}",
-        m["cpu"].as_str().unwrap_or("?"),
-        m["nproc"],
-        m["memory_gib"],
-        m["load"],
-        m["load_end"],
-        m["date"].as_str().unwrap_or("?"),
-        m["node"].as_str().unwrap_or("?"),
-        m["rustc"].as_str().unwrap_or("?"),
-        m["commit"].as_str().unwrap_or("?"),
-    )
-}
-
 fn wasm_sizes(wasm: &Path) -> Result<(u64, u64)> {
     let bytes = std::fs::read(wasm).with_context(|| format!("reading {}", rel(wasm)))?;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
@@ -376,115 +295,6 @@ fn goal_figures(
         "cold_start_host": cold_host,
         "native": native,
     }))
-}
-
-/// One goal as measured: what, the figure, its unit, the target and whether it is met.
-struct Goal {
-    name: String,
-    value: f64,
-    unit: &'static str,
-    target: String,
-    met: bool,
-}
-
-/// The goals, read from one set of figures (this tree's, or the "before" ones).
-fn goals(figures: &Value) -> Vec<Goal> {
-    let t = &figures["tool_event"];
-    let successes = f(&t["by_kind"][SUCCESSES]["added_ns"]["median"]);
-    let ratio = f(&t["ratio"]["median"]);
-    let bash = f(&t["by_kind"][BASH_FAILURES]["added_ns"]["median"]);
-    let gb_per_s = figures["native"]["fingerprint"]["sizes"]
-        .as_array()
-        .and_then(|sizes| sizes.iter().find(|s| s["label"] == "64 KiB"))
-        .map_or(f64::NAN, |s| {
-            2.0 * fingerprint_window() / f(&s["ns"]["median"])
-        });
-    let cold = &figures["cold_start_host"];
-    let cold_ms = f(&cold["in_process_ms"]["median"]);
-    // Side by side with the original when it was measured in the same run.
-    let (cold_goal, cold_target) = match cold["original"]["in_process_ms"]["median"].as_f64() {
-        Some(original) => (
-            original,
-            format!("<= {original:.2} ms, the original's in this run"),
-        ),
-        None => (
-            HOST_COLD_START_MS_GOAL,
-            format!("<= {HOST_COLD_START_MS_GOAL} ms"),
-        ),
-    };
-    let replay = f(&figures["native"]["replay"]["events_per_s"]["median"]);
-    let gate = f(&figures["pain_point_check"]["per_call_ns"]["added"]["median"]);
-    let gate_replay = f(&figures["native"]["gate_replay"]["events_per_s"]["median"]);
-    let goal = |name: &str, value: f64, unit, target: String, met: bool| Goal {
-        name: name.to_owned(),
-        value,
-        unit,
-        target,
-        met,
-    };
-    vec![
-        goal(
-            "research-nudge, successful events: added ns",
-            successes,
-            "ns",
-            format!("< {SUCCESS_ADDED_NS_GOAL} ns"),
-            successes < SUCCESS_ADDED_NS_GOAL,
-        ),
-        goal(
-            "research-nudge, whole stream: ratio to the no-op listener",
-            ratio,
-            "x",
-            format!("<= {STREAM_RATIO_GOAL}x"),
-            ratio <= STREAM_RATIO_GOAL,
-        ),
-        goal(
-            "research-nudge, failing bash, 1-3 KiB: added ns",
-            bash,
-            "ns",
-            format!("<= {BASH_FAILURE_ADDED_NS_GOAL} ns"),
-            bash <= BASH_FAILURE_ADDED_NS_GOAL,
-        ),
-        goal(
-            "research-nudge, native fingerprint, 4 KiB windows: GB/s",
-            gb_per_s,
-            "GB/s",
-            format!(">= {FINGERPRINT_GB_PER_S_GOAL} GB/s"),
-            gb_per_s >= FINGERPRINT_GB_PER_S_GOAL,
-        ),
-        goal(
-            "research-nudge, cold start in a host: import+instantiate+validate+apply ms",
-            cold_ms,
-            "ms",
-            cold_target,
-            cold_ms <= cold_goal,
-        ),
-        goal(
-            "research-nudge, native replay: M events/s",
-            replay / 1e6,
-            "M/s",
-            format!(">= {} M/s", NATIVE_REPLAY_EVENTS_PER_S_GOAL / 1e6),
-            replay >= NATIVE_REPLAY_EVENTS_PER_S_GOAL,
-        ),
-        goal(
-            "pain-point-check, native replay: M events/s",
-            gate_replay / 1e6,
-            "M/s",
-            format!(">= {} M/s", NATIVE_REPLAY_EVENTS_PER_S_GOAL / 1e6),
-            gate_replay >= NATIVE_REPLAY_EVENTS_PER_S_GOAL,
-        ),
-        goal(
-            "pain-point-check, per tool call: added ns",
-            gate,
-            "ns",
-            format!("<= {GATE_ADDED_NS_GOAL} ns"),
-            gate <= GATE_ADDED_NS_GOAL,
-        ),
-    ]
-}
-
-/// Bytes of the two windows a long failure is fingerprinted through.
-fn fingerprint_window() -> f64 {
-    4096.0
 }
 
 /// The trees and options of one `cargo xtask bench` run.
@@ -656,358 +466,10 @@ fn all(node: &Node, out_dir: &Path, trees: &Trees<'_>) -> Result<()> {
     let path = out_dir.join("report.json");
     std::fs::write(&path, format!("{report:#}\n"))
         .with_context(|| format!("writing {}", rel(&path)))?;
-    print_table(&report);
+    println!("\nbench results (median, min, max over runs)\n");
+    print!("{}", table(&report));
     println!("\nbench: wrote {}", rel(&path));
     Ok(())
-}
-
-fn goal_report(before: Option<&Value>, now: &Value) -> Value {
-    let before_rows = before.map(goals);
-    let rows: Vec<Value> = goals(now)
-        .into_iter()
-        .enumerate()
-        .map(|(i, goal)| {
-            let was = before_rows
-                .as_ref()
-                .and_then(|rows| rows.get(i))
-                .map(|r| r.value)
-                .filter(|v| v.is_finite());
-            json!({
-                "goal": goal.name,
-                "before": was,
-                "now": goal.value,
-                "unit": goal.unit,
-                "target": goal.target,
-                "met": goal.met,
-            })
-        })
-        .collect();
-    json!({
-        "before_commit": before.and_then(|b| b["commit"].as_str()),
-        "before_measured": before.and_then(|b| b["measured"].as_str()),
-        "rows": rows,
-    })
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN)
-}
-
-fn budgets(r: &Value) -> Value {
-    let cold = f(&r["cold_start"]["in_process_ms"]["median"]);
-    let raw = r["wasm"]["raw_bytes"].as_u64().unwrap_or(u64::MAX);
-    let flat = r["memory"]["node"]["flat"].as_bool().unwrap_or(false);
-    let fp_flat = r["failure_size"]["node"]["flat"].as_bool().unwrap_or(false)
-        && r["failure_size"]["native"]["flat"]
-            .as_bool()
-            .unwrap_or(false);
-    json!([
-        { "budget": "cold start median <= 15 ms", "value": cold, "met": cold <= COLD_START_MS_BUDGET },
-        { "budget": ".wasm raw <= 300 KB", "value": raw, "met": raw <= WASM_RAW_BUDGET },
-        { "budget": "failure cost flat past the window", "value": fp_flat, "met": fp_flat },
-        { "budget": "memory flat over 10^6 events", "value": flat, "met": flat },
-    ])
-}
-
-fn mmm(v: &Value, unit: &str, scale: f64, digits: usize) -> String {
-    format!(
-        "{:.digits$} {unit} (min {:.digits$}, max {:.digits$})",
-        f(&v["median"]) * scale,
-        f(&v["min"]) * scale,
-        f(&v["max"]) * scale
-    )
-}
-
-/// Prints the report as a Markdown table (to paste into a README), the machine first.
-fn print_table(r: &Value) {
-    let mut rows: Vec<(String, String)> = Vec::new();
-    rows.push(("machine".into(), machine_line(&r["machine"])));
-    rows.push((
-        "processes per per-event figure".into(),
-        format!(
-            "{} (a figure: the median of their medians; min and max over all their rounds)",
-            r["processes"]
-        ),
-    ));
-    for (key, title) in [
-        ("tool_event", "realistic stream, default config"),
-        ("tool_event_nudging", "reminder on every event"),
-    ] {
-        let t = &r[key];
-        rows.push((
-            format!("tool event: {title}"),
-            format!(
-                "baseline {} · plugin {}",
-                mmm(&t["baseline_ns"], "ns", 1.0, 0),
-                mmm(&t["plugin_ns"], "ns", 1.0, 0)
-            ),
-        ));
-        rows.push((
-            "  ratio · added".into(),
-            format!(
-                "{} · {}",
-                mmm(&t["ratio"], "x", 1.0, 2),
-                mmm(&t["added_ns"], "ns", 1.0, 0)
-            ),
-        ));
-    }
-    if let Some(kinds) = r["tool_event"]["by_kind"].as_object() {
-        for (kind, v) in kinds {
-            rows.push((
-                format!("  added: {kind}"),
-                format!(
-                    "{} ({:.0}% of the stream)",
-                    mmm(&v["added_ns"], "ns", 1.0, 0),
-                    f(&v["share"]) * 100.0
-                ),
-            ));
-        }
-    }
-    if let Some(sizes) = r["failure_size"]["node"]["sizes"].as_array() {
-        for s in sizes {
-            rows.push((
-                format!(
-                    "failure {} (node, added/event)",
-                    s["label"].as_str().unwrap_or("?")
-                ),
-                format!(
-                    "{} · ratio {}",
-                    mmm(&s["added_ns"], "ns", 1.0, 0),
-                    mmm(&s["ratio"], "x", 1.0, 2)
-                ),
-            ));
-        }
-    }
-    if let Some(sizes) = r["failure_size"]["native"]["sizes"].as_array() {
-        for s in sizes {
-            rows.push((
-                format!(
-                    "failure {} (native fingerprint)",
-                    s["label"].as_str().unwrap_or("?")
-                ),
-                format!(
-                    "{} · {:.0} MB/s of failure text",
-                    mmm(&s["ns"], "ns", 1.0, 0),
-                    f(&s["text_mb_per_s"])
-                ),
-            ));
-        }
-    }
-    let c = &r["cold_start"];
-    rows.push((
-        "cold start (import+instantiate+validate)".into(),
-        format!(
-            "{} wall · {} CPU",
-            mmm(&c["in_process_ms"], "ms", 1.0, 2),
-            mmm(&c["in_process_cpu_ms"], "ms", 1.0, 2)
-        ),
-    ));
-    rows.push((
-        "  whole process (spawn to exit)".into(),
-        mmm(&c["process_ms"], "ms", 1.0, 1),
-    ));
-    rows.push((
-        ".wasm size".into(),
-        format!(
-            "{} bytes raw, {} bytes gzipped",
-            r["wasm"]["raw_bytes"], r["wasm"]["gzip_bytes"]
-        ),
-    ));
-    let mem = &r["memory"]["node"];
-    rows.push((
-        "memory per agent (node)".into(),
-        format!(
-            "{:.0} B wasm heap + {:.0} B JS heap; native AgentState {} B",
-            f(&mem["per_agent"]["wasm_bytes"]),
-            f(&mem["per_agent"]["js_heap_bytes"]),
-            r["memory"]["native"]["agent_state_bytes"]
-        ),
-    ));
-    rows.push((
-        format!(
-            "memory over {} events, {} agents",
-            mem["events"], mem["agents"]
-        ),
-        format!(
-            "wasm {} -> {} B, JS heap {} -> {} B (growth {:.3} B/event)",
-            mem["first"]["wasm_bytes"],
-            mem["last"]["wasm_bytes"],
-            mem["first"]["js_heap_bytes"],
-            mem["last"]["js_heap_bytes"],
-            f(&mem["growth_bytes_per_event"])
-        ),
-    ));
-    let n = &r["native_replay"];
-    rows.push((
-        "native policy replay (same stream)".into(),
-        format!(
-            "{} · {}",
-            mmm(&n["events_per_s"], "M events/s", 1e-6, 2),
-            mmm(&n["ns_per_event"], "ns/event", 1.0, 0)
-        ),
-    ));
-    let n = &r["native_gate_replay"];
-    rows.push((
-        "native pain-point-check gate replay (its bench's call mix)".into(),
-        format!(
-            "{} · {}",
-            mmm(&n["events_per_s"], "M events/s", 1e-6, 2),
-            mmm(&n["ns_per_event"], "ns/event", 1.0, 0)
-        ),
-    ));
-    let g = &r["pain_point_check"];
-    rows.push((
-        "pain-point-check per tool call: baseline -> plugin".into(),
-        format!(
-            "{} -> {}",
-            mmm(&g["per_call"]["baseline"], "ns", 1.0, 0),
-            mmm(&g["per_call"]["plugin"], "ns", 1.0, 0)
-        ),
-    ));
-    rows.push((
-        "  added · ratio".into(),
-        format!(
-            "{} · {}",
-            mmm(&g["per_call"]["added"], "ns", 1.0, 0),
-            mmm(&g["per_call"]["ratio"], "x", 1.0, 2)
-        ),
-    ));
-    if !g["per_call"]["before_added"].is_null() {
-        rows.push((
-            "  the --before checkout (same rounds): added · ratio".into(),
-            format!(
-                "{} · {}",
-                mmm(&g["per_call"]["before_added"], "ns", 1.0, 0),
-                mmm(&g["per_call"]["before_ratio"], "x", 1.0, 2)
-            ),
-        ));
-    }
-    let large = &g["large_outputs_per_call"];
-    rows.push((
-        format!(
-            "  successes with {}-character outputs: added (--before: added)",
-            large["output_chars"]
-        ),
-        format!(
-            "{} ({})",
-            mmm(&large["added"], "ns", 1.0, 0),
-            if large["before_added"].is_null() {
-                "-".into()
-            } else {
-                mmm(&large["before_added"], "ns", 1.0, 0)
-            }
-        ),
-    ));
-    rows.push((
-        "  cold start (import+instantiate+validate)".into(),
-        mmm(&g["cold_start_ms"], "ms", 1.0, 2),
-    ));
-    rows.push((
-        "  .wasm size".into(),
-        format!(
-            "{} bytes raw, {} bytes gzipped",
-            g["wasm"]["raw_bytes"], g["wasm"]["gzip_bytes"]
-        ),
-    ));
-    for b in r["budgets"].as_array().into_iter().flatten() {
-        rows.push((
-            format!("budget: {}", b["budget"].as_str().unwrap_or("?")),
-            format!(
-                "{} ({})",
-                if b["met"].as_bool() == Some(true) {
-                    "met"
-                } else {
-                    "MISSED"
-                },
-                b["value"]
-            ),
-        ));
-    }
-    let c = &r["cold_start_host"];
-    for (who, c) in [("", c), (" (the original, same run)", &c["original"])] {
-        if c.is_null() {
-            continue;
-        }
-        rows.push((
-            format!("cold start in a host (dsh's modules loaded first){who}"),
-            format!(
-                "{} wall · {} CPU",
-                mmm(&c["in_process_ms"], "ms", 1.0, 2),
-                mmm(&c["in_process_cpu_ms"], "ms", 1.0, 2)
-            ),
-        ));
-        rows.push((
-            "  import+instantiate · validate · apply".into(),
-            format!(
-                "{} · {} · {}",
-                mmm(&c["import_ms"], "ms", 1.0, 2),
-                mmm(&c["validate_ms"], "ms", 1.0, 2),
-                mmm(&c["apply_ms"], "ms", 1.0, 2)
-            ),
-        ));
-    }
-    if !c["ratio_to_original"].is_null() {
-        rows.push((
-            "  ours / the original's, per pair of processes".into(),
-            mmm(&c["ratio_to_original"], "x", 1.0, 2),
-        ));
-    }
-    let o = &r["tool_event"]["original"];
-    if !o.is_null() {
-        rows.push((
-            "tool event, the original (same rounds): ratio · added".into(),
-            format!(
-                "{} · {}",
-                mmm(&o["ratio"], "x", 1.0, 2),
-                mmm(&o["added_ns"], "ns", 1.0, 0)
-            ),
-        ));
-        if let Some(kinds) = o["by_kind"].as_object() {
-            for (kind, v) in kinds {
-                rows.push((
-                    format!("  the original, added: {kind}"),
-                    mmm(&v["added_ns"], "ns", 1.0, 0),
-                ));
-            }
-        }
-    }
-    let g = &r["goals"];
-    let from = match (g["before_commit"].as_str(), g["before_measured"].as_str()) {
-        (Some(commit), Some(how)) => format!("before = commit {commit}, {how}"),
-        _ => format!("no before figures (run with --before DIR, or record {BASELINE})"),
-    };
-    rows.push((format!("goals: before -> now ({from})"), String::new()));
-    for row in g["rows"].as_array().into_iter().flatten() {
-        let unit = row["unit"].as_str().unwrap_or("");
-        let digits = if unit == "ns" { 0 } else { 2 };
-        let before = row["before"]
-            .as_f64()
-            .map_or("?".to_owned(), |v| format!("{v:.digits$}"));
-        rows.push((
-            format!("  goal: {}", row["goal"].as_str().unwrap_or("?")),
-            format!(
-                "{before} -> {:.digits$} {unit} (goal {}): {}",
-                f(&row["now"]),
-                row["target"].as_str().unwrap_or("?"),
-                if row["met"].as_bool() == Some(true) {
-                    "met"
-                } else {
-                    "MISSED"
-                }
-            ),
-        ));
-    }
-    println!("\nbench results (median, min, max over runs)\n");
-    println!("| measure | figure |");
-    println!("|---|---|");
-    for (k, v) in rows {
-        // A leading space would be lost in Markdown: sub-rows are marked with a middle dot.
-        let k = match k.strip_prefix("  ") {
-            Some(sub) => format!("· {sub}"),
-            None => k,
-        };
-        println!("| {k} | {v} |");
-    }
 }
 
 fn profile(node: &Node, out_dir: &Path) -> Result<()> {
@@ -1023,7 +485,7 @@ fn profile(node: &Node, out_dir: &Path) -> Result<()> {
     let result = node.bench("profile.mjs", &["--root", &dir.display().to_string()])?;
     println!(
         "bench: {:.0} ns/event under the profiler (sampling inflates it)",
-        f(&result["ns_per_event"])
+        figure(&result["ns_per_event"])
     );
     Ok(())
 }
@@ -1104,9 +566,9 @@ fn wasm_study(node: &Node, out_dir: &Path, quick: bool) -> Result<()> {
     let cell = |v: &Value, d: usize| {
         format!(
             "{:.d$} [{:.d$}..{:.d$}]",
-            f(&v["median"]),
-            f(&v["min"]),
-            f(&v["max"])
+            figure(&v["median"]),
+            figure(&v["min"]),
+            figure(&v["max"])
         )
     };
     for v in &results {

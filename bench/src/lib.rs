@@ -1,0 +1,3 @@
+//! The benches' shared library: [`report`] (the report's merging, goals, budgets and table).
+
+pub mod report;

@@ -781,6 +781,26 @@ fn a_host_of_another_pid_namespace_is_never_probed_and_cannot_be_told() {
 }
 
 #[test]
+fn the_tools_force_reaches_the_run_and_goes_only_with_resume_or_abandon() {
+    let mut w = crashed_mid_candidate(Some(true));
+    let spec = json!({"abandon_run_id": RUN_ID, "force": true}).to_string();
+    let request = autoresearch_core::spec::parse(&spec, &settings().limits).unwrap();
+    let mut run = Run::from_request(request, RUN_ID, settings(), NOW + 1_000_000).unwrap();
+    assert_eq!(w.drive(&mut run).unwrap().status, Status::Cancelled);
+    let fresh = json!({
+        "objective": "o", "mutable_globs": ["a"], "evaluation": {"command": "node", "args": []},
+        "metric_name": "m", "metric_direction": "minimize", "run_tag": "t", "force": true,
+    });
+    let errors =
+        autoresearch_core::spec::parse(&fresh.to_string(), &settings().limits).unwrap_err();
+    assert_eq!(errors[0].field, "force");
+    assert_eq!(
+        errors[0].rule,
+        "goes only with resume_run_id or abandon_run_id"
+    );
+}
+
+#[test]
 fn a_forced_abandon_takes_a_live_run_over() {
     let mut w = crashed_mid_candidate(Some(true));
     let mut abandon = Run::abandon(RUN_ID, "stop", None, settings(), NOW + 1_000_000).unwrap();

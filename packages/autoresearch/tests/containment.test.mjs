@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cgroupBase, containment } from '../lib/contain.js'
+import { terminate } from '../lib/process.js'
 import {
   RUN_ID_RE, alive, cli, cliAsync, git, hangSetup, proposer, readLines, scratch, setup, specFile, waitFor,
 } from './support/fixture.mjs'
@@ -19,10 +20,14 @@ const canUnsharePid = spawnSync('unshare', ['-p', '-f', '--mount-proc', 'true'])
 
 const groupsLeft = (runId) => readdirSync(cgroupBase()).filter((n) => n.startsWith(`dsh-autoresearch-${runId}`))
 
-/** A proposer that, in round 1, starts a daemon that tries every way out of its cgroup, then
- * leaves its session and environment and keeps writing -1000 into score.txt. */
+/** A proposer that, in round 1, starts a daemon that tries every way out of its cgroup (a new
+ * cgroup2 mount, unmounting the one that shows only its group, a child group, the mount's root,
+ * its own path), then leaves its session and environment and keeps writing -1000 into score.txt. */
 function escapingProposer(root, pids) {
-  const daemon = `for m in $(sed -n 's/.* - cgroup2 .*//;t;s/^[^ ]* [^ ]* [^ ]* [^ ]* \\([^ ]*\\) .* - cgroup2 .*/\\1/p' /proc/self/mountinfo) $(awk '{ for (i = 1; i <= NF; i++) if ($i == "-" && $(i + 1) == "cgroup2") print $5 }' /proc/self/mountinfo); do
+  const mnt = join(root, 'cgroup2-mount')
+  const daemon = `mkdir -p ${mnt}; mount -t cgroup2 none ${mnt} 2>/dev/null && echo $$ > ${mnt}/cgroup.procs 2>/dev/null
+for m in $(sed -n 's/.* - cgroup2 .*//;t;s/^[^ ]* [^ ]* [^ ]* [^ ]* \\([^ ]*\\) .* - cgroup2 .*/\\1/p' /proc/self/mountinfo) $(awk '{ for (i = 1; i <= NF; i++) if ($i == "-" && $(i + 1) == "cgroup2") print $5 }' /proc/self/mountinfo); do
+  umount "$m" 2>/dev/null
   mkdir "$m/escape" 2>/dev/null && echo $$ > "$m/escape/cgroup.procs" 2>/dev/null
   echo $$ > "$m/cgroup.procs" 2>/dev/null
   cg=$(sed -n 's/^0:://p' /proc/self/cgroup); echo $$ > "$m$cg/cgroup.procs" 2>/dev/null
@@ -37,7 +42,7 @@ exec setsid env -i PATH="$PATH" sh -c 'echo $$ >> ${pids}; sleep 1; while :; do 
     return score - 1`)
 }
 
-test('H1: a daemon that tries to leave its cgroup (a child group, the mount\'s root, its own path) dies with its attempt', { skip: needsConfinement }, (t) => {
+test('H1: a daemon that tries to leave its cgroup (a new mount, an unmount, a child group, the mount\'s root, its own path) dies with its attempt', { skip: needsConfinement }, (t) => {
   const { root, repo, untouched } = setup(t)
   const pids = join(root, 'pids')
   const r = cli(['run', '--json', specFile(root, { proposer: escapingProposer(root, pids), max_experiments: 2 })], { cwd: repo })
@@ -322,4 +327,28 @@ test('the evaluator program found on PATH is pinned: rewritten by a candidate, i
     assert.match(c.failure_message, /the evaluator program "myeval" changed since the run's first evaluation/)
   }
   untouched()
+})
+
+test('a group that cannot be removed is not proven gone', async () => {
+  const jail = (settled) => ({ members: () => [], occupied: () => false, kill() {}, settle: () => settled })
+  assert.equal(await terminate({ jail: jail(false) }, 10), false)
+  assert.equal(await terminate({ jail: jail(true) }, 10), true)
+})
+
+test('weaker containment is said in the result, and with slots side by side the environment warning too', { skip: cgroupBase() === undefined && 'needs a writable cgroup v2' }, (t) => {
+  const warnings = (kind, extra = {}) => {
+    const { root, repo } = setup(t)
+    const r = cli(['run', '--json', specFile(root, { proposer: proposer(root, 'return score - 1'), max_experiments: 2, ...extra })], {
+      cwd: repo, env: { DSH_AUTORESEARCH_CONTAINMENT: kind },
+    })
+    assert.equal(r.status, 0, r.stderr)
+    return r.json.warnings ?? []
+  }
+  const cgroup = warnings('cgroup')
+  assert.equal(cgroup.length, 1)
+  assert.match(cgroup[0], /^process containment is not proven here \(cgroup\)/)
+  const scan = warnings('process-scan', { parallelism: 2, environment: { AR_SECRET: 'x' } })
+  assert.equal(scan.length, 2)
+  assert.match(scan[0], /^process containment is best effort here \(process-scan\)/)
+  assert.match(scan[1], /^with parallelism above 1 the evaluator's environment values can be read by a process a proposer leaves running/)
 })

@@ -40,13 +40,14 @@ export function processStartTime(pid) {
   return fields === undefined || fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19]
 }
 
-/** This host as a run records it: `{hostname, bootId, pidNs, cgroupNs, pid, startTime}` as JSON,
- * or undefined without /proc (then no later host can prove it dead). */
+/** This host as a run records it: `{hostname, bootId, pidNs, pid, startTime}` as JSON (what
+ * makes a pid name one process), or undefined without /proc (then no later host can prove it
+ * dead). */
 export function hostRecord() {
   const startTime = processStartTime(process.pid)
   if (startTime === undefined) return undefined
   return JSON.stringify({
-    hostname: hostname(), bootId: bootId(), pidNs: namespace('pid'), cgroupNs: namespace('cgroup'), pid: process.pid, startTime,
+    hostname: hostname(), bootId: bootId(), pidNs: pidNamespace(), pid: process.pid, startTime,
   })
 }
 
@@ -64,10 +65,10 @@ export function hostAlive(recorded) {
   return processStartTime(host.pid) === host.startTime
 }
 
-/** This process's namespace of `kind` (`pid:[4026531836]`), or undefined. */
-function namespace(kind) {
+/** This process's PID namespace (`pid:[4026531836]`), or undefined. */
+function pidNamespace() {
   try {
-    return readlinkSync(`/proc/self/ns/${kind}`)
+    return readlinkSync('/proc/self/ns/pid')
   } catch {
     return undefined
   }

@@ -148,7 +148,7 @@ impl Outcome {
             killed,
             timed_out: timed_out || error_code == Some(TIMEOUT_CODE),
             cancelled: error_code.is_some_and(|code| CANCEL_CODES.contains(&code)),
-            unknown_tool: !ok && error_code == Some(UNKNOWN_TOOL_CODE),
+            unknown_tool: rejected_as_unknown(ok, error_code),
         }
     }
 
@@ -156,6 +156,12 @@ impl Outcome {
     pub fn failed(&self) -> bool {
         exit_failure(self.ok, self.exit_code) || self.killed || self.timed_out
     }
+}
+
+/// Whether a result is DSH's rejection of a call that names no tool it can run
+/// ([`UNKNOWN_TOOL_CODE`]): the call never ran.
+pub fn rejected_as_unknown(ok: bool, error_code: Option<&str>) -> bool {
+    !ok && error_code == Some(UNKNOWN_TOOL_CODE)
 }
 
 /// The exit status DSH's shell tools render at the end of a result's text when the tool keeps

@@ -301,10 +301,8 @@ impl AgentTracker {
         tail_len: usize,
         error_code: Option<String>,
     ) -> Outcome {
-        let ok = flags & Flag::Ok as u32 != 0;
         let unknown_tool =
-            outcome::Outcome::from_facts(ok, error_code.as_deref(), None, false, false)
-                .unknown_tool;
+            outcome::rejected_as_unknown(flags & Flag::Ok as u32 != 0, error_code.as_deref());
         let (head, tail) = plugin.text.windows(head_len, tail_len);
         let mut known = None;
         if flags & Flag::EndOnly as u32 != 0 {

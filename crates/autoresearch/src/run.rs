@@ -22,9 +22,22 @@ use crate::{git_config, jcs, layout, stats};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, VecDeque};
 
-mod finish;
+use bus::{Await, Bus, HashFor, Then, answer_fits, expected, input_id};
+use durability::Durability;
+use ending::Ending;
+use generation::Generation;
+use ledger::{Attempt, ExpState, Experiment, Kind, Ledger};
+use place::Place;
+use recover::Recovery;
+use sweep::{Sweep, Sweeping};
+
+mod bus;
+mod durability;
+mod ending;
 mod generation;
 mod handoff;
+mod ledger;
+mod place;
 mod recover;
 mod rows;
 mod sweep;
@@ -80,228 +93,6 @@ pub enum Phase {
     Done(Box<RunResult>),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Baseline,
-    Candidate,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ExpState {
-    Proposing,
-    Prepared,
-    Running,
-    Evaluated,
-    Accepted,
-    Rejected,
-    Failed,
-    PolicyViolation,
-    Cancelled,
-}
-
-impl ExpState {
-    fn as_str(self) -> &'static str {
-        match self {
-            ExpState::Proposing => "proposing",
-            ExpState::Prepared => "prepared",
-            ExpState::Running => "running",
-            ExpState::Evaluated => "evaluated",
-            ExpState::Accepted => "accepted",
-            ExpState::Rejected => "rejected",
-            ExpState::Failed => "failed",
-            ExpState::PolicyViolation => "policy-violation",
-            ExpState::Cancelled => "cancelled",
-        }
-    }
-    fn parse(s: &str) -> Option<ExpState> {
-        [
-            ExpState::Proposing,
-            ExpState::Prepared,
-            ExpState::Running,
-            ExpState::Evaluated,
-            ExpState::Accepted,
-            ExpState::Rejected,
-            ExpState::Failed,
-            ExpState::PolicyViolation,
-            ExpState::Cancelled,
-        ]
-        .into_iter()
-        .find(|e| e.as_str() == s)
-    }
-    fn is_final(self) -> bool {
-        matches!(
-            self,
-            ExpState::Accepted
-                | ExpState::Rejected
-                | ExpState::Failed
-                | ExpState::PolicyViolation
-                | ExpState::Cancelled
-        )
-    }
-}
-
-#[derive(Clone, Debug)]
-struct Experiment {
-    id: String,
-    ordinal: u32,
-    kind: Kind,
-    state: ExpState,
-    parent: String,
-    commit: Option<String>,
-    report: Option<ProposalReport>,
-    changed_paths: Vec<String>,
-    /// The mean of `samples` once every repeat is in.
-    metric: Option<f64>,
-    /// The metric of each successful evaluation, in attempt order.
-    samples: Vec<f64>,
-    decision: Option<&'static str>,
-    failure_code: Option<String>,
-    failure_message: Option<String>,
-    evidence: Vec<String>,
-    /// Its place in its generation (`AUTORESEARCH_SLOT`, and which worktree it uses).
-    slot: u32,
-    /// The kept candidate of its generation that beat this improving one.
-    superseded_by: Option<String>,
-}
-
-#[derive(Clone, Debug)]
-struct Attempt {
-    id: String,
-    experiment: usize,
-    running: bool,
-    /// Stopped by recovery or an ending before it exited (not a sample).
-    interrupted: bool,
-    process: Option<ProcessIdentity>,
-}
-
-/// What an outstanding effect's answer leads to.
-#[derive(Clone, Debug)]
-enum Await {
-    Discover,
-    Open,
-    Load,
-    Lock,
-    Write {
-        cas: Vec<usize>,
-        then: Then,
-    },
-    SideWrite,
-    Worktree,
-    Hash(HashFor),
-    Evaluate {
-        exp: usize,
-        attempt: usize,
-        spawned: bool,
-    },
-    Propose {
-        exp: usize,
-    },
-    Changes {
-        exp: usize,
-    },
-    Commit {
-        exp: usize,
-    },
-    Clean(Then),
-    FastForward {
-        exp: usize,
-    },
-    SlotWorktree {
-        slot: u32,
-        then: Then,
-    },
-    DropSlot,
-    Terminate {
-        attempt: usize,
-    },
-    ReapProposers,
-    Probe,
-    Retake,
-    Tsv,
-    Retention(Sweep),
-    Removal(Sweep),
-    Marks(Sweep),
-}
-
-/// Which cleanup a retention step belongs to, and so where the run goes on after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Sweep {
-    /// At the start, once the tracker is open: then the lock (or the stored run).
-    Start,
-    /// The artifacts of this run's failed attempts, once their experiment ended: then the next
-    /// round.
-    FailedAttempts,
-    /// At the end, after the TSV export: then the report.
-    End,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum HashFor {
-    Freeze,
-    Revalidate { exp: usize },
-    Retry { exp: usize },
-}
-
-#[derive(Clone, Debug)]
-enum Then {
-    CreateWorktree,
-    Spawn {
-        exp: usize,
-        attempt: usize,
-    },
-    Ready,
-    Propose {
-        exp: usize,
-    },
-    Commit {
-        exp: usize,
-    },
-    Revalidate {
-        exp: usize,
-    },
-    /// A repeat is recorded: clean the worktree back to the evaluated commit, check the
-    /// evaluator's inputs again (an outside one may have changed), then run the next.
-    Resample {
-        exp: usize,
-    },
-    Measured {
-        exp: usize,
-    },
-    Decide {
-        exp: usize,
-    },
-    Retry {
-        exp: usize,
-    },
-    RecordFailure {
-        exp: usize,
-    },
-    Recover,
-    Reconciled,
-    Cancel,
-    AfterTerminal,
-    /// A generation's candidates are recorded: start each in its slot.
-    Generation,
-    /// Put a candidate's slot worktree at its parent, then propose.
-    Prepare {
-        exp: usize,
-    },
-    /// A candidate of a generation is done (evaluated or failed): wait for the others.
-    Park {
-        exp: usize,
-    },
-    /// A recovered candidate: rerun its interrupted evaluation.
-    Rerun {
-        exp: usize,
-    },
-    /// A recovered candidate that was interrupted before its evaluation.
-    Interrupted {
-        exp: usize,
-    },
-    /// A generation is decided: the main worktree goes to the best.
-    Settled,
-}
-
 #[derive(Clone, Debug)]
 enum Origin {
     Fresh,
@@ -317,78 +108,32 @@ enum Verdict {
 }
 
 /// One run of the loop. See the module documentation for the driver loop.
+///
+/// Its state is split by who owns it; each part lives in its own file under `run/`, and the
+/// other files reach it through that file's methods.
 pub struct Run {
     settings: Settings,
     origin: Origin,
-    run_id: String,
-    repository: Option<String>,
+    /// Known from the start for a fresh run, once loaded for a stored one.
     policy: Option<RunPolicy>,
-    facts: Option<RepoFacts>,
-    repository_id: String,
-    tracker: String,
-    worktree: String,
-    branch: String,
-    start_commit: String,
-    state: RunState,
-    durable: RunState,
-    run_persisted: bool,
-    lock_held: bool,
-    worktree_ready: bool,
-    experiments: Vec<Experiment>,
-    attempts: Vec<Attempt>,
-    artifacts: Vec<ArtifactRef>,
-    baseline: Option<Point>,
-    best: Option<Point>,
-    /// A new best (and whether it is the baseline) whose transaction is outstanding: it becomes
-    /// `best` only when that write is durable, so a crash in between can never make a resumed run
-    /// report a best lower than one it already showed.
-    pending_best: Option<(Point, bool)>,
-    consecutive_failures: u32,
-    provenance_sha256: Option<String>,
-    inputs: Vec<InputPath>,
-    recovering: VecDeque<usize>,
-    /// A reconcile found the run's host dead: recovery ends by marking it interrupted.
-    reconciling: bool,
-    /// A resume or abandon goes on without proving the run's host dead ([`Run::force`]).
-    force: bool,
-    /// Recovery stopped the run's leftover headless proposers already.
-    proposers_reaped: bool,
-    /// The stored rows a resume or abandon holds while the run's host is probed.
-    probing: Option<Box<StoredRows>>,
-    /// The host record the run had when it was loaded (the host that ran its attempts).
-    recorded_host: Option<String>,
-    next_id: u64,
-    queue: VecDeque<Effect>,
-    pending: BTreeMap<EffectId, Await>,
-    cancel: Option<String>,
-    finishing: Option<(Status, Option<Blocker>, bool)>,
-    warnings: Vec<String>,
-    carry: Vec<Statement>,
-    done: Option<Box<RunResult>>,
+    /// The timestamp of the input being handled.
     now: Millis,
-    tracker_open: bool,
-    /// What retention removed of this run.
-    removed: Removed,
-    /// The retention removals still to perform, and the marks of those that succeeded.
-    sweeping: VecDeque<Removal>,
-    sweep_marks: Vec<Statement>,
-    /// Artifacts of this run's failed attempts not yet removed (without `retainFailedArtifacts`).
-    failed_artifacts: Vec<RetentionArtifact>,
-    /// The candidates of the generation in flight (`parallelism` > 1), in ordinal order.
-    generation: Vec<usize>,
-    /// Evaluations (experiment, attempt) held until no proposer runs ([`Run::spawn`]).
-    held_evaluations: Vec<(usize, usize)>,
-    /// Those of them that are done.
-    parked: Vec<usize>,
-    /// Slots above 0 whose worktree this machine has made (or found).
-    slots_made: Vec<u32>,
-    /// An ending that waits for the generation's other effects to drain (interrupted first).
-    stopping: Option<(Status, Option<Blocker>, bool)>,
-    /// The commit the run's worktree was last cleaned to by a generation's decision, while no
-    /// candidate has used it since.
-    main_clean_at: Option<String>,
-    /// Slot worktrees still being removed at the end (`None`: not begun).
-    dropping: Option<u32>,
+    /// Where the run lives: ids, tracker, worktree, branch (`place.rs`).
+    place: Place,
+    /// Effects queued and outstanding, and what each answer leads to (`bus.rs`).
+    bus: Bus,
+    /// The run row as last written and as durable, and the lock (`durability.rs`).
+    durability: Durability,
+    /// Experiments, attempts, artifacts, baseline and best (`ledger.rs`).
+    ledger: Ledger,
+    /// The candidates side by side under `parallelism` > 1 (`generation.rs`).
+    generation: Generation,
+    /// The retention cleanup in progress and what it removed (`sweep.rs`).
+    sweeping: Sweeping,
+    /// Cancel, the ending under way, the warnings and the report (`ending.rs`).
+    ending: Ending,
+    /// Resume, abandon and reconcile: the host probe and the attempts to stop (`recover.rs`).
+    recovery: Recovery,
 }
 
 /// Why [`Run::start`] refused its arguments.
@@ -507,7 +252,7 @@ impl Run {
     /// machine, boot or PID namespace, or a host that is alive). The operator's explicit choice;
     /// call it before the first [`Run::handle`].
     pub fn force(&mut self) {
-        self.force = true;
+        self.recovery.force = true;
     }
 
     /// Reconciles `run_id` after a restart (see `recover.rs`): when the host that drove it is
@@ -555,9 +300,9 @@ impl Run {
         let state = RunState::parse(&r.state)
             .ok_or_else(|| format!("unknown stored run state {:?}", r.state))?;
         let mut run = Run::blank(settings, Origin::Fresh, &r.run_id, None, 0);
-        run.tracker = tracker.to_owned();
+        run.place.tracker = tracker.to_owned();
         run.fill_from(rows, policy, state);
-        run.removed = Removed::of(rows);
+        run.sweeping.removed = Removed::of(rows);
         let mut result = run.build_result(
             state.status().unwrap_or(Status::Blocked),
             stored_blocker(r.blocker_json.as_deref()),
@@ -579,68 +324,28 @@ impl Run {
         Run {
             settings,
             origin,
-            run_id: run_id.to_owned(),
-            repository,
             policy: None,
-            facts: None,
-            repository_id: String::new(),
-            tracker: String::new(),
-            worktree: String::new(),
-            branch: String::new(),
-            start_commit: String::new(),
-            state: RunState::Initializing,
-            durable: RunState::Initializing,
-            run_persisted: false,
-            lock_held: false,
-            worktree_ready: false,
-            experiments: Vec::new(),
-            attempts: Vec::new(),
-            artifacts: Vec::new(),
-            baseline: None,
-            best: None,
-            pending_best: None,
-            consecutive_failures: 0,
-            provenance_sha256: None,
-            inputs: Vec::new(),
-            recovering: VecDeque::new(),
-            reconciling: false,
-            force: false,
-            proposers_reaped: false,
-            probing: None,
-            recorded_host: None,
-            next_id: 0,
-            queue: VecDeque::new(),
-            pending: BTreeMap::new(),
-            cancel: None,
-            finishing: None,
-            warnings: Vec::new(),
-            carry: Vec::new(),
-            done: None,
             now,
-            tracker_open: false,
-            removed: Removed::default(),
-            sweeping: VecDeque::new(),
-            sweep_marks: Vec::new(),
-            failed_artifacts: Vec::new(),
-            generation: Vec::new(),
-            held_evaluations: Vec::new(),
-            parked: Vec::new(),
-            slots_made: Vec::new(),
-            stopping: None,
-            main_clean_at: None,
-            dropping: None,
+            place: Place::new(run_id, repository),
+            bus: Bus::default(),
+            durability: Durability::default(),
+            ledger: Ledger::default(),
+            generation: Generation::default(),
+            sweeping: Sweeping::default(),
+            ending: Ending::default(),
+            recovery: Recovery::default(),
         }
     }
 
     /// The next effect to perform, if any.
     #[must_use]
     pub fn poll(&mut self) -> Option<Effect> {
-        self.queue.pop_front()
+        self.bus.poll()
     }
 
     /// Waiting or done.
     pub fn status(&self) -> Phase {
-        match &self.done {
+        match &self.ending.done {
             Some(r) => Phase::Done(r.clone()),
             None => Phase::Waiting,
         }
@@ -648,17 +353,18 @@ impl Run {
 
     /// The durable run state as the core last wrote it.
     pub fn state(&self) -> RunState {
-        self.state
+        self.durability.state
     }
 
     /// Run id.
     pub fn run_id(&self) -> &str {
-        &self.run_id
+        &self.place.run_id
     }
 
     /// Candidate experiments started so far (the budget used).
     pub fn candidates_started(&self) -> u32 {
-        self.experiments
+        self.ledger
+            .experiments
             .iter()
             .filter(|e| e.kind == Kind::Candidate)
             .count() as u32
@@ -668,7 +374,7 @@ impl Run {
     /// that records it has been answered `Persisted`, so what a driver shows can never be undone
     /// by a crash and resume.
     pub fn best(&self) -> Option<&Point> {
-        self.best.as_ref()
+        self.ledger.best.as_ref()
     }
 
     /// The policy (known after a resume has loaded it).
@@ -678,25 +384,25 @@ impl Run {
 
     /// The result as it stands (final once [`Phase::Done`]).
     pub fn result(&self) -> RunResult {
-        let status = self.state.status().unwrap_or(Status::Blocked);
-        self.build_result(status, None, self.run_persisted)
+        let status = self.durability.state.status().unwrap_or(Status::Blocked);
+        self.build_result(status, None, self.durability.run_persisted)
     }
 
     /// Feeds one input. `now` timestamps the rows it writes.
     pub fn handle(&mut self, input: Input, now: Millis) -> Result<(), DriverError> {
         self.now = now;
         if let Input::Cancel { reason } = input {
-            if self.done.is_none() && self.cancel.is_none() {
-                self.cancel = Some(reason);
+            if self.ending.done.is_none() && self.ending.cancel.is_none() {
+                self.ending.cancel = Some(reason);
                 self.begin_cancel();
             }
             return Ok(());
         }
-        if self.done.is_some() {
+        if self.ending.done.is_some() {
             return Err(DriverError::Finished);
         }
         let id = input_id(&input);
-        let Some(awaiting) = self.pending.get(&id).cloned() else {
+        let Some(awaiting) = self.bus.awaiting(id).cloned() else {
             return Err(DriverError::UnknownEffect(id));
         };
         // `Spawned` is a progress note: the effect stays outstanding.
@@ -707,7 +413,7 @@ impl Run {
                     expected: expected(&awaiting),
                 });
             };
-            self.pending.insert(
+            self.bus.rewait(
                 id,
                 Await::Evaluate {
                     exp,
@@ -715,12 +421,12 @@ impl Run {
                     spawned: true,
                 },
             );
-            self.attempts[attempt].process = Some(process.clone());
+            self.ledger.attempts[attempt].process = Some(process.clone());
             let st = sql::SetAttemptProcess {
                 pid: u64::from(process.pid).into(),
                 pgid: u64::from(process.pgid).into(),
                 process_start_time: process.start_time.clone().into(),
-                attempt_id: self.attempts[attempt].id.clone().into(),
+                attempt_id: self.ledger.attempts[attempt].id.clone().into(),
             }
             .into();
             self.emit(
@@ -738,7 +444,7 @@ impl Run {
                 expected: expected(&awaiting),
             });
         }
-        self.pending.remove(&id);
+        self.bus.settle(id);
         let proposal = matches!(awaiting, Await::Propose { .. });
         self.on_answer(awaiting, input);
         if proposal {
@@ -750,10 +456,7 @@ impl Run {
     // ----- effect plumbing -----
 
     fn emit(&mut self, make: impl FnOnce(EffectId) -> Effect, awaiting: Await) {
-        self.next_id += 1;
-        let id = EffectId(self.next_id);
-        self.pending.insert(id, awaiting);
-        self.queue.push_back(make(id));
+        self.bus.emit(make, awaiting);
     }
 
     fn write(&mut self, statements: Vec<Statement>, cas: Vec<usize>, then: Then) {
@@ -764,7 +467,7 @@ impl Run {
     }
 
     fn clean(&mut self, commit: String, then: Then) {
-        self.clean_at(self.worktree.clone(), commit, then);
+        self.clean_at(self.place.worktree.clone(), commit, then);
     }
 
     fn clean_at(&mut self, worktree: String, commit: String, then: Then) {
@@ -779,7 +482,7 @@ impl Run {
     }
 
     fn emit_discover(&mut self) {
-        let repository = self.repository.clone();
+        let repository = self.place.repository.clone();
         self.emit(|id| Effect::Discover { id, repository }, Await::Discover);
     }
 
@@ -789,22 +492,23 @@ impl Run {
     }
 
     fn restore_commit(&self) -> String {
-        self.best
+        self.ledger
+            .best
             .as_ref()
             .map(|b| b.commit.clone())
-            .unwrap_or_else(|| self.start_commit.clone())
+            .unwrap_or_else(|| self.place.start_commit.clone())
     }
 
     /// Runs this repository may still hold at once: the limit less the original's live runs.
     fn slots(&self) -> u32 {
-        let other = self.facts.as_ref().map_or(0, |f| f.other_live_runs);
+        let other = self.place.facts.as_ref().map_or(0, |f| f.other_live_runs);
         self.settings
             .max_active_runs_per_repository
             .saturating_sub(other)
     }
 
     fn refuse_no_slot(&mut self) {
-        let other = self.facts.as_ref().map_or(0, |f| f.other_live_runs);
+        let other = self.place.facts.as_ref().map_or(0, |f| f.other_live_runs);
         self.refuse(
             Failure::LockUnavailable,
             "the original dsh-autoresearch's live runs fill the repository's active-run limit",
@@ -818,21 +522,26 @@ impl Run {
     /// Records this driver's host as the one driving the run.
     fn set_host(&self) -> Statement {
         sql::SetHost {
-            host_json: self.facts.as_ref().and_then(|f| f.host.clone()).into(),
+            host_json: self
+                .place
+                .facts
+                .as_ref()
+                .and_then(|f| f.host.clone())
+                .into(),
             now: self.now.into(),
-            run_id: self.run_id.clone().into(),
+            run_id: self.place.run_id.clone().into(),
         }
         .into()
     }
 
     fn set_state(&mut self, to: RunState) -> Statement {
-        let from = self.state;
+        let from = self.durability.state;
         debug_assert!(transition_allowed(from, to), "{from:?} -> {to:?}");
-        self.state = to;
+        self.durability.state = to;
         sql::SetRunState {
             to: to.as_str().into(),
             now: self.now.into(),
-            run_id: self.run_id.clone().into(),
+            run_id: self.place.run_id.clone().into(),
             from: from.as_str().into(),
         }
         .into()
@@ -844,7 +553,7 @@ impl Run {
         if let Input::Failed { error, .. } = &input {
             return self.on_failure(awaiting, error.clone());
         }
-        if self.cancel.is_some() && self.finishing.is_none() {
+        if self.ending.cancel.is_some() && self.ending.finishing.is_none() {
             // Cancelled before the run row exists: stop without writing anything but the lock's
             // release.
             match (&awaiting, &input) {
@@ -852,8 +561,8 @@ impl Run {
                     return self.finish(Status::Cancelled, self.cancel_blocker(), true);
                 }
                 (Await::Lock, Input::Persisted { changes, .. }) => {
-                    self.lock_held = changes.first() == Some(&1);
-                    self.run_persisted = changes.get(..2) == Some(&[1, 1][..]);
+                    self.durability.lock_held = changes.first() == Some(&1);
+                    self.durability.run_persisted = changes.get(..2) == Some(&[1, 1][..]);
                     return self.finish(Status::Cancelled, self.cancel_blocker(), true);
                 }
                 _ => {}
@@ -862,7 +571,7 @@ impl Run {
         match (awaiting, input) {
             (Await::Discover, Input::Discovered { facts, .. }) => self.on_discovered(facts),
             (Await::Open, _) => {
-                self.tracker_open = true;
+                self.durability.tracker_open = true;
                 self.sweep(Sweep::Start);
             }
             (Await::Lock, Input::Persisted { changes, .. }) => {
@@ -873,19 +582,19 @@ impl Run {
                         vec![format!("run_tag={}", self.p().run_tag)],
                     );
                 }
-                self.lock_held = true;
-                self.run_persisted = true;
+                self.durability.lock_held = true;
+                self.durability.run_persisted = true;
                 self.advance(Then::CreateWorktree);
             }
             (Await::Load, Input::Loaded { rows, .. }) => {
                 if let Some(rows) = &rows {
-                    self.removed = Removed::of(rows);
+                    self.sweeping.removed = Removed::of(rows);
                 }
                 self.on_loaded(rows)
             }
             (Await::Write { cas, then }, Input::Persisted { changes, .. }) => {
                 if let Some(&i) = cas.iter().find(|&&i| changes.get(i) != Some(&1)) {
-                    self.pending_best = None;
+                    self.ledger.pending_best = None;
                     return self.block(
                         Failure::StateConflict,
                         "a compare-and-set write changed no row: another controller moved this run",
@@ -893,18 +602,18 @@ impl Run {
                         true,
                     );
                 }
-                self.durable = self.state;
-                if let Some((point, is_baseline)) = self.pending_best.take() {
+                self.durability.durable = self.durability.state;
+                if let Some((point, is_baseline)) = self.ledger.pending_best.take() {
                     if is_baseline {
-                        self.baseline = Some(point.clone());
+                        self.ledger.baseline = Some(point.clone());
                     }
-                    self.best = Some(point);
+                    self.ledger.best = Some(point);
                 }
                 self.advance(then);
             }
             (Await::SideWrite, _) => {}
             (Await::Worktree, _) => {
-                self.worktree_ready = true;
+                self.place.worktree_ready = true;
                 self.emit_hash(HashFor::Freeze);
             }
             (Await::Hash(purpose), Input::Hashed { files, .. }) => self.on_hashed(purpose, files),
@@ -958,11 +667,11 @@ impl Run {
                         true,
                     );
                 }
-                self.experiments[exp].commit = Some(commit.clone());
+                self.ledger.experiments[exp].commit = Some(commit.clone());
                 let st = sql::SetExperimentCommit {
                     candidate_commit: commit.into(),
                     now: self.now.into(),
-                    experiment_id: self.experiments[exp].id.clone().into(),
+                    experiment_id: self.ledger.experiments[exp].id.clone().into(),
                 }
                 .into();
                 self.write(vec![st], vec![0], Then::Revalidate { exp });
@@ -971,7 +680,7 @@ impl Run {
             (Await::FastForward { exp }, _) if self.parallel() => self.finish_generation(Some(exp)),
             (Await::FastForward { exp }, _) => self.finish_candidate(exp),
             (Await::SlotWorktree { slot, then }, _) => {
-                self.slots_made.push(slot);
+                self.generation.slots_made.push(slot);
                 self.advance(then)
             }
             (Await::DropSlot, _) => self.slot_dropped(),
@@ -995,7 +704,7 @@ impl Run {
     /// The tracker is open and the start's cleanup done: take the lock for a fresh run, or load
     /// the stored one.
     fn after_open(&mut self) {
-        if self.cancel.is_some() {
+        if self.ending.cancel.is_some() {
             return self.finish(Status::Cancelled, self.cancel_blocker(), true);
         }
         match self.origin {
@@ -1005,20 +714,20 @@ impl Run {
                 }
                 let p = self.p();
                 let lock = sql::AcquireLock {
-                    run_id: self.run_id.clone().into(),
-                    repository_id: self.repository_id.clone().into(),
+                    run_id: self.place.run_id.clone().into(),
+                    repository_id: self.place.repository_id.clone().into(),
                     run_tag: p.run_tag.clone().into(),
                     now: self.now.into(),
                     max_active: self.slots().into(),
                 }
                 .into();
                 let insert = sql::InsertRun {
-                    run_id: self.run_id.clone().into(),
-                    repository_id: self.repository_id.clone().into(),
+                    run_id: self.place.run_id.clone().into(),
+                    repository_id: self.place.repository_id.clone().into(),
                     run_tag: p.run_tag.clone().into(),
-                    branch: self.branch.clone().into(),
-                    worktree: self.worktree.clone().into(),
-                    start_commit: self.start_commit.clone().into(),
+                    branch: self.place.branch.clone().into(),
+                    worktree: self.place.worktree.clone().into(),
+                    start_commit: self.place.start_commit.clone().into(),
                     policy_json: jcs::canonical(&p.to_json()).into(),
                     policy_sha256: p.sha256().into(),
                     now: self.now.into(),
@@ -1034,7 +743,7 @@ impl Run {
                 );
             }
             Origin::Resume { .. } | Origin::Abandon { .. } | Origin::Reconcile => {
-                let run_id = self.run_id.clone();
+                let run_id = self.place.run_id.clone();
                 self.emit(|id| Effect::LoadRun { id, run_id }, Await::Load);
             }
         }
@@ -1067,15 +776,16 @@ impl Run {
                 "the host that drove the run could not be probed ({error}); nothing was changed"
             )),
             Await::Write { .. } => {
-                if self.finishing.is_some() {
-                    self.warnings
+                if self.ending.finishing.is_some() {
+                    self.ending
+                        .warnings
                         .push(format!("terminal write failed: {error}"));
-                    self.run_persisted = false;
+                    self.durability.run_persisted = false;
                     self.after_tsv();
                 } else {
                     // The in-memory state ran ahead of the failed transaction: roll it back.
-                    self.state = self.durable;
-                    self.pending_best = None;
+                    self.durability.state = self.durability.durable;
+                    self.ledger.pending_best = None;
                     self.block(
                         Failure::PersistFailed,
                         "a tracker write failed",
@@ -1085,6 +795,7 @@ impl Run {
                 }
             }
             Await::SideWrite => self
+                .ending
                 .warnings
                 .push(format!("process evidence not recorded: {error}")),
             Await::Worktree => self.block(
@@ -1122,7 +833,8 @@ impl Run {
                 true,
             ),
             Await::DropSlot => {
-                self.warnings
+                self.ending
+                    .warnings
                     .push(format!("a slot's worktree could not be removed: {error}"));
                 self.slot_dropped();
             }
@@ -1133,8 +845,9 @@ impl Run {
                 true,
             ),
             Await::Clean(_) => {
-                if self.finishing.is_some() {
-                    self.warnings
+                if self.ending.finishing.is_some() {
+                    self.ending
+                        .warnings
                         .push(format!("worktree restore failed: {error}"));
                     self.advance(Then::AfterTerminal);
                 } else {
@@ -1149,17 +862,21 @@ impl Run {
             Await::Terminate { attempt } => self.on_terminated(attempt, false),
             Await::ReapProposers => self.on_proposers_reaped(false),
             Await::Tsv => {
-                self.warnings.push(format!("TSV export failed: {error}"));
+                self.ending
+                    .warnings
+                    .push(format!("TSV export failed: {error}"));
                 self.after_tsv();
             }
             Await::Retention(at) => {
-                self.warnings
+                self.ending
+                    .warnings
                     .push(format!("retention cleanup skipped: {error}"));
                 self.swept(at);
             }
             Await::Removal(at) => self.on_removal(at, Some(error)),
             Await::Marks(at) => {
-                self.warnings
+                self.ending
+                    .warnings
                     .push(format!("retention marks not recorded: {error}"));
                 self.swept(at);
             }
@@ -1179,19 +896,19 @@ impl Run {
             return;
         }
         let root = state_dir(&facts.git_common_dir, &self.settings.state_root);
-        self.repository_id =
+        self.place.repository_id =
             jcs::sha256_hex(format!("{}\0{}", facts.git_common_dir, facts.toplevel).as_bytes());
-        self.tracker = tracker_path(&facts.git_common_dir, &self.settings.state_root);
+        self.place.tracker = tracker_path(&facts.git_common_dir, &self.settings.state_root);
         if let Some(p) = &self.policy {
-            self.worktree = layout::worktree_path(&root, &self.run_id);
-            self.branch = format!(
+            self.place.worktree = layout::worktree_path(&root, &self.place.run_id);
+            self.place.branch = format!(
                 "{}{}-{}",
-                self.settings.branch_prefix, p.run_tag, self.run_id
+                self.settings.branch_prefix, p.run_tag, self.place.run_id
             );
-            self.start_commit = facts.head.clone();
+            self.place.start_commit = facts.head.clone();
         }
-        self.facts = Some(facts);
-        let path = self.tracker.clone();
+        self.place.facts = Some(facts);
+        let path = self.place.tracker.clone();
         self.emit(|id| Effect::OpenTracker { id, path }, Await::Open);
     }
 
@@ -1220,9 +937,9 @@ impl Run {
         .into_iter()
         .filter(|i| !matches!(i, InputPath::Worktree(w) if allowed(w)))
         .collect();
-        self.inputs = inputs.clone();
+        self.ledger.inputs = inputs.clone();
         let worktree = match purpose {
-            HashFor::Freeze => self.worktree.clone(),
+            HashFor::Freeze => self.place.worktree.clone(),
             HashFor::Revalidate { exp } | HashFor::Retry { exp } => self.worktree_of(exp),
         };
         self.emit(
@@ -1236,13 +953,13 @@ impl Run {
     }
 
     fn on_hashed(&mut self, purpose: HashFor, files: Vec<HashedFile>) {
-        let (value, sha) = provenance(self.p(), &self.inputs, &files);
+        let (value, sha) = provenance(self.p(), &self.ledger.inputs, &files);
         match purpose {
             HashFor::Freeze => {
-                self.provenance_sha256 = Some(sha.clone());
+                self.ledger.provenance_sha256 = Some(sha.clone());
                 let exp = self.new_experiment(
                     Kind::Baseline,
-                    self.start_commit.clone(),
+                    self.place.start_commit.clone(),
                     ExpState::Running,
                 );
                 let attempt = self.new_attempt(exp);
@@ -1251,7 +968,7 @@ impl Run {
                         provenance_json: jcs::canonical(&value).into(),
                         provenance_sha256: sha.into(),
                         now: self.now.into(),
-                        run_id: self.run_id.clone().into(),
+                        run_id: self.place.run_id.clone().into(),
                     }
                     .into(),
                     self.set_state(RunState::BaselineRunning),
@@ -1261,7 +978,7 @@ impl Run {
                 self.write(sts, vec![1], Then::Spawn { exp, attempt });
             }
             HashFor::Revalidate { exp } | HashFor::Retry { exp } => {
-                let frozen = self.provenance_sha256.clone().unwrap_or_default();
+                let frozen = self.ledger.provenance_sha256.clone().unwrap_or_default();
                 if sha != frozen {
                     let evidence = vec![
                         format!("frozen provenance {frozen}"),
@@ -1287,7 +1004,7 @@ impl Run {
                 let mut sts = Vec::new();
                 let mut cas = Vec::new();
                 if matches!(purpose, HashFor::Revalidate { .. }) {
-                    self.experiments[exp].state = ExpState::Running;
+                    self.ledger.experiments[exp].state = ExpState::Running;
                     if let Some(st) = self.step_state(RunState::CandidateRunning) {
                         cas.push(sts.len());
                         sts.push(st);
@@ -1367,11 +1084,11 @@ impl Run {
                 },
             }
         };
-        let a = &mut self.attempts[attempt];
+        let a = &mut self.ledger.attempts[attempt];
         a.running = false;
         let attempt_id = a.id.clone();
         let repeats = self.p().repeats as usize;
-        let e = &mut self.experiments[exp];
+        let e = &mut self.ledger.experiments[exp];
         // Another repeat follows a successful one until `repeats` samples are in; the first
         // failed one fails the experiment.
         let mut resample = false;
@@ -1409,14 +1126,14 @@ impl Run {
             }
             .into(),
         ];
-        let exp_id = self.experiments[exp].id.clone();
+        let exp_id = self.ledger.experiments[exp].id.clone();
         let failed = failure_code.is_some() && !self.settings.retention.retain_failed_artifacts;
         for art in &outcome.artifacts {
             let artifact_id = format!("{attempt_id}-{}", art.kind);
             sts.push(
                 sql::InsertArtifact {
                     artifact_id: artifact_id.clone().into(),
-                    run_id: self.run_id.clone().into(),
+                    run_id: self.place.run_id.clone().into(),
                     experiment_id: exp_id.clone().into(),
                     attempt_id: attempt_id.clone().into(),
                     kind: art.kind.clone().into(),
@@ -1429,15 +1146,15 @@ impl Run {
                 .into(),
             );
             if failed {
-                self.failed_artifacts.push(RetentionArtifact {
+                self.sweeping.failed_artifacts.push(RetentionArtifact {
                     artifact_id: artifact_id.clone(),
-                    run_id: self.run_id.clone(),
+                    run_id: self.place.run_id.clone(),
                     attempt_id: attempt_id.clone(),
                     location: art.location.clone(),
                     attempt_failure_code: failure_code.map(str::to_owned),
                 });
             }
-            self.artifacts.push(ArtifactRef {
+            self.ledger.artifacts.push(ArtifactRef {
                 artifact_id,
                 kind: art.kind.clone(),
                 location: art.location.clone(),
@@ -1450,8 +1167,8 @@ impl Run {
             sts.push(self.finish_experiment(exp));
         }
         if !resample
-            && self.experiments[exp].kind == Kind::Candidate
-            && self.state == RunState::CandidateRunning
+            && self.ledger.experiments[exp].kind == Kind::Candidate
+            && self.durability.state == RunState::CandidateRunning
             && !self.parallel()
         {
             cas.push(sts.len());
@@ -1459,7 +1176,7 @@ impl Run {
         }
         if !outcome.quiescent {
             let evidence = self.process_evidence(attempt);
-            self.carry = sts;
+            self.durability.carry = sts;
             return self.block(
                 Failure::NotQuiescent,
                 "the evaluator's process group may still be running",
@@ -1476,7 +1193,7 @@ impl Run {
     }
 
     fn process_evidence(&self, attempt: usize) -> Vec<String> {
-        let a = &self.attempts[attempt];
+        let a = &self.ledger.attempts[attempt];
         match &a.process {
             Some(p) => vec![format!(
                 "attempt {} pid {} pgid {} start_time {}",
@@ -1506,7 +1223,7 @@ impl Run {
                 false,
             );
         }
-        if self.cancel.is_some() {
+        if self.ending.cancel.is_some() {
             return self.do_cancel();
         }
         let result = result.and_then(|report| {
@@ -1517,7 +1234,7 @@ impl Run {
         });
         match result {
             Ok(report) => {
-                self.experiments[exp].report = Some(report);
+                self.ledger.experiments[exp].report = Some(report);
                 let worktree = self.worktree_of(exp);
                 self.emit(
                     |id| Effect::ListChanges { id, worktree },
@@ -1560,8 +1277,8 @@ impl Run {
             );
         }
         for note in notes {
-            if !self.warnings.contains(&note) {
-                self.warnings.push(note);
+            if !self.ending.warnings.contains(&note) {
+                self.ending.warnings.push(note);
             }
         }
     }
@@ -1588,7 +1305,7 @@ impl Run {
             return;
         }
         if !worktree.anomalies.is_empty() {
-            self.experiments[exp].changed_paths =
+            self.ledger.experiments[exp].changed_paths =
                 worktree.anomalies.iter().map(|a| a.path.clone()).collect();
             return self.fail_round(
                 exp,
@@ -1618,7 +1335,7 @@ impl Run {
             }
         };
         let p = self.p();
-        let protected: Vec<InputPath> = self.inputs.clone();
+        let protected: Vec<InputPath> = self.ledger.inputs.clone();
         match surface::check_candidate(&changes, &p.surface, &protected, &p.allowlists) {
             CandidateCheck::Empty => self.fail_round(
                 exp,
@@ -1632,7 +1349,7 @@ impl Run {
                     .iter()
                     .map(|v| format!("{}: {}", v.reason, v.path))
                     .collect();
-                self.experiments[exp].changed_paths = changes.changed.clone();
+                self.ledger.experiments[exp].changed_paths = changes.changed.clone();
                 self.fail_round(
                     exp,
                     ExpState::PolicyViolation,
@@ -1642,7 +1359,7 @@ impl Run {
                 )
             }
             CandidateCheck::Valid(paths) => {
-                let e = &mut self.experiments[exp];
+                let e = &mut self.ledger.experiments[exp];
                 e.changed_paths = paths;
                 e.state = ExpState::Prepared;
                 let report = e.report.clone().unwrap_or(ProposalReport {
@@ -1671,48 +1388,11 @@ impl Run {
         }
     }
 
-    fn on_terminated(&mut self, attempt: usize, gone: bool) {
-        if !gone && self.reconciling {
-            let evidence = self.process_evidence(attempt);
-            return self.report_untouched(format!(
-                "an interrupted attempt's process group could not be proven gone, so the run keeps \
-                 its lock: {}",
-                evidence.join("; ")
-            ));
-        }
-        if !gone {
-            let evidence = self.process_evidence(attempt);
-            if self.finishing.is_some() {
-                // Recovering a run that is already terminal (but not proven quiescent): it stays
-                // exactly as stored, lock kept. `finish` would be a no-op here and leave the
-                // driver waiting on nothing.
-                self.warnings.push(format!(
-                    "process group still not proven gone: {}",
-                    evidence.join("; ")
-                ));
-                return self.report();
-            }
-            return self.block(
-                Failure::NotQuiescent,
-                "an interrupted attempt's process group could not be proven gone",
-                evidence,
-                false,
-            );
-        }
-        self.attempts[attempt].running = false;
-        let st = self.interrupted_attempt(attempt, Failure::Interrupted.as_str());
-        let mark = sql::MarkAttemptQuiescent {
-            attempt_id: self.attempts[attempt].id.clone().into(),
-        }
-        .into();
-        self.write(vec![st, mark], vec![], Then::Recover);
-    }
-
     // ----- steps -----
 
     fn advance(&mut self, then: Then) {
-        if self.cancel.is_some()
-            && self.finishing.is_none()
+        if self.ending.cancel.is_some()
+            && self.ending.finishing.is_none()
             && !matches!(
                 then,
                 Then::AfterTerminal | Then::Cancel | Then::RecordFailure { .. }
@@ -1723,9 +1403,9 @@ impl Run {
         match then {
             Then::CreateWorktree => {
                 let (path, branch, start_commit) = (
-                    self.worktree.clone(),
-                    self.branch.clone(),
-                    self.start_commit.clone(),
+                    self.place.worktree.clone(),
+                    self.place.branch.clone(),
+                    self.place.start_commit.clone(),
                 );
                 self.emit(
                     |id| Effect::CreateWorktree {
@@ -1739,18 +1419,18 @@ impl Run {
             }
             Then::Spawn { exp, attempt } => {
                 if self.evaluation_waits_for_proposers() {
-                    self.held_evaluations.push((exp, attempt));
+                    self.generation.held.push((exp, attempt));
                 } else {
                     self.spawn(exp, attempt);
                 }
             }
             Then::Ready => {
                 // A failed attempt's artifacts go as soon as its experiment ended.
-                let failed = std::mem::take(&mut self.failed_artifacts);
+                let failed = std::mem::take(&mut self.sweeping.failed_artifacts);
                 let due: Vec<&RetentionArtifact> = failed.iter().collect();
-                match retention::files_removal(self.state_dir(), &self.run_id, &due, false) {
+                match retention::files_removal(self.state_dir(), &self.place.run_id, &due, false) {
                     Some(removal) => {
-                        self.sweeping.push_back(removal);
+                        self.sweeping.queue.push_back(removal);
                         self.next_removal(Sweep::FailedAttempts);
                     }
                     None => self.next_round(),
@@ -1792,14 +1472,14 @@ impl Run {
                 );
             }
             Then::Commit { exp } => {
-                let e = &self.experiments[exp];
+                let e = &self.ledger.experiments[exp];
                 let (worktree, parent, paths) = (
                     self.worktree_of(exp),
                     e.parent.clone(),
                     e.changed_paths.clone(),
                 );
                 let message = format!("autoresearch candidate {}", e.id);
-                let keep_ref = layout::candidate_ref(&self.run_id, e.ordinal);
+                let keep_ref = layout::candidate_ref(&self.place.run_id, e.ordinal);
                 self.emit(
                     |id| Effect::Commit {
                         id,
@@ -1818,16 +1498,16 @@ impl Run {
             // candidate starts (the evaluator's byproducts never reach it), the run's worktree
             // once the generation is decided.
             Then::Measured { exp }
-                if self.parallel() && self.experiments[exp].kind == Kind::Candidate =>
+                if self.parallel() && self.ledger.experiments[exp].kind == Kind::Candidate =>
             {
                 self.park(exp)
             }
             Then::Measured { exp } => {
-                let e = &self.experiments[exp];
+                let e = &self.ledger.experiments[exp];
                 let target = match (e.kind, self.accepts(exp)) {
                     (Kind::Candidate, true) => e.commit.clone().unwrap_or_default(),
                     (Kind::Candidate, false) => self.restore_commit(),
-                    (Kind::Baseline, _) => self.start_commit.clone(),
+                    (Kind::Baseline, _) => self.place.start_commit.clone(),
                 };
                 self.clean(target, Then::Decide { exp });
             }
@@ -1854,20 +1534,20 @@ impl Run {
                  marked interrupted; resume it with resume_run_id or end it with abandon_run_id"
                     .into(),
             ),
-            Then::Cancel => match self.stopping.take() {
+            Then::Cancel => match self.ending.stopping.take() {
                 Some((status, blocker, quiescent)) => self.finish(status, blocker, quiescent),
                 None => self.finish(Status::Cancelled, self.cancel_blocker(), true),
             },
             Then::AfterTerminal => self.after_terminal(),
             Then::Generation => {
-                for exp in self.generation.clone() {
+                for exp in self.generation.members.clone() {
                     self.in_slot(exp, Then::Prepare { exp });
                 }
             }
             Then::Prepare { exp } => {
-                let parent = self.experiments[exp].parent.clone();
-                let clean = self.experiments[exp].slot == 0
-                    && self.main_clean_at.take().as_ref() == Some(&parent);
+                let parent = self.ledger.experiments[exp].parent.clone();
+                let clean = self.ledger.experiments[exp].slot == 0
+                    && self.generation.main_clean_at.take().as_ref() == Some(&parent);
                 if clean {
                     return self.advance(Then::Propose { exp });
                 }
@@ -1884,7 +1564,7 @@ impl Run {
             ),
             Then::Settled => {
                 let best = self.restore_commit();
-                self.main_clean_at = Some(best.clone());
+                self.generation.main_clean_at = Some(best.clone());
                 self.clean(best, Then::Ready);
             }
         }
@@ -1893,7 +1573,7 @@ impl Run {
     /// The keep rule ([`stats::improves`]) over the experiment's samples and the best's (a
     /// point stored without samples, by an earlier version, counts as one).
     fn accepts(&self, exp: usize) -> bool {
-        let e = &self.experiments[exp];
+        let e = &self.ledger.experiments[exp];
         let samples = |metric: f64, samples: &[f64]| {
             if samples.is_empty() {
                 vec![metric]
@@ -1901,9 +1581,10 @@ impl Run {
                 samples.to_vec()
             }
         };
-        match (e.metric, e.failure_code.as_ref(), &self.best) {
+        match (e.metric, e.failure_code.as_ref(), &self.ledger.best) {
             (Some(m), None, Some(best)) => {
                 let best_samples = self
+                    .ledger
                     .experiments
                     .iter()
                     .find(|x| x.id == best.experiment_id)
@@ -1920,9 +1601,12 @@ impl Run {
 
     /// The commit an experiment evaluates.
     fn evaluated_commit(&self, exp: usize) -> String {
-        match self.experiments[exp].kind {
-            Kind::Baseline => self.start_commit.clone(),
-            Kind::Candidate => self.experiments[exp].commit.clone().unwrap_or_default(),
+        match self.ledger.experiments[exp].kind {
+            Kind::Baseline => self.place.start_commit.clone(),
+            Kind::Candidate => self.ledger.experiments[exp]
+                .commit
+                .clone()
+                .unwrap_or_default(),
         }
     }
 
@@ -1930,25 +1614,20 @@ impl Run {
     /// a proposer could otherwise read the values from the evaluator's `/proc/<pid>/environ`
     /// (root processes of one user read each other's, whatever their capabilities).
     fn evaluation_waits_for_proposers(&self) -> bool {
-        self.parallel()
-            && !self.p().environment.is_empty()
-            && self
-                .pending
-                .values()
-                .any(|a| matches!(a, Await::Propose { .. }))
+        self.parallel() && !self.p().environment.is_empty() && self.bus.proposing()
     }
 
     /// Starts the evaluations held for proposers once none runs any more.
     fn release_held_evaluations(&mut self) {
-        if self.cancel.is_some() {
+        if self.ending.cancel.is_some() {
             // A held evaluation never started: the cancel ends its experiment like any other.
-            self.held_evaluations.clear();
+            self.generation.held.clear();
             return;
         }
-        if self.done.is_some() || self.evaluation_waits_for_proposers() {
+        if self.ending.done.is_some() || self.evaluation_waits_for_proposers() {
             return;
         }
-        for (exp, attempt) in std::mem::take(&mut self.held_evaluations) {
+        for (exp, attempt) in std::mem::take(&mut self.generation.held) {
             self.spawn(exp, attempt);
         }
     }
@@ -1969,9 +1648,9 @@ impl Run {
             .iter()
             .filter_map(|(k, v)| Some((k.clone(), v.value.clone()?)))
             .collect();
-        let attempt_id = self.attempts[attempt].id.clone();
+        let attempt_id = self.ledger.attempts[attempt].id.clone();
         env.insert(ATTEMPT_MARKER_ENV.into(), attempt_id.clone());
-        let slot = self.experiments[exp].slot;
+        let slot = self.ledger.experiments[exp].slot;
         env.insert(crate::spec::SLOT_ENV.into(), slot.to_string());
         let timeout_ms = p.timeout_ms;
         let s = &self.settings;
@@ -1981,7 +1660,7 @@ impl Run {
             s.max_stderr_bytes,
         );
         let artifact_dir =
-            layout::attempt_artifacts_dir(self.state_dir(), &self.run_id, &attempt_id);
+            layout::attempt_artifacts_dir(self.state_dir(), &self.place.run_id, &attempt_id);
         let state_dir = self.state_dir().to_owned();
         let commit = self.evaluated_commit(exp);
         self.emit(
@@ -2009,29 +1688,29 @@ impl Run {
     }
 
     fn decide(&mut self, exp: usize) {
-        let kind = self.experiments[exp].kind;
-        let metric = self.experiments[exp]
+        let kind = self.ledger.experiments[exp].kind;
+        let metric = self.ledger.experiments[exp]
             .metric
-            .filter(|_| self.experiments[exp].failure_code.is_none());
+            .filter(|_| self.ledger.experiments[exp].failure_code.is_none());
         match (kind, metric) {
             (Kind::Baseline, Some(m)) => {
-                let e = &mut self.experiments[exp];
+                let e = &mut self.ledger.experiments[exp];
                 e.state = ExpState::Accepted;
                 e.decision = Some("accept");
                 let point = Point {
-                    commit: self.start_commit.clone(),
+                    commit: self.place.start_commit.clone(),
                     metric: m,
                     experiment_id: e.id.clone(),
                 };
-                self.pending_best = Some((point, true));
+                self.ledger.pending_best = Some((point, true));
                 let sts = vec![
                     self.finish_experiment(exp),
                     sql::SetBaseline {
-                        commit: self.start_commit.clone().into(),
+                        commit: self.place.start_commit.clone().into(),
                         metric: m.into(),
-                        experiment_id: self.experiments[exp].id.clone().into(),
+                        experiment_id: self.ledger.experiments[exp].id.clone().into(),
                         now: self.now.into(),
-                        run_id: self.run_id.clone().into(),
+                        run_id: self.place.run_id.clone().into(),
                     }
                     .into(),
                     self.set_state(RunState::Ready),
@@ -2039,7 +1718,7 @@ impl Run {
                 self.write(sts, vec![2], Then::Ready);
             }
             (Kind::Baseline, None) => {
-                let e = &mut self.experiments[exp];
+                let e = &mut self.ledger.experiments[exp];
                 e.state = ExpState::Failed;
                 e.decision = Some("fail");
                 let blocker = Blocker {
@@ -2050,15 +1729,15 @@ impl Run {
                     message: e.failure_message.clone().unwrap_or_default(),
                     evidence: vec![format!("experiment {}", e.id)],
                 };
-                self.carry.push(self.finish_experiment(exp));
+                self.durability.carry.push(self.finish_experiment(exp));
                 self.finish(Status::BaselineBlocked, Some(blocker), true);
             }
             (Kind::Candidate, _) if self.accepts(exp) => self.fast_forward_to(exp),
             (Kind::Candidate, Some(_)) => {
-                let e = &mut self.experiments[exp];
+                let e = &mut self.ledger.experiments[exp];
                 e.state = ExpState::Rejected;
                 e.decision = Some("reject");
-                self.consecutive_failures = 0;
+                self.ledger.consecutive_failures = 0;
                 let sts = vec![
                     self.finish_experiment(exp),
                     self.set_failures(),
@@ -2067,10 +1746,10 @@ impl Run {
                 self.write(sts, vec![2], Then::Ready);
             }
             (Kind::Candidate, None) => {
-                let e = &mut self.experiments[exp];
+                let e = &mut self.ledger.experiments[exp];
                 e.state = ExpState::Failed;
                 e.decision = Some("fail");
-                self.consecutive_failures += 1;
+                self.ledger.consecutive_failures += 1;
                 let sts = vec![
                     self.finish_experiment(exp),
                     self.set_failures(),
@@ -2083,8 +1762,11 @@ impl Run {
 
     /// Moves the run branch to candidate `exp`, whose keeping is recorded once that is done.
     fn fast_forward_to(&mut self, exp: usize) {
-        let (branch, from) = (self.branch.clone(), self.restore_commit());
-        let to = self.experiments[exp].commit.clone().unwrap_or_default();
+        let (branch, from) = (self.place.branch.clone(), self.restore_commit());
+        let to = self.ledger.experiments[exp]
+            .commit
+            .clone()
+            .unwrap_or_default();
         self.emit(
             |id| Effect::FastForwardRunBranch {
                 id,
@@ -2099,7 +1781,7 @@ impl Run {
     /// The statement recording candidate `exp` as the new best; it becomes `best` once the
     /// transaction carrying it is durable.
     fn new_best(&mut self, exp: usize) -> Statement {
-        let e = &self.experiments[exp];
+        let e = &self.ledger.experiments[exp];
         let point = Point {
             commit: e.commit.clone().unwrap_or_default(),
             metric: e.metric.unwrap_or(f64::NAN),
@@ -2110,18 +1792,18 @@ impl Run {
             metric: point.metric.into(),
             experiment_id: point.experiment_id.clone().into(),
             now: self.now.into(),
-            run_id: self.run_id.clone().into(),
+            run_id: self.place.run_id.clone().into(),
         }
         .into();
-        self.pending_best = Some((point, false));
+        self.ledger.pending_best = Some((point, false));
         st
     }
 
     fn finish_candidate(&mut self, exp: usize) {
-        let e = &mut self.experiments[exp];
+        let e = &mut self.ledger.experiments[exp];
         e.state = ExpState::Accepted;
         e.decision = Some("accept");
-        self.consecutive_failures = 0;
+        self.ledger.consecutive_failures = 0;
         let sts = vec![
             self.finish_experiment(exp),
             self.new_best(exp),
@@ -2141,7 +1823,7 @@ impl Run {
         message: String,
         evidence: Vec<String>,
     ) {
-        let e = &mut self.experiments[exp];
+        let e = &mut self.ledger.experiments[exp];
         e.state = state;
         e.decision = Some("fail");
         e.failure_code = Some(code.as_str().to_owned());
@@ -2152,7 +1834,7 @@ impl Run {
             // cleaned when the slot's next candidate starts.
             return self.advance(Then::RecordFailure { exp });
         }
-        self.consecutive_failures += 1;
+        self.ledger.consecutive_failures += 1;
         let restore = self.restore_commit();
         self.clean(restore, Then::RecordFailure { exp });
     }
@@ -2160,7 +1842,7 @@ impl Run {
     fn next_round(&mut self) {
         let p = self.p();
         let started = self.candidates_started();
-        if let (Some(target), Some(best)) = (p.target, &self.best)
+        if let (Some(target), Some(best)) = (p.target, &self.ledger.best)
             && p.direction.meets(best.metric, target)
         {
             return self.finish(Status::TargetReached, None, true);
@@ -2171,12 +1853,14 @@ impl Run {
         // Counted in whole generations: a kept candidate's generation-mates are not after it.
         let generation = |ordinal: u32| ordinal.saturating_sub(1) / p.parallelism;
         let last_kept = self
+            .ledger
             .experiments
             .iter()
             .filter(|e| e.kind == Kind::Candidate && e.state == ExpState::Accepted)
             .map(|e| generation(e.ordinal))
             .max();
         let stale = self
+            .ledger
             .experiments
             .iter()
             .filter(|e| {
@@ -2193,24 +1877,29 @@ impl Run {
                 ),
                 evidence: vec![format!(
                     "best {}",
-                    self.best
+                    self.ledger
+                        .best
                         .as_ref()
                         .map_or("-".into(), |b| b.experiment_id.clone())
                 )],
             };
             return self.finish(Status::BudgetLimited, Some(blocker), true);
         }
-        if self.consecutive_failures >= p.max_consecutive_failures {
+        if self.ledger.consecutive_failures >= p.max_consecutive_failures {
             let last: Vec<String> = self
+                .ledger
                 .experiments
                 .iter()
                 .rev()
-                .take(self.consecutive_failures as usize)
+                .take(self.ledger.consecutive_failures as usize)
                 .map(|e| format!("{}: {}", e.id, e.failure_code.as_deref().unwrap_or("-")))
                 .collect();
             let blocker = Blocker {
                 code: Failure::ConsecutiveFailures.as_str().into(),
-                message: format!("{} consecutive rounds failed", self.consecutive_failures),
+                message: format!(
+                    "{} consecutive rounds failed",
+                    self.ledger.consecutive_failures
+                ),
                 evidence: last,
             };
             return self.finish(Status::RoundFailed, Some(blocker), true);
@@ -2331,95 +2020,4 @@ fn is_commit(s: &str) -> bool {
     s.len() == 40
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-fn input_id(input: &Input) -> EffectId {
-    match input {
-        Input::Discovered { id, .. }
-        | Input::Done { id }
-        | Input::Persisted { id, .. }
-        | Input::Loaded { id, .. }
-        | Input::Retention { id, .. }
-        | Input::Hashed { id, .. }
-        | Input::Spawned { id, .. }
-        | Input::Exited { id, .. }
-        | Input::ProposerExited { id, .. }
-        | Input::Proposed { id, .. }
-        | Input::Changes { id, .. }
-        | Input::Committed { id, .. }
-        | Input::Terminated { id, .. }
-        | Input::HostProbed { id, .. }
-        | Input::Failed { id, .. } => *id,
-        Input::Cancel { .. } => EffectId(0),
-    }
-}
-
-fn expected(a: &Await) -> &'static str {
-    match a {
-        Await::Discover => "Discovered",
-        Await::Open
-        | Await::Worktree
-        | Await::Clean(_)
-        | Await::FastForward { .. }
-        | Await::SlotWorktree { .. }
-        | Await::DropSlot
-        | Await::Tsv
-        | Await::Removal(_) => "Done",
-        Await::Retention(_) => "Retention",
-        Await::Load => "Loaded",
-        Await::Lock | Await::Write { .. } | Await::SideWrite | Await::Retake | Await::Marks(_) => {
-            "Persisted"
-        }
-        Await::Probe => "HostProbed",
-        Await::Hash(_) => "Hashed",
-        Await::Evaluate { .. } => "Spawned or Exited",
-        Await::Propose { .. } => "Proposed or ProposerExited",
-        Await::Changes { .. } => "Changes",
-        Await::Commit { .. } => "Committed",
-        Await::Terminate { .. } | Await::ReapProposers => "Terminated",
-    }
-}
-
-fn answer_fits(a: &Await, input: &Input) -> bool {
-    if matches!(input, Input::Failed { .. }) {
-        return true;
-    }
-    matches!(
-        (a, input),
-        (Await::Discover, Input::Discovered { .. })
-            | (
-                Await::Open
-                    | Await::Worktree
-                    | Await::Clean(_)
-                    | Await::FastForward { .. }
-                    | Await::SlotWorktree { .. }
-                    | Await::DropSlot
-                    | Await::Tsv
-                    | Await::Removal(_),
-                Input::Done { .. }
-            )
-            | (Await::Retention(_), Input::Retention { .. })
-            | (Await::Load, Input::Loaded { .. })
-            | (
-                Await::Lock
-                    | Await::Write { .. }
-                    | Await::SideWrite
-                    | Await::Retake
-                    | Await::Marks(_),
-                Input::Persisted { .. }
-            )
-            | (Await::Probe, Input::HostProbed { .. })
-            | (Await::Hash(_), Input::Hashed { .. })
-            | (Await::Evaluate { .. }, Input::Exited { .. })
-            | (
-                Await::Propose { .. },
-                Input::Proposed { .. } | Input::ProposerExited { .. }
-            )
-            | (Await::Changes { .. }, Input::Changes { .. })
-            | (Await::Commit { .. }, Input::Committed { .. })
-            | (
-                Await::Terminate { .. } | Await::ReapProposers,
-                Input::Terminated { .. }
-            )
-    )
 }

@@ -20,6 +20,24 @@
 
 use super::*;
 
+/// The generation in flight and the slots' worktrees.
+#[derive(Default)]
+pub(super) struct Generation {
+    /// The candidates of the generation in flight, in ordinal order.
+    pub(super) members: Vec<usize>,
+    /// Evaluations (experiment, attempt) held until no proposer runs ([`Run::spawn`]).
+    pub(super) held: Vec<(usize, usize)>,
+    /// The members that are done.
+    pub(super) parked: Vec<usize>,
+    /// Slots above 0 whose worktree this machine has made (or found).
+    pub(super) slots_made: Vec<u32>,
+    /// The commit the run's worktree was last cleaned to by a generation's decision, while no
+    /// candidate has used it since.
+    pub(super) main_clean_at: Option<String>,
+    /// Slot worktrees still being removed at the end (`None`: not begun).
+    pub(super) dropping: Option<u32>,
+}
+
 /// A candidate's slot: its place in its generation.
 pub(super) fn slot_of(kind: Kind, ordinal: u32, parallelism: u32) -> u32 {
     match kind {
@@ -55,16 +73,16 @@ impl Run {
 
     /// The worktree an experiment works in: its slot's.
     pub(super) fn worktree_of(&self, exp: usize) -> String {
-        match self.experiments[exp].slot {
-            0 => self.worktree.clone(),
-            slot => layout::slot_worktree_path(&self.worktree, slot),
+        match self.ledger.experiments[exp].slot {
+            0 => self.place.worktree.clone(),
+            slot => layout::slot_worktree_path(&self.place.worktree, slot),
         }
     }
 
     /// The run-state move a candidate's step makes. One at a time, every step moves it; in a
     /// generation only the first candidate to get that far does.
     pub(super) fn step_state(&mut self, to: RunState) -> Option<Statement> {
-        if self.parallel() && rank(self.state) >= rank(to) {
+        if self.parallel() && rank(self.durability.state) >= rank(to) {
             return None;
         }
         Some(self.set_state(to))
@@ -78,11 +96,12 @@ impl Run {
             .parallelism
             .min(p.max_experiments - self.candidates_started());
         let parent = self.restore_commit();
-        self.generation = (0..n)
+        self.generation.members = (0..n)
             .map(|_| self.new_experiment(Kind::Candidate, parent.clone(), ExpState::Proposing))
             .collect();
         let mut sts: Vec<Statement> = self
             .generation
+            .members
             .iter()
             .map(|&exp| self.insert_experiment(exp))
             .collect();
@@ -93,12 +112,12 @@ impl Run {
 
     /// Goes on with `then` once the experiment's slot has its worktree.
     pub(super) fn in_slot(&mut self, exp: usize, then: Then) {
-        let slot = self.experiments[exp].slot;
-        if slot == 0 || self.slots_made.contains(&slot) {
+        let slot = self.ledger.experiments[exp].slot;
+        if slot == 0 || self.generation.slots_made.contains(&slot) {
             return self.advance(then);
         }
         let path = self.worktree_of(exp);
-        let start_commit = self.experiments[exp].parent.clone();
+        let start_commit = self.ledger.experiments[exp].parent.clone();
         self.emit(
             |id| Effect::CreateWorktree {
                 id,
@@ -111,10 +130,15 @@ impl Run {
     }
 
     pub(super) fn park(&mut self, exp: usize) {
-        if !self.parked.contains(&exp) {
-            self.parked.push(exp);
+        if !self.generation.parked.contains(&exp) {
+            self.generation.parked.push(exp);
         }
-        if self.generation.iter().all(|e| self.parked.contains(e)) {
+        if self
+            .generation
+            .members
+            .iter()
+            .all(|e| self.generation.parked.contains(e))
+        {
             self.decide_generation();
         }
     }
@@ -123,13 +147,13 @@ impl Run {
     fn decide_generation(&mut self) {
         let direction = self.p().direction;
         let mut winner: Option<usize> = None;
-        for &exp in &self.generation {
-            if self.experiments[exp].state != ExpState::Evaluated || !self.accepts(exp) {
+        for &exp in &self.generation.members {
+            if self.ledger.experiments[exp].state != ExpState::Evaluated || !self.accepts(exp) {
                 continue;
             }
-            let mean = self.experiments[exp].metric.unwrap_or(f64::NAN);
+            let mean = self.ledger.experiments[exp].metric.unwrap_or(f64::NAN);
             if winner.is_none_or(|w| {
-                direction.improves(mean, self.experiments[w].metric.unwrap_or(f64::NAN))
+                direction.improves(mean, self.ledger.experiments[w].metric.unwrap_or(f64::NAN))
             }) {
                 winner = Some(exp);
             }
@@ -143,18 +167,18 @@ impl Run {
     /// The generation's one transaction: every candidate's fate, the new best, the failure
     /// count, and the run back to `ready`.
     pub(super) fn finish_generation(&mut self, winner: Option<usize>) {
-        let members = std::mem::take(&mut self.generation);
-        self.parked.clear();
-        let winner_id = winner.map(|w| self.experiments[w].id.clone());
+        let members = std::mem::take(&mut self.generation.members);
+        self.generation.parked.clear();
+        let winner_id = winner.map(|w| self.ledger.experiments[w].id.clone());
         let mut sts = Vec::new();
         for &exp in &members {
-            if self.experiments[exp].state.is_final() {
+            if self.ledger.experiments[exp].state.is_final() {
                 // Failed before its evaluation, and recorded then.
-                self.consecutive_failures += 1;
+                self.ledger.consecutive_failures += 1;
                 continue;
             }
             let improved = self.accepts(exp);
-            let e = &mut self.experiments[exp];
+            let e = &mut self.ledger.experiments[exp];
             let measured = e.metric.is_some() && e.failure_code.is_none();
             let (state, decision) = match (measured, Some(exp) == winner) {
                 (true, true) => (ExpState::Accepted, "accept"),
@@ -164,19 +188,19 @@ impl Run {
             e.state = state;
             e.decision = Some(decision);
             if measured {
-                self.consecutive_failures = 0;
+                self.ledger.consecutive_failures = 0;
             } else {
-                self.consecutive_failures += 1;
+                self.ledger.consecutive_failures += 1;
             }
             sts.push(self.finish_experiment(exp));
             if improved && Some(exp) != winner {
                 let by = winner_id.clone();
-                self.experiments[exp].superseded_by = by.clone();
+                self.ledger.experiments[exp].superseded_by = by.clone();
                 sts.push(
                     sql::SetSuperseded {
                         superseded_by: by.into(),
                         now: self.now.into(),
-                        experiment_id: self.experiments[exp].id.clone().into(),
+                        experiment_id: self.ledger.experiments[exp].id.clone().into(),
                     }
                     .into(),
                 );
@@ -187,7 +211,7 @@ impl Run {
         }
         sts.push(self.set_failures());
         let mut cas = Vec::new();
-        if self.state == RunState::CandidateRunning {
+        if self.durability.state == RunState::CandidateRunning {
             cas.push(sts.len());
             sts.push(self.set_state(RunState::Deciding));
         }
@@ -203,23 +227,23 @@ impl Run {
         let k = self.p().parallelism;
         let last = self.candidates_started();
         let first = (last.saturating_sub(1) / k) * k + 1;
-        self.generation = (0..self.experiments.len())
+        self.generation.members = (0..self.ledger.experiments.len())
             .filter(|&i| {
-                let e = &self.experiments[i];
+                let e = &self.ledger.experiments[i];
                 e.kind == Kind::Candidate && e.ordinal >= first
             })
             .collect();
-        self.parked.clear();
-        if self.generation.is_empty() {
+        self.generation.parked.clear();
+        if self.generation.members.is_empty() {
             return self.block(
                 Failure::StateAmbiguous,
                 "the stored state has no generation to continue",
-                vec![format!("state {}", self.state.as_str())],
+                vec![format!("state {}", self.durability.state.as_str())],
                 true,
             );
         }
-        for exp in self.generation.clone() {
-            match self.experiments[exp].state {
+        for exp in self.generation.members.clone() {
+            match self.ledger.experiments[exp].state {
                 s if s.is_final() => self.park(exp),
                 ExpState::Evaluated => self.in_slot(exp, Then::Measured { exp }),
                 ExpState::Running => self.in_slot(exp, Then::Rerun { exp }),
@@ -236,17 +260,17 @@ impl Run {
         blocker: &Option<Blocker>,
         quiescent: bool,
     ) -> bool {
-        if let Some(stopping) = &mut self.stopping {
+        if let Some(stopping) = &mut self.ending.stopping {
             // Already ending: the first reason stands, and a group not proven gone keeps the lock.
             stopping.2 &= quiescent;
             return true;
         }
-        if !self.parallel() || !self.busy() {
+        if !self.parallel() || !self.bus.busy() {
             return false;
         }
-        self.stopping = Some((status, blocker.clone(), quiescent));
-        if self.cancel.is_none() {
-            self.cancel = Some(
+        self.ending.stopping = Some((status, blocker.clone(), quiescent));
+        if self.ending.cancel.is_none() {
+            self.ending.cancel = Some(
                 blocker
                     .as_ref()
                     .map_or_else(|| status.as_str().to_owned(), |b| b.message.clone()),
@@ -256,32 +280,25 @@ impl Run {
         true
     }
 
-    /// Whether effects other than side writes are outstanding.
-    pub(super) fn busy(&self) -> bool {
-        self.pending
-            .values()
-            .any(|a| !matches!(a, Await::SideWrite))
-    }
-
     /// At the end: remove every slot's scratch worktree (the candidates stay on their refs).
     /// True when removals were emitted.
     pub(super) fn drop_slots(&mut self) -> bool {
-        if !self.parallel() || !self.worktree_ready || self.dropping.is_some() {
+        if !self.parallel() || !self.place.worktree_ready || self.generation.dropping.is_some() {
             return false;
         }
         let k = self.p().parallelism;
         for slot in 1..k {
-            let path = layout::slot_worktree_path(&self.worktree, slot);
+            let path = layout::slot_worktree_path(&self.place.worktree, slot);
             self.emit(|id| Effect::RemoveWorktree { id, path }, Await::DropSlot);
         }
-        self.dropping = Some(k - 1);
-        self.slots_made.clear();
+        self.generation.dropping = Some(k - 1);
+        self.generation.slots_made.clear();
         true
     }
 
     pub(super) fn slot_dropped(&mut self) {
-        let left = self.dropping.map_or(0, |n| n.saturating_sub(1));
-        self.dropping = Some(left);
+        let left = self.generation.dropping.map_or(0, |n| n.saturating_sub(1));
+        self.generation.dropping = Some(left);
         if left == 0 {
             self.after_terminal();
         }

@@ -112,17 +112,24 @@ impl Run {
     /// smaller limit than it started with).
     pub(super) fn handoff(&self, exp: usize) -> Option<String> {
         let p = self.p();
-        let e = &self.experiments[exp];
+        let e = &self.ledger.experiments[exp];
         let at = Standing {
-            run_id: &self.run_id,
+            run_id: &self.place.run_id,
             experiment_id: &e.id,
             ordinal: e.ordinal,
-            best: self.best.as_ref().map(|b| (b.metric, b.commit.as_str())),
-            baseline_metric: self.baseline.as_ref().map(|b| b.metric),
+            best: self
+                .ledger
+                .best
+                .as_ref()
+                .map(|b| (b.metric, b.commit.as_str())),
+            baseline_metric: self.ledger.baseline.as_ref().map(|b| b.metric),
             remaining: p.max_experiments.saturating_sub(self.candidates_started()),
-            generation: self.parallel().then_some((e.slot, self.generation.len())),
+            generation: self
+                .parallel()
+                .then_some((e.slot, self.generation.members.len())),
         };
         let finished: Vec<&Experiment> = self
+            .ledger
             .experiments
             .iter()
             .filter(|x| x.state.is_final())

@@ -4,17 +4,34 @@
 use super::*;
 use crate::failure::Failure;
 
+/// What a resume, abandon or reconcile holds while it recovers.
+#[derive(Default)]
+pub(super) struct Recovery {
+    /// Running attempts still to stop, in order.
+    recovering: VecDeque<usize>,
+    /// A reconcile found the run's host dead: recovery ends by marking it interrupted.
+    reconciling: bool,
+    /// A resume or abandon goes on without proving the run's host dead ([`Run::force`]).
+    pub(super) force: bool,
+    /// Recovery stopped the run's leftover headless proposers already.
+    proposers_reaped: bool,
+    /// The stored rows a resume or abandon holds while the run's host is probed.
+    probing: Option<Box<StoredRows>>,
+    /// The host record the run had when it was loaded (the host that ran its attempts).
+    recorded_host: Option<String>,
+}
+
 impl Run {
     pub(super) fn on_loaded(&mut self, rows: Option<Box<StoredRows>>) {
         let Some(rows) = rows else {
             return self.refuse(
                 Failure::RunMissing,
                 "no run with this id in the repository's tracker",
-                vec![self.run_id.clone()],
+                vec![self.place.run_id.clone()],
             );
         };
         let r = &rows.run;
-        if r.repository_id != self.repository_id {
+        if r.repository_id != self.place.repository_id {
             return self.refuse(
                 Failure::RepositoryMismatch,
                 "the run belongs to another repository",
@@ -85,13 +102,13 @@ impl Run {
             return self.begin_reconcile(r);
         }
         // A resume or abandon never takes a run from a host that may still drive it.
-        if !self.force
+        if !self.recovery.force
             && !state.is_terminal()
             && r.lock_held
             && r.interrupted_at.is_none()
             && let Some(host) = r.host_json.clone()
         {
-            self.probing = Some(rows);
+            self.recovery.probing = Some(rows);
             return self.probe_host(host);
         }
         self.go_on_loaded(&rows);
@@ -100,16 +117,16 @@ impl Run {
     /// Goes on with loaded rows whose host is dead, unrecorded or overridden.
     fn go_on_loaded(&mut self, rows: &StoredRows) {
         let r = &rows.run;
-        let state = self.state;
+        let state = self.durability.state;
         if let Origin::Abandon { reason } = &self.origin
             && !state.is_terminal()
         {
             // Recovery terminates interrupted process groups first, then diverts to the cancel.
-            self.cancel = Some(reason.clone());
+            self.ending.cancel = Some(reason.clone());
         }
         if let Some(status) = state.status() {
             let blocker = stored_blocker(r.blocker_json.as_deref());
-            self.finishing = Some((status, blocker, r.quiescent));
+            self.ending.finishing = Some((status, blocker, r.quiescent));
             if r.quiescent && !r.lock_held {
                 // A finished run: report it again, write nothing.
                 return self.report();
@@ -122,14 +139,14 @@ impl Run {
             let sts = vec![
                 sql::RetakeLock {
                     now: self.now.into(),
-                    run_id: self.run_id.clone().into(),
-                    repository_id: self.repository_id.clone().into(),
+                    run_id: self.place.run_id.clone().into(),
+                    repository_id: self.place.repository_id.clone().into(),
                     max_active: self.slots().into(),
                 }
                 .into(),
                 sql::ClearInterrupted {
                     now: self.now.into(),
-                    run_id: self.run_id.clone().into(),
+                    run_id: self.place.run_id.clone().into(),
                 }
                 .into(),
                 self.set_host(),
@@ -154,11 +171,11 @@ impl Run {
     /// Goes on with a loaded run that holds its lock: records this host as the one driving it
     /// (`record_host`), stops interrupted attempts, continues by the stored state.
     fn resume_loaded(&mut self, record_host: bool) {
-        self.worktree_ready = self.state != RunState::Initializing;
-        self.recovering = (0..self.attempts.len())
-            .filter(|&i| self.attempts[i].running)
+        self.place.worktree_ready = self.durability.state != RunState::Initializing;
+        self.recovery.recovering = (0..self.ledger.attempts.len())
+            .filter(|&i| self.ledger.attempts[i].running)
             .collect();
-        if record_host && self.finishing.is_none() {
+        if record_host && self.ending.finishing.is_none() {
             let st = self.set_host();
             return self.write(vec![st], vec![], Then::Recover);
         }
@@ -173,17 +190,17 @@ impl Run {
                 vec![],
             );
         }
-        self.lock_held = true;
+        self.durability.lock_held = true;
         // The retake recorded this host already.
         self.resume_loaded(false);
     }
 
     /// Only a run that holds its lock and whose host is provably dead is touched.
     fn begin_reconcile(&mut self, r: &StoredRun) {
-        if self.state.is_terminal() || !r.lock_held || r.interrupted_at.is_some() {
+        if self.durability.state.is_terminal() || !r.lock_held || r.interrupted_at.is_some() {
             return self.report_untouched(format!(
                 "the run is {} and holds no live lock: nothing to reconcile",
-                self.state.as_str()
+                self.durability.state.as_str()
             ));
         }
         let Some(host) = r.host_json.clone() else {
@@ -199,7 +216,7 @@ impl Run {
     /// Asks the driver whether the recorded host's process lives, when its pid means something
     /// here (this machine, boot and PID namespace); otherwise whether it lives cannot be told.
     fn probe_host(&mut self, host: String) {
-        let current = self.facts.as_ref().and_then(|f| f.host.as_deref());
+        let current = self.place.facts.as_ref().and_then(|f| f.host.as_deref());
         if same_process_space(Some(&host), current) {
             self.emit(|id| Effect::ProbeHost { id, host }, Await::Probe);
         } else {
@@ -208,7 +225,7 @@ impl Run {
     }
 
     pub(super) fn on_probed(&mut self, alive: Option<bool>) {
-        if let Some(rows) = self.probing.take() {
+        if let Some(rows) = self.recovery.probing.take() {
             let verb = match self.origin {
                 Origin::Abandon { .. } => "abandon",
                 _ => "resume",
@@ -238,9 +255,9 @@ impl Run {
         }
         match alive {
             Some(false) => {
-                self.reconciling = true;
-                self.recovering = (0..self.attempts.len())
-                    .filter(|&i| self.attempts[i].running)
+                self.recovery.reconciling = true;
+                self.recovery.recovering = (0..self.ledger.attempts.len())
+                    .filter(|&i| self.ledger.attempts[i].running)
                     .collect();
                 self.recover_next();
             }
@@ -253,9 +270,46 @@ impl Run {
         }
     }
 
+    pub(super) fn on_terminated(&mut self, attempt: usize, gone: bool) {
+        if !gone && self.recovery.reconciling {
+            let evidence = self.process_evidence(attempt);
+            return self.report_untouched(format!(
+                "an interrupted attempt's process group could not be proven gone, so the run keeps \
+                 its lock: {}",
+                evidence.join("; ")
+            ));
+        }
+        if !gone {
+            let evidence = self.process_evidence(attempt);
+            if self.ending.finishing.is_some() {
+                // Recovering a run that is already terminal (but not proven quiescent): it stays
+                // exactly as stored, lock kept. `finish` would be a no-op here and leave the
+                // driver waiting on nothing.
+                self.ending.warnings.push(format!(
+                    "process group still not proven gone: {}",
+                    evidence.join("; ")
+                ));
+                return self.report();
+            }
+            return self.block(
+                Failure::NotQuiescent,
+                "an interrupted attempt's process group could not be proven gone",
+                evidence,
+                false,
+            );
+        }
+        self.ledger.attempts[attempt].running = false;
+        let st = self.interrupted_attempt(attempt, Failure::Interrupted.as_str());
+        let mark = sql::MarkAttemptQuiescent {
+            attempt_id: self.ledger.attempts[attempt].id.clone().into(),
+        }
+        .into();
+        self.write(vec![st, mark], vec![], Then::Recover);
+    }
+
     pub(super) fn on_proposers_reaped(&mut self, gone: bool) {
         if !gone {
-            self.warnings.push(
+            self.ending.warnings.push(
                 "a proposer process the run's previous host left behind could not be proven gone"
                     .into(),
             );
@@ -265,28 +319,28 @@ impl Run {
 
     /// Reports the run as it stands (not ended), with `note` among its warnings.
     pub(super) fn report_untouched(&mut self, note: String) {
-        self.warnings.push(note);
-        let mut result = self.build_result(Status::Blocked, None, self.run_persisted);
-        result.state = Some(self.state.as_str().to_owned());
+        self.ending.warnings.push(note);
+        let mut result = self.build_result(Status::Blocked, None, self.durability.run_persisted);
+        result.state = Some(self.durability.state.as_str().to_owned());
         let result = Box::new(result);
-        self.queue.push_back(Effect::Report(result.clone()));
-        self.done = Some(result);
+        self.bus.push(Effect::Report(result.clone()));
+        self.ending.done = Some(result);
     }
 
     /// Fills the machine from stored rows (no effects, no checks).
     pub(super) fn fill_from(&mut self, rows: &StoredRows, policy: RunPolicy, state: RunState) {
         let r = &rows.run;
         self.policy = Some(policy);
-        self.state = state;
-        self.durable = state;
-        self.run_persisted = true;
-        self.lock_held = r.lock_held;
-        self.recorded_host = r.host_json.clone();
-        self.branch = r.branch.clone();
-        self.worktree = r.worktree.clone();
-        self.start_commit = r.start_commit.clone();
-        self.provenance_sha256 = r.provenance_sha256.clone();
-        self.consecutive_failures = u32::try_from(r.consecutive_failures).unwrap_or(0);
+        self.durability.state = state;
+        self.durability.durable = state;
+        self.durability.run_persisted = true;
+        self.durability.lock_held = r.lock_held;
+        self.recovery.recorded_host = r.host_json.clone();
+        self.place.branch = r.branch.clone();
+        self.place.worktree = r.worktree.clone();
+        self.place.start_commit = r.start_commit.clone();
+        self.ledger.provenance_sha256 = r.provenance_sha256.clone();
+        self.ledger.consecutive_failures = u32::try_from(r.consecutive_failures).unwrap_or(0);
         let point = |c: &Option<String>, m: Option<f64>, e: Option<String>| match (c, m) {
             (Some(c), Some(m)) => Some(Point {
                 commit: c.clone(),
@@ -295,11 +349,11 @@ impl Run {
             }),
             _ => None,
         };
-        let baseline_id = format!("{}-baseline", self.run_id);
-        self.baseline = point(&r.baseline_commit, r.baseline_metric, Some(baseline_id));
-        self.best = point(&r.best_commit, r.best_metric, r.best_experiment_id.clone());
+        let baseline_id = format!("{}-baseline", self.place.run_id);
+        self.ledger.baseline = point(&r.baseline_commit, r.baseline_metric, Some(baseline_id));
+        self.ledger.best = point(&r.best_commit, r.best_metric, r.best_experiment_id.clone());
         for e in &rows.experiments {
-            self.experiments.push(Experiment {
+            self.ledger.experiments.push(Experiment {
                 id: e.experiment_id.clone(),
                 ordinal: u32::try_from(e.ordinal).unwrap_or(0),
                 kind: if e.kind == "baseline" {
@@ -338,11 +392,12 @@ impl Run {
             });
         }
         let k = self.policy.as_ref().map_or(1, |p| p.parallelism);
-        for e in &mut self.experiments {
+        for e in &mut self.ledger.experiments {
             e.slot = generation::slot_of(e.kind, e.ordinal, k);
         }
         for a in &rows.attempts {
             let exp = self
+                .ledger
                 .experiments
                 .iter()
                 .position(|e| e.id == a.experiment_id)
@@ -356,9 +411,9 @@ impl Run {
                 _ => None,
             };
             if let Some(m) = a.metric {
-                self.experiments[exp].samples.push(m);
+                self.ledger.experiments[exp].samples.push(m);
             }
-            self.attempts.push(Attempt {
+            self.ledger.attempts.push(Attempt {
                 id: a.attempt_id.clone(),
                 experiment: exp,
                 running: a.state == "running" || a.quiescent == Some(false),
@@ -367,7 +422,7 @@ impl Run {
             });
         }
         for a in &rows.artifacts {
-            self.artifacts.push(ArtifactRef {
+            self.ledger.artifacts.push(ArtifactRef {
                 artifact_id: a.artifact_id.clone(),
                 kind: a.kind.clone(),
                 location: a.location.clone(),
@@ -380,23 +435,23 @@ impl Run {
     /// Stops the run's leftover proposers (once), terminates interrupted attempts one by one,
     /// then continues by the stored state.
     pub(super) fn recover_next(&mut self) {
-        if !self.proposers_reaped {
-            self.proposers_reaped = true;
+        if !self.recovery.proposers_reaped {
+            self.recovery.proposers_reaped = true;
             let grace_ms = self.settings.termination_grace_ms;
             return self.emit(
                 |id| Effect::TerminateProposers { id, grace_ms },
                 Await::ReapProposers,
             );
         }
-        if let Some(attempt) = self.recovering.pop_front() {
-            let a = &self.attempts[attempt];
+        if let Some(attempt) = self.recovery.recovering.pop_front() {
+            let a = &self.ledger.attempts[attempt];
             // A recorded pid names a process only on the host, boot and PID namespace that
             // recorded it; elsewhere the attempt is found by its marker and cgroup alone.
-            let current = self.facts.as_ref().and_then(|f| f.host.as_deref());
+            let current = self.place.facts.as_ref().and_then(|f| f.host.as_deref());
             let process = a
                 .process
                 .as_ref()
-                .filter(|_| same_process_space(self.recorded_host.as_deref(), current));
+                .filter(|_| same_process_space(self.recovery.recorded_host.as_deref(), current));
             let (attempt_id, pid, pgid, start_time) = (
                 a.id.clone(),
                 process.map(|p| p.pid),
@@ -416,43 +471,43 @@ impl Run {
                 Await::Terminate { attempt },
             );
         }
-        if self.reconciling {
+        if self.recovery.reconciling {
             let sts = vec![
                 sql::SetInterrupted {
                     now: self.now.into(),
-                    run_id: self.run_id.clone().into(),
+                    run_id: self.place.run_id.clone().into(),
                 }
                 .into(),
                 self.release_lock(),
             ];
-            self.lock_held = false;
+            self.durability.lock_held = false;
             return self.write(sts, vec![], Then::Reconciled);
         }
-        if let Some((_, _, quiescent)) = &self.finishing {
+        if let Some((_, _, quiescent)) = &self.ending.finishing {
             // A terminal run whose processes are now proven gone: record it and release the lock.
             let mut sts = Vec::new();
             if !quiescent {
                 sts.push(
                     sql::SetQuiescent {
                         now: self.now.into(),
-                        run_id: self.run_id.clone().into(),
+                        run_id: self.place.run_id.clone().into(),
                     }
                     .into(),
                 );
             }
-            if let Some(f) = &mut self.finishing {
+            if let Some(f) = &mut self.ending.finishing {
                 f.2 = true;
             }
             sts.push(self.release_lock());
-            self.lock_held = false;
+            self.durability.lock_held = false;
             return self.write(sts, vec![], Then::AfterTerminal);
         }
-        if self.cancel.is_some() {
+        if self.ending.cancel.is_some() {
             return self.do_cancel();
         }
         if self.parallel()
             && matches!(
-                self.state,
+                self.durability.state,
                 RunState::Proposing
                     | RunState::CandidatePrepared
                     | RunState::CandidateRunning
@@ -461,8 +516,12 @@ impl Run {
         {
             return self.resume_generation();
         }
-        let unresolved = self.experiments.iter().rposition(|e| !e.state.is_final());
-        match (self.state, unresolved) {
+        let unresolved = self
+            .ledger
+            .experiments
+            .iter()
+            .rposition(|e| !e.state.is_final());
+        match (self.durability.state, unresolved) {
             (RunState::Initializing, _) => self.advance(Then::CreateWorktree),
             (RunState::Ready, _) => {
                 let restore = self.restore_commit();
@@ -471,7 +530,7 @@ impl Run {
             (
                 RunState::BaselineRunning | RunState::CandidateRunning | RunState::Deciding,
                 Some(exp),
-            ) if self.experiments[exp].state == ExpState::Evaluated => {
+            ) if self.ledger.experiments[exp].state == ExpState::Evaluated => {
                 self.advance(Then::Measured { exp })
             }
             (RunState::BaselineRunning | RunState::CandidateRunning, Some(exp)) => self.retry(exp),
@@ -495,17 +554,20 @@ impl Run {
     /// stay), or gives up once `max_attempts_per_experiment` of its attempts were interrupted.
     pub(super) fn retry(&mut self, exp: usize) {
         let used = self
+            .ledger
             .attempts
             .iter()
             .filter(|a| a.experiment == exp && a.interrupted)
             .count() as u32;
-        if used >= self.settings.max_attempts_per_experiment || self.provenance_sha256.is_none() {
-            let e = &mut self.experiments[exp];
+        if used >= self.settings.max_attempts_per_experiment
+            || self.ledger.provenance_sha256.is_none()
+        {
+            let e = &mut self.ledger.experiments[exp];
             e.state = ExpState::Evaluated;
             e.failure_code = Some(Failure::RecoveryRerunExhausted.as_str().into());
             e.failure_message = Some(format!("{used} attempt(s) were interrupted"));
             let mut sts = vec![self.finish_experiment(exp)];
-            if self.state == RunState::CandidateRunning && !self.parallel() {
+            if self.durability.state == RunState::CandidateRunning && !self.parallel() {
                 sts.push(self.set_state(RunState::Deciding));
             }
             return self.write(sts, vec![], Then::Measured { exp });

@@ -10,10 +10,10 @@ impl Run {
             Kind::Candidate => self.candidates_started() + 1,
         };
         let id = match kind {
-            Kind::Baseline => format!("{}-baseline", self.run_id),
-            Kind::Candidate => format!("{}-candidate-{ordinal}", self.run_id),
+            Kind::Baseline => format!("{}-baseline", self.place.run_id),
+            Kind::Candidate => format!("{}-candidate-{ordinal}", self.place.run_id),
         };
-        self.experiments.push(Experiment {
+        self.ledger.experiments.push(Experiment {
             id,
             ordinal,
             kind,
@@ -31,26 +31,32 @@ impl Run {
             slot: self.slot_of(kind, ordinal),
             superseded_by: None,
         });
-        self.experiments.len() - 1
+        self.ledger.experiments.len() - 1
     }
 
     pub(super) fn new_attempt(&mut self, exp: usize) -> usize {
-        let k = self.attempts.iter().filter(|a| a.experiment == exp).count() + 1;
-        self.attempts.push(Attempt {
-            id: format!("{}-attempt-{k}", self.experiments[exp].id),
+        let k = self
+            .ledger
+            .attempts
+            .iter()
+            .filter(|a| a.experiment == exp)
+            .count()
+            + 1;
+        self.ledger.attempts.push(Attempt {
+            id: format!("{}-attempt-{k}", self.ledger.experiments[exp].id),
             experiment: exp,
             running: true,
             interrupted: false,
             process: None,
         });
-        self.attempts.len() - 1
+        self.ledger.attempts.len() - 1
     }
 
     pub(super) fn insert_experiment(&self, exp: usize) -> Statement {
-        let e = &self.experiments[exp];
+        let e = &self.ledger.experiments[exp];
         sql::InsertExperiment {
             experiment_id: e.id.clone().into(),
-            run_id: self.run_id.clone().into(),
+            run_id: self.place.run_id.clone().into(),
             ordinal: e.ordinal.into(),
             kind: if e.kind == Kind::Baseline {
                 "baseline"
@@ -67,7 +73,7 @@ impl Run {
     }
 
     pub(super) fn set_experiment_state(&self, exp: usize) -> Statement {
-        let e = &self.experiments[exp];
+        let e = &self.ledger.experiments[exp];
         sql::SetExperimentState {
             state: e.state.as_str().into(),
             now: self.now.into(),
@@ -77,7 +83,7 @@ impl Run {
     }
 
     pub(super) fn insert_attempt(&self, attempt: usize) -> Statement {
-        let a = &self.attempts[attempt];
+        let a = &self.ledger.attempts[attempt];
         let p = self.p();
         let argv: Vec<&String> = std::iter::once(&p.evaluation.argv.command)
             .chain(&p.evaluation.argv.args)
@@ -89,9 +95,9 @@ impl Run {
             .collect();
         sql::InsertAttempt {
             attempt_id: a.id.clone().into(),
-            run_id: self.run_id.clone().into(),
-            experiment_id: self.experiments[a.experiment].id.clone().into(),
-            ordinal: (self.attempts[..=attempt]
+            run_id: self.place.run_id.clone().into(),
+            experiment_id: self.ledger.experiments[a.experiment].id.clone().into(),
+            ordinal: (self.ledger.attempts[..=attempt]
                 .iter()
                 .filter(|x| x.experiment == a.experiment)
                 .count() as u64)
@@ -99,7 +105,12 @@ impl Run {
             argv_json: json!(argv).to_string().into(),
             cwd: p.evaluation.cwd.clone().into(),
             env_json: json!(env).to_string().into(),
-            provenance_sha256: self.provenance_sha256.clone().unwrap_or_default().into(),
+            provenance_sha256: self
+                .ledger
+                .provenance_sha256
+                .clone()
+                .unwrap_or_default()
+                .into(),
             timeout_ms: p.timeout_ms.into(),
             now: self.now.into(),
         }
@@ -107,7 +118,7 @@ impl Run {
     }
 
     pub(super) fn finish_experiment(&self, exp: usize) -> Statement {
-        let e = &self.experiments[exp];
+        let e = &self.ledger.experiments[exp];
         let evidence = (!e.evidence.is_empty()).then(|| json!(e.evidence).to_string());
         sql::FinishExperiment {
             state: e.state.as_str().into(),
@@ -126,16 +137,16 @@ impl Run {
 
     pub(super) fn set_failures(&self) -> Statement {
         sql::SetFailures {
-            consecutive_failures: self.consecutive_failures.into(),
+            consecutive_failures: self.ledger.consecutive_failures.into(),
             now: self.now.into(),
-            run_id: self.run_id.clone().into(),
+            run_id: self.place.run_id.clone().into(),
         }
         .into()
     }
 
     /// Closes a running attempt whose process group is proven gone as `interrupted`.
     pub(super) fn interrupted_attempt(&mut self, attempt: usize, failure_code: &str) -> Statement {
-        self.attempts[attempt].interrupted = true;
+        self.ledger.attempts[attempt].interrupted = true;
         sql::FinishAttempt {
             state: "interrupted".into(),
             exit_code: SqlValue::Null,
@@ -145,7 +156,7 @@ impl Run {
             failure_code: failure_code.into(),
             metric: SqlValue::Null,
             now: self.now.into(),
-            attempt_id: self.attempts[attempt].id.clone().into(),
+            attempt_id: self.ledger.attempts[attempt].id.clone().into(),
         }
         .into()
     }

@@ -5,12 +5,38 @@
 
 use super::*;
 
+/// Which cleanup a retention step belongs to, and so where the run goes on after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Sweep {
+    /// At the start, once the tracker is open: then the lock (or the stored run).
+    Start,
+    /// The artifacts of this run's failed attempts, once their experiment ended: then the next
+    /// round.
+    FailedAttempts,
+    /// At the end, after the TSV export: then the report.
+    End,
+}
+
+/// The cleanup in progress, and what retention removed of this run.
+#[derive(Default)]
+pub(super) struct Sweeping {
+    /// What retention removed of this run.
+    pub(super) removed: Removed,
+    /// The removals still to perform.
+    pub(super) queue: VecDeque<Removal>,
+    /// The marks of the removals that succeeded, written together at the end of the cleanup.
+    pub(super) marks: Vec<Statement>,
+    /// Artifacts of this run's failed attempts not yet removed (without `retainFailedArtifacts`).
+    pub(super) failed_artifacts: Vec<RetentionArtifact>,
+}
+
 impl Run {
     /// The state directory, as the tracker's path names it.
     pub(super) fn state_dir(&self) -> &str {
-        self.tracker
+        self.place
+            .tracker
             .strip_suffix(layout::TRACKER_FILE)
-            .map_or(self.tracker.as_str(), |dir| dir.trim_end_matches('/'))
+            .map_or(self.place.tracker.as_str(), |dir| dir.trim_end_matches('/'))
     }
 
     pub(super) fn sweep(&mut self, at: Sweep) {
@@ -19,14 +45,14 @@ impl Run {
 
     pub(super) fn on_retention(&mut self, at: Sweep, rows: &RetentionRows) {
         let plan = retention::plan(rows, &self.settings.retention, self.state_dir(), self.now);
-        self.sweeping.extend(plan);
+        self.sweeping.queue.extend(plan);
         self.next_removal(at);
     }
 
     /// Performs the next removal, or writes the marks once none is left.
     pub(super) fn next_removal(&mut self, at: Sweep) {
-        let Some(step) = self.sweeping.front().cloned() else {
-            let statements = std::mem::take(&mut self.sweep_marks);
+        let Some(step) = self.sweeping.queue.front().cloned() else {
+            let statements = std::mem::take(&mut self.sweeping.marks);
             if statements.is_empty() {
                 return self.swept(at);
             }
@@ -46,17 +72,18 @@ impl Run {
     /// A removal's answer: its marks are kept for the write, a failure becomes a warning (the
     /// next cleanup tries again).
     pub(super) fn on_removal(&mut self, at: Sweep, error: Option<String>) {
-        let Some(step) = self.sweeping.pop_front() else {
+        let Some(step) = self.sweeping.queue.pop_front() else {
             return self.swept(at);
         };
         match error {
             None => {
-                self.sweep_marks.extend(step.marks(self.now));
-                if step.run_id() == self.run_id {
-                    step.record(&mut self.removed);
+                self.sweeping.marks.extend(step.marks(self.now));
+                if step.run_id() == self.place.run_id {
+                    step.record(&mut self.sweeping.removed);
                 }
             }
             Some(e) => self
+                .ending
                 .warnings
                 .push(format!("retention could not remove {}: {e}", step.what())),
         }

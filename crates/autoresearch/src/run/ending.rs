@@ -4,21 +4,33 @@
 use super::*;
 use crate::failure::Failure;
 
+/// An ending: its status, blocker, and whether the run's processes are proven gone.
+pub(super) type Outcome = (Status, Option<Blocker>, bool);
+
+/// How the run ends: a cancel asked for, the ending under way, and the report.
+#[derive(Default)]
+pub(super) struct Ending {
+    /// The reason of a cancel (the driver's, an abandon's, or an ending's in a generation).
+    pub(super) cancel: Option<String>,
+    /// The ending being written; set once, first reason wins.
+    pub(super) finishing: Option<Outcome>,
+    /// An ending that waits for the generation's other effects to drain (interrupted first).
+    pub(super) stopping: Option<Outcome>,
+    /// Notes for the result.
+    pub(super) warnings: Vec<String>,
+    /// The reported result.
+    pub(super) done: Option<Box<RunResult>>,
+}
+
 impl Run {
     pub(super) fn begin_cancel(&mut self) {
-        if self.finishing.is_some() {
+        if self.ending.finishing.is_some() {
             return;
         }
-        let interruptible: Vec<EffectId> = self
-            .pending
-            .iter()
-            .filter(|(_, a)| matches!(a, Await::Evaluate { .. } | Await::Propose { .. }))
-            .map(|(id, _)| *id)
-            .collect();
-        for target in &interruptible {
-            self.queue.push_back(Effect::Interrupt { target: *target });
+        for target in self.bus.interruptible() {
+            self.bus.push(Effect::Interrupt { target });
         }
-        if self.pending.is_empty() {
+        if self.bus.is_idle() {
             self.do_cancel();
         }
         // Otherwise the outstanding answer arrives and `advance` diverts to `do_cancel`.
@@ -27,17 +39,17 @@ impl Run {
     pub(super) fn cancel_blocker(&self) -> Option<Blocker> {
         Some(Blocker {
             code: Failure::Cancelled.as_str().into(),
-            message: self.cancel.clone().unwrap_or_default(),
-            evidence: vec![format!("last state {}", self.state.as_str())],
+            message: self.ending.cancel.clone().unwrap_or_default(),
+            evidence: vec![format!("last state {}", self.durability.state.as_str())],
         })
     }
 
     pub(super) fn do_cancel(&mut self) {
         // A generation's other candidates end first (each answer comes back here).
-        if self.finishing.is_some() || (self.parallel() && self.busy()) {
+        if self.ending.finishing.is_some() || (self.parallel() && self.bus.busy()) {
             return;
         }
-        if self.worktree_ready && self.run_persisted {
+        if self.place.worktree_ready && self.durability.run_persisted {
             let restore = self.restore_commit();
             self.clean(restore, Then::Cancel);
         } else {
@@ -67,27 +79,27 @@ impl Run {
             message: message.into(),
             evidence,
         };
-        self.finishing = Some((Status::Blocked, Some(blocker), true));
+        self.ending.finishing = Some((Status::Blocked, Some(blocker), true));
         self.after_tsv();
     }
 
     pub(super) fn finish(&mut self, status: Status, blocker: Option<Blocker>, quiescent: bool) {
-        if self.finishing.is_some() || self.defer_ending(status, &blocker, quiescent) {
+        if self.ending.finishing.is_some() || self.defer_ending(status, &blocker, quiescent) {
             return;
         }
-        self.finishing = Some((status, blocker.clone(), quiescent));
-        if !self.run_persisted {
-            if self.lock_held && quiescent {
+        self.ending.finishing = Some((status, blocker.clone(), quiescent));
+        if !self.durability.run_persisted {
+            if self.durability.lock_held && quiescent {
                 let st = self.release_lock();
-                self.lock_held = false;
+                self.durability.lock_held = false;
                 return self.write(vec![st], vec![], Then::AfterTerminal);
             }
             return self.after_tsv();
         }
-        let mut sts = std::mem::take(&mut self.carry);
-        for i in 0..self.experiments.len() {
-            if !self.experiments[i].state.is_final() {
-                let e = &mut self.experiments[i];
+        let mut sts = std::mem::take(&mut self.durability.carry);
+        for i in 0..self.ledger.experiments.len() {
+            if !self.ledger.experiments[i].state.is_final() {
+                let e = &mut self.ledger.experiments[i];
                 e.state = if status == Status::Cancelled {
                     ExpState::Cancelled
                 } else {
@@ -102,17 +114,17 @@ impl Run {
             }
         }
         if quiescent {
-            for i in 0..self.attempts.len() {
-                if self.attempts[i].running {
-                    self.attempts[i].running = false;
+            for i in 0..self.ledger.attempts.len() {
+                if self.ledger.attempts[i].running {
+                    self.ledger.attempts[i].running = false;
                     sts.push(self.interrupted_attempt(i, status.as_str()));
                 }
             }
         }
-        let from = self.state;
+        let from = self.durability.state;
         let to = RunState::of(status);
         if from != to {
-            self.state = to;
+            self.durability.state = to;
             sts.push(
                 sql::SetTerminal {
                     to: to.as_str().into(),
@@ -126,15 +138,15 @@ impl Run {
                         .into(),
                     quiescent: quiescent.into(),
                     now: self.now.into(),
-                    run_id: self.run_id.clone().into(),
+                    run_id: self.place.run_id.clone().into(),
                     from: from.as_str().into(),
                 }
                 .into(),
             );
         }
-        if quiescent && self.lock_held {
+        if quiescent && self.durability.lock_held {
             sts.push(self.release_lock());
-            self.lock_held = false;
+            self.durability.lock_held = false;
         }
         self.write(sts, vec![], Then::AfterTerminal);
     }
@@ -142,7 +154,7 @@ impl Run {
     pub(super) fn release_lock(&self) -> Statement {
         sql::ReleaseLock {
             now: self.now.into(),
-            run_id: self.run_id.clone().into(),
+            run_id: self.place.run_id.clone().into(),
         }
         .into()
     }
@@ -151,14 +163,15 @@ impl Run {
         if self.drop_slots() {
             return;
         }
-        if self.settings.export_tsv && self.run_persisted {
+        if self.settings.export_tsv && self.durability.run_persisted {
             let status = self
+                .ending
                 .finishing
                 .as_ref()
                 .map(|f| f.0)
                 .unwrap_or(Status::Blocked);
             let contents = self.build_result(status, None, true).to_tsv();
-            let path = layout::tsv_path(self.state_dir(), &self.run_id);
+            let path = layout::tsv_path(self.state_dir(), &self.place.run_id);
             return self.emit(|id| Effect::ExportTsv { id, path, contents }, Await::Tsv);
         }
         self.after_tsv();
@@ -167,20 +180,21 @@ impl Run {
     /// The cleanup at the end (this run's own worktree and failed attempts' artifacts among
     /// what it may remove), then the report. A run that wrote nothing durable cleans nothing.
     pub(super) fn after_tsv(&mut self) {
-        if self.tracker_open && self.run_persisted {
+        if self.durability.tracker_open && self.durability.run_persisted {
             return self.sweep(Sweep::End);
         }
         self.report();
     }
 
     pub(super) fn report(&mut self) {
-        let (status, blocker, _) = self
-            .finishing
-            .clone()
-            .unwrap_or((Status::Blocked, None, true));
-        let result = Box::new(self.build_result(status, blocker, self.run_persisted));
-        self.queue.push_back(Effect::Report(result.clone()));
-        self.done = Some(result);
+        let (status, blocker, _) =
+            self.ending
+                .finishing
+                .clone()
+                .unwrap_or((Status::Blocked, None, true));
+        let result = Box::new(self.build_result(status, blocker, self.durability.run_persisted));
+        self.bus.push(Effect::Report(result.clone()));
+        self.ending.done = Some(result);
     }
 
     pub(super) fn build_result(
@@ -190,7 +204,7 @@ impl Run {
         persisted: bool,
     ) -> RunResult {
         let mut counts = Counts::default();
-        for e in &self.experiments {
+        for e in &self.ledger.experiments {
             if e.kind == Kind::Candidate {
                 counts.experiments_started += 1;
                 if e.state.is_final() {
@@ -206,14 +220,14 @@ impl Run {
                 }
             }
         }
-        counts.attempts = self.attempts.len() as u32;
-        let blocker = blocker.or_else(|| self.finishing.as_ref().and_then(|f| f.1.clone()));
+        counts.attempts = self.ledger.attempts.len() as u32;
+        let blocker = blocker.or_else(|| self.ending.finishing.as_ref().and_then(|f| f.1.clone()));
         RunResult {
             status,
-            run_id: self.run_id.clone(),
-            branch: self.branch.clone(),
-            worktree: self.worktree.clone(),
-            tracker: self.tracker.clone(),
+            run_id: self.place.run_id.clone(),
+            branch: self.place.branch.clone(),
+            worktree: self.place.worktree.clone(),
+            tracker: self.place.tracker.clone(),
             persisted,
             metric_name: self
                 .policy
@@ -230,14 +244,14 @@ impl Run {
                 .policy
                 .as_ref()
                 .map_or(crate::spec::DEFAULT_REPEATS, |p| p.repeats),
-            baseline: self.baseline.clone(),
-            best: self.best.clone(),
+            baseline: self.ledger.baseline.clone(),
+            best: self.ledger.best.clone(),
             counts,
-            experiments: self.experiments.iter().map(row).collect(),
-            artifacts: self.artifacts.clone(),
+            experiments: self.ledger.experiments.iter().map(row).collect(),
+            artifacts: self.ledger.artifacts.clone(),
             blocker,
-            warnings: self.warnings.clone(),
-            removed: self.removed.clone(),
+            warnings: self.ending.warnings.clone(),
+            removed: self.sweeping.removed.clone(),
             state: None,
         }
     }

@@ -15,7 +15,7 @@ use crate::protocol::{
     RetentionArtifact, RetentionRows, RunResult, SqlValue, Statement, Status,
 };
 use crate::retention::{self, Removal, Retention};
-use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
+use crate::spec::{Limits, RunPolicy, policy_from_json};
 use crate::sql;
 use crate::surface::{self, CandidateCheck};
 use crate::{git_config, jcs, layout, stats};
@@ -39,6 +39,7 @@ mod handoff;
 mod ledger;
 mod place;
 mod recover;
+mod resume;
 mod rows;
 mod sweep;
 
@@ -252,7 +253,7 @@ impl Run {
     /// machine, boot or PID namespace, or a host that is alive). The operator's explicit choice;
     /// call it before the first [`Run::handle`].
     pub fn force(&mut self) {
-        self.recovery.force = true;
+        self.recovery.force();
     }
 
     /// Reconciles `run_id` after a restart (see `recover.rs`): when the host that drove it is
@@ -335,6 +336,14 @@ impl Run {
             ending: Ending::default(),
             recovery: Recovery::default(),
         }
+    }
+
+    /// Fills the machine from stored rows (no effects, no checks).
+    fn fill_from(&mut self, rows: &StoredRows, policy: RunPolicy, state: RunState) {
+        self.ledger = Ledger::stored(rows, &self.place.run_id, policy.parallelism);
+        self.policy = Some(policy);
+        self.durability.load(state, rows.run.lock_held);
+        self.place.load(&rows.run);
     }
 
     /// The next effect to perform, if any.
@@ -777,9 +786,7 @@ impl Run {
             )),
             Await::Write { .. } => {
                 if self.ending.finishing.is_some() {
-                    self.ending
-                        .warnings
-                        .push(format!("terminal write failed: {error}"));
+                    self.warn(format!("terminal write failed: {error}"));
                     self.durability.run_persisted = false;
                     self.after_tsv();
                 } else {
@@ -833,9 +840,7 @@ impl Run {
                 true,
             ),
             Await::DropSlot => {
-                self.ending
-                    .warnings
-                    .push(format!("a slot's worktree could not be removed: {error}"));
+                self.warn(format!("a slot's worktree could not be removed: {error}"));
                 self.slot_dropped();
             }
             Await::Changes { .. } | Await::Commit { .. } | Await::FastForward { .. } => self.block(
@@ -846,9 +851,7 @@ impl Run {
             ),
             Await::Clean(_) => {
                 if self.ending.finishing.is_some() {
-                    self.ending
-                        .warnings
-                        .push(format!("worktree restore failed: {error}"));
+                    self.warn(format!("worktree restore failed: {error}"));
                     self.advance(Then::AfterTerminal);
                 } else {
                     self.block(
@@ -862,22 +865,16 @@ impl Run {
             Await::Terminate { attempt } => self.on_terminated(attempt, false),
             Await::ReapProposers => self.on_proposers_reaped(false),
             Await::Tsv => {
-                self.ending
-                    .warnings
-                    .push(format!("TSV export failed: {error}"));
+                self.warn(format!("TSV export failed: {error}"));
                 self.after_tsv();
             }
             Await::Retention(at) => {
-                self.ending
-                    .warnings
-                    .push(format!("retention cleanup skipped: {error}"));
+                self.warn(format!("retention cleanup skipped: {error}"));
                 self.swept(at);
             }
             Await::Removal(at) => self.on_removal(at, Some(error)),
             Await::Marks(at) => {
-                self.ending
-                    .warnings
-                    .push(format!("retention marks not recorded: {error}"));
+                self.warn(format!("retention marks not recorded: {error}"));
                 self.swept(at);
             }
         }
@@ -1278,7 +1275,7 @@ impl Run {
         }
         for note in notes {
             if !self.ending.warnings.contains(&note) {
-                self.ending.warnings.push(note);
+                self.warn(note);
             }
         }
     }

@@ -29,3 +29,13 @@ impl Default for Durability {
         }
     }
 }
+
+impl Durability {
+    /// A stored run: its row exists, in `state`, holding the lock or not.
+    pub(super) fn load(&mut self, state: RunState, lock_held: bool) {
+        self.state = state;
+        self.durable = state;
+        self.run_persisted = true;
+        self.lock_held = lock_held;
+    }
+}

@@ -23,6 +23,61 @@ pub(super) struct Ending {
 }
 
 impl Run {
+    /// Notes `note` once in the result.
+    pub(super) fn warn(&mut self, note: impl Into<String>) {
+        self.ending.warnings.push(note.into());
+    }
+
+    /// Whether a cancel was asked for (or an ending in a generation turned into one).
+    pub(super) fn cancelling(&self) -> bool {
+        self.ending.cancel.is_some()
+    }
+
+    /// Cancels with `reason` once the work under way is stopped (an abandon's recovery).
+    pub(super) fn request_cancel(&mut self, reason: String) {
+        self.ending.cancel = Some(reason);
+    }
+
+    /// Whether the ending is being written.
+    pub(super) fn ending_begun(&self) -> bool {
+        self.ending.finishing.is_some()
+    }
+
+    /// A stored run that already ended: its ending stands, recovery only completes it.
+    pub(super) fn resume_ending(&mut self, ending: Outcome) {
+        self.ending.finishing = Some(ending);
+    }
+
+    /// A terminal run whose processes are now proven gone: record it and release the lock.
+    pub(super) fn end_recovered(&mut self) {
+        let mut sts = Vec::new();
+        if let Some(f) = &mut self.ending.finishing {
+            if !f.2 {
+                sts.push(
+                    sql::SetQuiescent {
+                        now: self.now.into(),
+                        run_id: self.place.run_id.clone().into(),
+                    }
+                    .into(),
+                );
+            }
+            f.2 = true;
+        }
+        sts.push(self.release_lock());
+        self.durability.lock_held = false;
+        self.write(sts, vec![], Then::AfterTerminal);
+    }
+
+    /// Reports the run as it stands (not ended), with `note` among its warnings.
+    pub(super) fn report_untouched(&mut self, note: String) {
+        self.warn(note);
+        let mut result = self.build_result(Status::Blocked, None, self.durability.run_persisted);
+        result.state = Some(self.durability.state.as_str().to_owned());
+        let result = Box::new(result);
+        self.bus.push(Effect::Report(result.clone()));
+        self.ending.done = Some(result);
+    }
+
     pub(super) fn begin_cancel(&mut self) {
         if self.ending.finishing.is_some() {
             return;
@@ -116,7 +171,6 @@ impl Run {
         if quiescent {
             for i in 0..self.ledger.attempts.len() {
                 if self.ledger.attempts[i].running {
-                    self.ledger.attempts[i].running = false;
                     sts.push(self.interrupted_attempt(i, status.as_str()));
                 }
             }

@@ -1,7 +1,9 @@
 //! What the run has done: its experiments and their attempts, the artifacts kept, the baseline
 //! and best, the failure count and the frozen provenance.
 
-use crate::protocol::{ArtifactRef, InputPath, Point, ProcessIdentity, ProposalReport};
+use super::generation::slot_of;
+use crate::protocol::{ArtifactRef, InputPath, Point, ProcessIdentity, ProposalReport, StoredRows};
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -114,4 +116,126 @@ pub(super) struct Ledger {
     pub(super) provenance_sha256: Option<String>,
     /// The evaluator's inputs, as last hashed.
     pub(super) inputs: Vec<InputPath>,
+}
+
+impl Ledger {
+    /// The record as stored (no checks); `parallelism` places each candidate in its slot.
+    pub(super) fn stored(rows: &StoredRows, run_id: &str, parallelism: u32) -> Ledger {
+        let r = &rows.run;
+        let point = |c: &Option<String>, m: Option<f64>, e: Option<String>| match (c, m) {
+            (Some(c), Some(m)) => Some(Point {
+                commit: c.clone(),
+                metric: m,
+                experiment_id: e.unwrap_or_default(),
+            }),
+            _ => None,
+        };
+        let mut ledger = Ledger {
+            baseline: point(
+                &r.baseline_commit,
+                r.baseline_metric,
+                Some(format!("{run_id}-baseline")),
+            ),
+            best: point(&r.best_commit, r.best_metric, r.best_experiment_id.clone()),
+            consecutive_failures: u32::try_from(r.consecutive_failures).unwrap_or(0),
+            provenance_sha256: r.provenance_sha256.clone(),
+            ..Ledger::default()
+        };
+        for e in &rows.experiments {
+            let kind = if e.kind == "baseline" {
+                Kind::Baseline
+            } else {
+                Kind::Candidate
+            };
+            let ordinal = u32::try_from(e.ordinal).unwrap_or(0);
+            ledger.experiments.push(Experiment {
+                id: e.experiment_id.clone(),
+                ordinal,
+                kind,
+                state: ExpState::parse(&e.state).unwrap_or(ExpState::Failed),
+                parent: e.parent_commit.clone(),
+                commit: e.candidate_commit.clone(),
+                report: match (&e.hypothesis, &e.summary) {
+                    (Some(h), Some(s)) => Some(ProposalReport {
+                        hypothesis: h.clone(),
+                        summary: s.clone(),
+                    }),
+                    _ => None,
+                },
+                changed_paths: e
+                    .changed_paths_json
+                    .as_deref()
+                    .and_then(|j| serde_json::from_str(j).ok())
+                    .unwrap_or_default(),
+                metric: e.metric,
+                samples: Vec::new(),
+                decision: match e.decision.as_deref() {
+                    Some("accept") => Some("accept"),
+                    Some("reject") => Some("reject"),
+                    Some("fail") => Some("fail"),
+                    _ => None,
+                },
+                failure_code: e.failure_code.clone(),
+                failure_message: e.failure_message.clone(),
+                evidence: Vec::new(),
+                slot: slot_of(kind, ordinal, parallelism),
+                superseded_by: e.superseded_by.clone(),
+            });
+        }
+        for a in &rows.attempts {
+            let exp = ledger
+                .experiments
+                .iter()
+                .position(|e| e.id == a.experiment_id)
+                .unwrap_or(0);
+            let process = match (a.pid, a.pgid) {
+                (Some(pid), Some(pgid)) => Some(ProcessIdentity {
+                    pid: u32::try_from(pid).unwrap_or(0),
+                    pgid: u32::try_from(pgid).unwrap_or(0),
+                    start_time: a.process_start_time.clone(),
+                }),
+                _ => None,
+            };
+            if let Some(m) = a.metric {
+                ledger.experiments[exp].samples.push(m);
+            }
+            ledger.attempts.push(Attempt {
+                id: a.attempt_id.clone(),
+                experiment: exp,
+                running: a.state == "running" || a.quiescent == Some(false),
+                interrupted: a.state == "interrupted",
+                process,
+            });
+        }
+        for a in &rows.artifacts {
+            ledger.artifacts.push(ArtifactRef {
+                artifact_id: a.artifact_id.clone(),
+                kind: a.kind.clone(),
+                location: a.location.clone(),
+                size_bytes: u64::try_from(a.size_bytes).unwrap_or(0),
+                sha256: a.sha256.clone(),
+            });
+        }
+        ledger
+    }
+
+    /// The attempts whose process group may still run, in order.
+    pub(super) fn running_attempts(&self) -> VecDeque<usize> {
+        (0..self.attempts.len())
+            .filter(|&i| self.attempts[i].running)
+            .collect()
+    }
+
+    /// How many of the experiment's attempts were interrupted.
+    pub(super) fn interrupted_attempts(&self, exp: usize) -> u32 {
+        self.attempts
+            .iter()
+            .filter(|a| a.experiment == exp && a.interrupted)
+            .count() as u32
+    }
+
+    /// The last experiment not yet decided.
+    pub(super) fn unresolved(&self) -> Option<usize> {
+        self.experiments.iter().rposition(|e| !e.state.is_final())
+    }
 }

@@ -1,7 +1,7 @@
 //! Where the run lives: its id, the repository and its facts, the tracker, the run's worktree and
 //! branch, and the commit it started from.
 
-use crate::protocol::RepoFacts;
+use crate::protocol::{RepoFacts, StoredRun};
 
 pub(super) struct Place {
     pub(super) run_id: String,
@@ -31,5 +31,12 @@ impl Place {
             start_commit: String::new(),
             worktree_ready: false,
         }
+    }
+
+    /// The worktree, branch and start commit a stored run recorded.
+    pub(super) fn load(&mut self, r: &StoredRun) {
+        self.branch = r.branch.clone();
+        self.worktree = r.worktree.clone();
+        self.start_commit = r.start_commit.clone();
     }
 }

@@ -146,7 +146,9 @@ impl Run {
 
     /// Closes a running attempt whose process group is proven gone as `interrupted`.
     pub(super) fn interrupted_attempt(&mut self, attempt: usize, failure_code: &str) -> Statement {
-        self.ledger.attempts[attempt].interrupted = true;
+        let a = &mut self.ledger.attempts[attempt];
+        a.running = false;
+        a.interrupted = true;
         sql::FinishAttempt {
             state: "interrupted".into(),
             exit_code: SqlValue::Null,
@@ -157,6 +159,43 @@ impl Run {
             metric: SqlValue::Null,
             now: self.now.into(),
             attempt_id: self.ledger.attempts[attempt].id.clone().into(),
+        }
+        .into()
+    }
+
+    /// Marks an attempt's process group as proven gone.
+    pub(super) fn mark_quiescent(&self, attempt: usize) -> Statement {
+        sql::MarkAttemptQuiescent {
+            attempt_id: self.ledger.attempts[attempt].id.clone().into(),
+        }
+        .into()
+    }
+
+    /// Takes a reconciled run's lock again (within the active-run limit), clears its
+    /// interruption and records this host.
+    pub(super) fn retake_lock(&self) -> Vec<Statement> {
+        vec![
+            sql::RetakeLock {
+                now: self.now.into(),
+                run_id: self.place.run_id.clone().into(),
+                repository_id: self.place.repository_id.clone().into(),
+                max_active: self.slots().into(),
+            }
+            .into(),
+            sql::ClearInterrupted {
+                now: self.now.into(),
+                run_id: self.place.run_id.clone().into(),
+            }
+            .into(),
+            self.set_host(),
+        ]
+    }
+
+    /// Marks the run interrupted (its host died; still resumable).
+    pub(super) fn set_interrupted(&self) -> Statement {
+        sql::SetInterrupted {
+            now: self.now.into(),
+            run_id: self.place.run_id.clone().into(),
         }
         .into()
     }

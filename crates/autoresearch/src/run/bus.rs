@@ -1,7 +1,7 @@
 //! The effect bus: the effects queued for the driver, the ones outstanding, and what each answer
 //! leads to ([`Await`], and after a write or a clean, [`Then`]).
 
-use super::sweep::Sweep;
+use super::sweeping::Sweep;
 use crate::protocol::{Effect, EffectId, Input};
 use std::collections::{BTreeMap, VecDeque};
 

@@ -2,23 +2,25 @@
 //! objective, constraints and globs always travel whole; the history is what shortens. A spec
 //! whose fixed part alone cannot fit is refused before the run starts ([`handoff_problem`]).
 
-use super::*;
-use crate::spec::SpecError;
+use super::settings::Settings;
+use crate::metric;
+use crate::spec::{RunPolicy, SpecError};
+use serde_json::{Value, json};
 
 /// What a handoff says about where the run stands (all but the policy and the history).
-struct Standing<'a> {
-    run_id: &'a str,
-    experiment_id: &'a str,
-    ordinal: u32,
-    best: Option<(f64, &'a str)>,
-    baseline_metric: Option<f64>,
-    remaining: u32,
+pub(super) struct Standing<'a> {
+    pub(super) run_id: &'a str,
+    pub(super) experiment_id: &'a str,
+    pub(super) ordinal: u32,
+    pub(super) best: Option<(f64, &'a str)>,
+    pub(super) baseline_metric: Option<f64>,
+    pub(super) remaining: u32,
     /// Under `parallelism`: this candidate's slot and how many its generation has.
-    generation: Option<(u32, usize)>,
+    pub(super) generation: Option<(u32, usize)>,
 }
 
 /// The handoff's JSON text.
-fn render(policy: &RunPolicy, at: &Standing<'_>, history: Vec<Value>) -> String {
+pub(super) fn render(policy: &RunPolicy, at: &Standing<'_>, history: Vec<Value>) -> String {
     let mut handoff = json!({
         "task": "Edit only files matching mutable_globs to improve the metric, then report {hypothesis, summary}.",
         "run_id": at.run_id,
@@ -103,62 +105,4 @@ pub fn handoff_problem(policy: &RunPolicy, settings: &Settings) -> Option<SpecEr
         value: metric::clip(&value.to_string(), 60),
         did_you_mean: None,
     })
-}
-
-impl Run {
-    /// The proposer's handoff: objective, surface, metric, best, budget and recent history
-    /// (hypotheses, outcomes, failure details), the history halved until the whole fits
-    /// `max_handoff_chars`; `None` when even no history does not fit (a run resumed under a
-    /// smaller limit than it started with).
-    pub(super) fn handoff(&self, exp: usize) -> Option<String> {
-        let p = self.p();
-        let e = &self.ledger.experiments[exp];
-        let at = Standing {
-            run_id: &self.place.run_id,
-            experiment_id: &e.id,
-            ordinal: e.ordinal,
-            best: self
-                .ledger
-                .best
-                .as_ref()
-                .map(|b| (b.metric, b.commit.as_str())),
-            baseline_metric: self.ledger.baseline.as_ref().map(|b| b.metric),
-            remaining: p.max_experiments.saturating_sub(self.candidates_started()),
-            generation: self
-                .parallel()
-                .then_some((e.slot, self.generation.members.len())),
-        };
-        let finished: Vec<&Experiment> = self
-            .ledger
-            .experiments
-            .iter()
-            .filter(|x| x.state.is_final())
-            .collect();
-        let mut window = HANDOFF_HISTORY;
-        loop {
-            let history: Vec<Value> = finished[finished.len().saturating_sub(window)..]
-                .iter()
-                .map(|x| {
-                    json!({
-                        "ordinal": x.ordinal,
-                        "state": if x.superseded_by.is_some() { "superseded" } else { x.state.as_str() },
-                        "metric": x.metric,
-                        "decision": x.decision,
-                        "failure_code": x.failure_code,
-                        "failure_message": x.failure_message.as_deref().map(|m| metric::clip(m, 300)),
-                        "hypothesis": x.report.as_ref().map(|r| metric::clip(&r.hypothesis, 300)),
-                        "changed_paths": x.changed_paths.iter().take(20).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            let text = render(p, &at, history);
-            if text.chars().count() <= self.settings.max_handoff_chars {
-                return Some(text);
-            }
-            if window == 0 {
-                return None;
-            }
-            window /= 2;
-        }
-    }
 }

@@ -1,7 +1,6 @@
 //! What the run has done: its experiments and their attempts, the artifacts kept, the baseline
 //! and best, the failure count and the frozen provenance.
 
-use super::generation::slot_of;
 use crate::protocol::{ArtifactRef, InputPath, Point, ProcessIdentity, ProposalReport, StoredRows};
 use std::collections::VecDeque;
 
@@ -97,6 +96,14 @@ pub(super) struct Attempt {
     /// Stopped by recovery or an ending before it exited (not a sample).
     pub(super) interrupted: bool,
     pub(super) process: Option<ProcessIdentity>,
+}
+
+/// A candidate's slot: its place in its generation.
+pub(super) fn slot_of(kind: Kind, ordinal: u32, parallelism: u32) -> u32 {
+    match kind {
+        Kind::Baseline => 0,
+        Kind::Candidate => ordinal.saturating_sub(1) % parallelism.max(1),
+    }
 }
 
 /// The run's record, as the machine holds it (the tracker holds it durably).

@@ -1,7 +1,12 @@
 //! The statements a run writes: each stored row built from the machine's state, with named
 //! parameters.
 
-use super::*;
+use super::Run;
+use super::ledger::{Attempt, ExpState, Experiment, Kind};
+use crate::protocol::{SqlValue, Statement};
+use crate::sql;
+use serde_json::json;
+use std::collections::BTreeMap;
 
 impl Run {
     pub(super) fn new_experiment(&mut self, kind: Kind, parent: String, state: ExpState) -> usize {

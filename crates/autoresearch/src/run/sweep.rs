@@ -3,32 +3,12 @@
 //! artifacts once their experiment ended. Each removal is one effect; the marks of those that
 //! succeeded are written together afterwards.
 
-use super::*;
-
-/// Which cleanup a retention step belongs to, and so where the run goes on after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Sweep {
-    /// At the start, once the tracker is open: then the lock (or the stored run).
-    Start,
-    /// The artifacts of this run's failed attempts, once their experiment ended: then the next
-    /// round.
-    FailedAttempts,
-    /// At the end, after the TSV export: then the report.
-    End,
-}
-
-/// The cleanup in progress, and what retention removed of this run.
-#[derive(Default)]
-pub(super) struct Sweeping {
-    /// What retention removed of this run.
-    pub(super) removed: Removed,
-    /// The removals still to perform.
-    pub(super) queue: VecDeque<Removal>,
-    /// The marks of the removals that succeeded, written together at the end of the cleanup.
-    pub(super) marks: Vec<Statement>,
-    /// Artifacts of this run's failed attempts not yet removed (without `retainFailedArtifacts`).
-    pub(super) failed_artifacts: Vec<RetentionArtifact>,
-}
+use super::Run;
+use super::bus::{Await, Then};
+use super::sweeping::Sweep;
+use crate::layout;
+use crate::protocol::{Effect, RetentionRows};
+use crate::retention::{self, Removal};
 
 impl Run {
     /// The state directory, as the tracker's path names it.

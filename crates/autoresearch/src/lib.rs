@@ -3,7 +3,8 @@
 //!
 //! It validates the run spec ([`spec`]), decides every step of the run state machine ([`Run`]),
 //! and returns [`Effect`]s for a driver to perform; the driver feeds the results back as
-//! [`Input`]s. It also owns the tracker's SQL ([`sql`]), final-line metric parsing ([`metric`]),
+//! [`Input`]s. It also owns the tracker's SQL ([`sql`]), each git command the driver spawns
+//! ([`git`]), final-line metric parsing ([`metric`]),
 //! canonical JSON and provenance hashing ([`jcs`], [`run::provenance`]), the mutable surface
 //! ([`surface`], with its path-glob matcher [`glob`]) and the bounded result renderings
 //! ([`render`], whose terminal escapes live in the leaf [`escape`]).
@@ -19,6 +20,7 @@
 
 pub mod escape;
 pub mod failure;
+pub mod git;
 pub mod git_config;
 pub mod glob;
 pub mod jcs;

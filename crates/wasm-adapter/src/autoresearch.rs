@@ -206,6 +206,32 @@ pub fn interrupted_note(rows_json: &str) -> Option<String> {
     tool::interrupted_note(rows_json)
 }
 
+/// One git step's command ([`autoresearch::git::command`]): `step_json` is `{"executable",
+/// "gitDir"?, "workTree"?, "args", "indexFile"?, "commitDate"?, "startup"?}`; the answer
+/// `{"argv", "shown", "env", "unsetPrefix", "stdoutCap", "stderrCap", "timeoutMs", "graceMs"}`.
+#[wasm_bindgen(js_name = autoresearchGitCommand)]
+pub fn git_command(step_json: &str) -> Result<String, JsError> {
+    let v: Value = serde_json::from_str(step_json)?;
+    let text = |k: &str| v.get(k).and_then(Value::as_str);
+    let args: Vec<String> = serde_json::from_value(v["args"].clone())?;
+    let c = autoresearch::git::command(&autoresearch::git::Step {
+        executable: text("executable")
+            .ok_or_else(|| JsError::new("step.executable must be a string"))?,
+        git_dir: text("gitDir"),
+        work_tree: text("workTree"),
+        args: &args,
+        index_file: text("indexFile"),
+        commit_date: text("commitDate"),
+        startup: v["startup"].as_bool().unwrap_or(false),
+    });
+    Ok(json!({
+        "argv": c.argv, "shown": c.shown, "env": c.env, "unsetPrefix": c.unset_prefix,
+        "stdoutCap": c.stdout_cap, "stderrCap": c.stderr_cap, "timeoutMs": c.timeout_ms,
+        "graceMs": c.grace_ms,
+    })
+    .to_string())
+}
+
 /// One autoresearch run, driven from JS.
 #[wasm_bindgen(js_name = AutoresearchRun)]
 pub struct Run {

@@ -1,9 +1,9 @@
 // dsh-autoresearch's git boundary: the git commands behind the core's git effects, run through
-// the injected process runner (so inside DSH they go through ctx.subprocess). Every command is
-// argv-only, with a scrubbed environment (no GIT_*, no system or global config or attributes, no
-// hooks, no fsmonitor, no pager, no prompts) and an output cap. Commands write only the run's own
-// worktree, the run branch and a temporary index; the caller's checkout and branches are never
-// touched.
+// the injected process runner (so inside DSH they go through ctx.subprocess). Each command's
+// argv, environment, output caps, timeout and commit identity come from the core
+// (`autoresearchGitCommand`, crates/autoresearch/src/git.rs); this file picks the steps and
+// performs them. Commands write only the run's own worktree, the run branch and a temporary
+// index; the caller's checkout and branches are never touched.
 //
 // A proposer or an evaluator can write anything inside the worktree, `.git` included, so git
 // never discovers the repository from there: every worktree command names the worktree's admin
@@ -12,25 +12,9 @@
 import { mkdtempSync, rmSync, existsSync, mkdirSync, lstatSync, readFileSync, readdirSync, writeFileSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { autoresearchGitCommand } from './core.js'
 
-/** Output kept from one git command; more is an error (`git-output-limit`). */
-const GIT_OUTPUT_CAP = 64 * 1024 * 1024
-const GIT_TIMEOUT_MS = 300_000
 const ZERO_OID = '0000000000000000000000000000000000000000'
-const AUTHOR = { name: 'dsh-autoresearch', email: 'autoresearch@localhost' }
-
-/** Flags on every command: no hooks, filesystem monitor, auto-gc, signing or path quoting. */
-const HARDENING = [
-  '-c', 'core.hooksPath=/dev/null',
-  '-c', 'core.fsmonitor=false',
-  '-c', 'core.untrackedCache=false',
-  '-c', 'gc.auto=0',
-  '-c', 'maintenance.auto=false',
-  '-c', 'commit.gpgSign=false',
-  '-c', 'advice.detachedHead=false',
-  '-c', 'core.quotePath=false',
-  '-c', 'core.attributesFile=/dev/null',
-]
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -92,35 +76,27 @@ export function realDirsBetween(root, path) {
 
 export class GitError extends Error {}
 
-export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_MS }) {
-  const baseEnv = () => {
+/** `startup`: the commands run while the plugin starts (the core gives them a shorter timeout). */
+export function createGit({ runner, executable = 'git', startup = false }) {
+  /** Runs the core's command for `args` in the repository `gitDir` (and the work tree `workTree`;
+   * a temporary index `indexFile`; a candidate's commit dated `commitDate`); resolves
+   * `{code, stdout, stderr}` (text) or throws a GitError. */
+  async function run(args, { cwd, gitDir, workTree, indexFile, commitDate, stdin, ok = [0] } = {}) {
+    const command = JSON.parse(autoresearchGitCommand(JSON.stringify({
+      executable, gitDir, workTree, args, indexFile, commitDate, startup,
+    })))
     const env = {}
     for (const [key, value] of Object.entries(runner.scrubbedParentEnv())) {
-      if (!key.startsWith('GIT_')) env[key] = value
+      if (!key.startsWith(command.unsetPrefix)) env[key] = value
     }
-    return {
-      ...env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_PAGER: 'cat',
-      GIT_OPTIONAL_LOCKS: '0',
-      GIT_ATTR_NOSYSTEM: '1',
-      LC_ALL: 'C',
-    }
-  }
-
-  /** Runs `git <args>`; resolves `{code, stdout, stderr}` (text) or throws a GitError. */
-  async function run(args, { cwd, env = {}, stdin, ok = [0] } = {}) {
-    const argv = [executable, ...HARDENING, ...args]
     const handle = runner.spawn({
-      argv,
+      argv: command.argv,
       cwd,
-      env: { ...baseEnv(), ...env },
+      env: { ...env, ...command.env },
       stdin,
-      stdoutCap: GIT_OUTPUT_CAP,
-      stderrCap: 64 * 1024,
-      graceMs: 2_000,
+      stdoutCap: command.stdoutCap,
+      stderrCap: command.stderrCap,
+      graceMs: command.graceMs,
     })
     try {
       await handle.spawned
@@ -131,7 +107,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
     const timer = setTimeout(() => {
       timedOut = true
       handle.terminate()
-    }, timeoutMs)
+    }, command.timeoutMs)
     const { exitCode, signal } = await handle.exited
     clearTimeout(timer)
     const { stdout, stderr } = await handle.finish()
@@ -140,9 +116,9 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
       stdout: stdout.bytes.toString('utf8'),
       stderr: stderr.bytes.toString('utf8').trim(),
     }
-    const shown = `git ${args.filter((a) => !a.startsWith('-c')).slice(0, 6).join(' ')}`
-    if (timedOut) throw new GitError(`${shown} timed out after ${timeoutMs} ms`)
-    if (stdout.truncated) throw new GitError(`${shown} printed more than ${GIT_OUTPUT_CAP} bytes (git-output-limit)`)
+    const { shown } = command
+    if (timedOut) throw new GitError(`${shown} timed out after ${command.timeoutMs} ms`)
+    if (stdout.truncated) throw new GitError(`${shown} printed more than ${command.stdoutCap} bytes (git-output-limit)`)
     if (signal !== null || !ok.includes(exitCode)) {
       throw new GitError(`${shown} failed (${signal ?? `exit ${exitCode}`}): ${text.stderr.slice(-1500)}`)
     }
@@ -165,7 +141,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
    * `startCommit`. Idempotent for exactly this run's worktree and branch; anything else that
    * already exists there is an error, never overwritten. */
   async function createWorktree({ gitCommonDir, path, branch, startCommit }) {
-    const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
+    const git = (args, opts = {}) => run(args, { ...opts, gitDir: gitCommonDir })
     // A slot's scratch worktree has no branch of its own.
     const existing = branch === undefined
       ? startCommit
@@ -259,16 +235,13 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
   function inWorktree(gitCommonDir, worktree, args, opts = {}) {
     checkWorktreeDir(worktree)
     restoreLink(gitCommonDir, worktree)
-    const admin = adminDir(gitCommonDir, worktree)
-    return run(['--git-dir', admin, '--work-tree', worktree, ...args], {
-      ...opts, cwd: worktree, env: { GIT_ATTR_SOURCE: 'HEAD', ...opts.env },
-    })
+    return run(args, { ...opts, cwd: worktree, gitDir: adminDir(gitCommonDir, worktree), workTree: worktree })
   }
 
   /** The repository's config as git reads it for `gitDir` (a worktree's admin dir adds its own
    * config.worktree), includes followed; our `-c` flags are left out by their origin. */
   async function configList(gitDir) {
-    const r = await run(['--git-dir', gitDir, 'config', '--list', '--show-origin', '-z'], { cwd: gitDir, ok: [0, 1] })
+    const r = await run(['config', '--list', '--show-origin', '-z'], { cwd: gitDir, gitDir, ok: [0, 1] })
     return parseConfigList(r.stdout).filter((e) => !e.origin.startsWith('command line:'))
   }
 
@@ -324,10 +297,10 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
   async function trackedChanges(gitCommonDir, worktree, commit) {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-autoresearch-index-'))
     try {
-      const env = { GIT_INDEX_FILE: join(dir, 'index') }
-      await inWorktree(gitCommonDir, worktree, ['read-tree', commit], { env })
-      await inWorktree(gitCommonDir, worktree, ['update-index', '-q', '--refresh', '--ignore-submodules'], { env, ok: [0, 1] })
-      const r = await inWorktree(gitCommonDir, worktree, ['diff-files', '--name-only', '-z', '--ignore-submodules'], { env })
+      const indexFile = join(dir, 'index')
+      await inWorktree(gitCommonDir, worktree, ['read-tree', commit], { indexFile })
+      await inWorktree(gitCommonDir, worktree, ['update-index', '-q', '--refresh', '--ignore-submodules'], { indexFile, ok: [0, 1] })
+      const r = await inWorktree(gitCommonDir, worktree, ['diff-files', '--name-only', '-z', '--ignore-submodules'], { indexFile })
       return r.stdout.split('\0').filter(Boolean)
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -375,31 +348,23 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
       return (await inWorktree(gitCommonDir, worktree, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames'])).stdout
     },
 
-    /** Commits exactly `paths` on top of `parent` in a temporary index (no branch moves), with a
-     * fixed author and the parent's date (deterministic, replayable); checks the commit changes
+    /** Commits exactly `paths` on top of `parent` in a temporary index (no branch moves), as the
+     * core's fixed author with the parent's date (deterministic, replayable); checks the commit changes
      * exactly those paths; points `keepRef` at it (so no decision and no gc loses the diff); then
      * detaches the worktree at it and cleans everything else. */
     async commit({ gitCommonDir, worktree, parent, paths, message, keepRef }) {
       const dir = mkdtempSync(join(tmpdir(), 'dsh-autoresearch-index-'))
       const git = (args, opts) => inWorktree(gitCommonDir, worktree, args, opts)
       try {
-        const env = { GIT_INDEX_FILE: join(dir, 'index'), GIT_LITERAL_PATHSPECS: '1' }
-        await git(['read-tree', parent], { env })
+        const indexFile = join(dir, 'index')
+        await git(['read-tree', parent], { indexFile })
         await git(['add', '-A', '-f', '--pathspec-from-file=-', '--pathspec-file-nul'], {
-          env, stdin: paths.map((p) => `${p}\0`).join(''),
+          indexFile, stdin: paths.map((p) => `${p}\0`).join(''),
         })
-        const tree = line(await git(['write-tree'], { env }))
+        const tree = line(await git(['write-tree'], { indexFile }))
         const date = line(await git(['show', '-s', '--format=%ad', '--date=raw', parent]))
         const commit = line(await git(['commit-tree', tree, '-p', parent, '-m', message, '--no-gpg-sign'], {
-          env: {
-            ...env,
-            GIT_AUTHOR_NAME: AUTHOR.name,
-            GIT_AUTHOR_EMAIL: AUTHOR.email,
-            GIT_COMMITTER_NAME: AUTHOR.name,
-            GIT_COMMITTER_EMAIL: AUTHOR.email,
-            GIT_AUTHOR_DATE: date,
-            GIT_COMMITTER_DATE: date,
-          },
+          indexFile, commitDate: date,
         }))
         const changed = (await git(['diff-tree', '--no-commit-id', '--name-only', '-r', '-z', '--no-renames', parent, commit]))
           .stdout.split('\0').filter(Boolean).sort()
@@ -407,7 +372,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
         if (changed.join('\0') !== wanted.join('\0')) {
           throw new GitError(`the candidate commit changes [${changed.join(', ')}], not the validated [${wanted.join(', ')}]`)
         }
-        await run(['--git-dir', gitCommonDir, 'update-ref', keepRef, commit])
+        await run(['update-ref', keepRef, commit], { gitDir: gitCommonDir })
         await this.checkoutClean({ gitCommonDir, worktree, commit })
         return commit
       } finally {
@@ -445,7 +410,7 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
 
     /** Moves the run branch from `from` to `to` (compare-and-swap); already at `to` is done. */
     async fastForward({ gitCommonDir, branch, from, to }) {
-      const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
+      const git = (args, opts = {}) => run(args, { ...opts, gitDir: gitCommonDir })
       try {
         await git(['update-ref', `refs/heads/${branch}`, to, from])
       } catch (error) {
@@ -456,12 +421,12 @@ export function createGit({ runner, executable = 'git', timeoutMs = GIT_TIMEOUT_
 
     /** The diff `from..to` as text (`show --diff`), with no external diff or textconv program. */
     async diff({ gitCommonDir, from, to }) {
-      return (await run(['--git-dir', gitCommonDir, 'diff', '--no-ext-diff', '--no-textconv', from, to])).stdout
+      return (await run(['diff', '--no-ext-diff', '--no-textconv', from, to], { gitDir: gitCommonDir })).stdout
     },
 
     /** Removes the run worktree, dirty or not, in its turn. */
     removeWorktree({ gitCommonDir, path }) {
-      const git = (args, opts = {}) => run(['--git-dir', gitCommonDir, ...args], opts)
+      const git = (args, opts = {}) => run(args, { ...opts, gitDir: gitCommonDir })
       return inTurn(gitCommonDir, async () => {
         if (existsSync(path) || isLink(path)) {
           checkWorktreeDir(path)

@@ -200,7 +200,7 @@ export function apply(ctx, config) {
 /** Reconciles the unfinished runs of every repository recovery covers; the model's note on them. */
 async function reconcileAll(row, configJson) {
   const runner = createLocalRunner()
-  const git = createGit({ runner, executable: row.gitExecutable, timeoutMs: 10_000 })
+  const git = createGit({ runner, executable: row.gitExecutable, startup: true })
   const notes = []
   for (const repository of [undefined, ...row.recoverRepositories]) {
     let facts

@@ -18,11 +18,24 @@ use crate::state::{RunState, transition_allowed};
 /// The schema version the latest migration produces.
 pub const SCHEMA_VERSION: i64 = 4;
 
+/// How long a connection waits for another's write lock: the one place it is said.
+macro_rules! busy_timeout {
+    () => {
+        "PRAGMA busy_timeout = 5000;"
+    };
+}
+
 /// Connection settings, run on every open before migrating.
-pub const PRAGMAS: &str = "PRAGMA journal_mode = WAL;
+pub const PRAGMAS: &str = concat!(
+    "PRAGMA journal_mode = WAL;
 PRAGMA synchronous = FULL;
 PRAGMA foreign_keys = ON;
-PRAGMA busy_timeout = 5000;";
+",
+    busy_timeout!()
+);
+
+/// Run on every read-only open: the runner's `list` and `show`, the original's files.
+pub const READ_ONLY_PRAGMAS: &str = busy_timeout!();
 
 /// One schema migration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -452,6 +465,42 @@ pub const LIST_RETENTION_ARTIFACTS: &str =
 FROM artifacts a JOIN attempts t ON t.attempt_id = a.attempt_id
   JOIN runs r ON r.run_id = a.run_id
 WHERE a.removed_at IS NULL AND r.terminal_at IS NOT NULL ORDER BY a.run_id, a.artifact_id";
+
+/// The original dsh-autoresearch's lock database (`dsh-autoresearch-locks.sqlite`), read-only:
+/// its `active_locks` table's columns, by name (the original's versions differ).
+pub const ORIGINAL_LOCK_COLUMNS: &str = "PRAGMA table_info(active_locks)";
+
+/// The original's per-run tracker, read-only: its `runs` table's columns, by name.
+pub const ORIGINAL_RUN_COLUMNS: &str = "PRAGMA table_info(runs)";
+
+/// The run ids holding a live lock in the original's lock database whose `active_locks` has
+/// `columns` (a lock is live until `released_at` is set, where that column exists).
+pub fn original_live_locks(columns: &[String]) -> String {
+    let live = if columns.iter().any(|c| c == "released_at") {
+        " WHERE released_at IS NULL"
+    } else {
+        ""
+    };
+    format!("SELECT run_id FROM active_locks{live}")
+}
+
+/// The original's runs as `list` shows them, from a tracker whose `runs` has `columns`: the
+/// columns `list` reads that this version of the original has.
+pub fn original_runs(columns: &[String]) -> String {
+    let pick: Vec<&str> = [
+        "run_id",
+        "run_tag",
+        "state",
+        "branch",
+        "best_metric",
+        "created_at",
+        "updated_at",
+    ]
+    .into_iter()
+    .filter(|c| columns.iter().any(|have| have == c))
+    .collect();
+    format!("SELECT {} FROM runs", pick.join(", "))
+}
 
 /// Every read statement's text (the driver runs them itself), for tests.
 pub const READS: &[&str] = &[

@@ -467,6 +467,33 @@ fn every_table_is_strict_and_statements_use_named_parameters() {
 }
 
 #[test]
+fn the_originals_queries_follow_the_columns_its_files_have() {
+    let names = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        sql::original_live_locks(&names(&["run_id", "released_at"])),
+        "SELECT run_id FROM active_locks WHERE released_at IS NULL"
+    );
+    assert_eq!(
+        sql::original_live_locks(&names(&["run_id", "acquired_at"])),
+        "SELECT run_id FROM active_locks"
+    );
+    assert_eq!(
+        sql::original_runs(&names(&["updated_at", "objective", "run_id", "state"])),
+        "SELECT run_id, state, updated_at FROM runs"
+    );
+}
+
+#[test]
+fn every_open_waits_the_same_busy_timeout() {
+    assert_eq!(sql::READ_ONLY_PRAGMAS, "PRAGMA busy_timeout = 5000;");
+    assert_eq!(
+        sql::PRAGMAS,
+        "PRAGMA journal_mode = WAL;\nPRAGMA synchronous = FULL;\nPRAGMA foreign_keys = ON;\n\
+         PRAGMA busy_timeout = 5000;"
+    );
+}
+
+#[test]
 fn the_sql_transition_table_equals_the_rust_one() {
     let v1 = &sql::migrations()[0].sql;
     let values = &v1[v1.find("INSERT INTO run_transitions").unwrap()..];

@@ -80,19 +80,36 @@ pub fn tracker_path(git_common_dir: &str, config_json: &str) -> Result<String, J
     ))
 }
 
-/// The tracker's SQL for the driver: `{pragmas, schemaVersion, loadRun, loadExperiments,
-/// loadAttempts, loadArtifacts, listRuns, listRetentionRuns, listRetentionArtifacts}` (the load
-/// statements take `:run_id`, `listRuns` `:limit`, the retention lists nothing).
+/// The tracker's SQL for the driver: `{pragmas, readOnlyPragmas, schemaVersion, loadRun,
+/// loadExperiments, loadAttempts, loadArtifacts, listRuns, listRetentionRuns,
+/// listRetentionArtifacts, originalLockColumns, originalRunColumns}` (the load statements take
+/// `:run_id`, `listRuns` `:limit`, the others nothing).
 #[wasm_bindgen(js_name = autoresearchSql)]
 pub fn sql_texts() -> String {
     json!({
-        "pragmas": sql::PRAGMAS, "schemaVersion": sql::SCHEMA_VERSION, "loadRun": sql::LOAD_RUN,
+        "pragmas": sql::PRAGMAS, "readOnlyPragmas": sql::READ_ONLY_PRAGMAS,
+        "originalLockColumns": sql::ORIGINAL_LOCK_COLUMNS,
+        "originalRunColumns": sql::ORIGINAL_RUN_COLUMNS,
+        "schemaVersion": sql::SCHEMA_VERSION, "loadRun": sql::LOAD_RUN,
         "loadExperiments": sql::LOAD_EXPERIMENTS, "loadAttempts": sql::LOAD_ATTEMPTS,
         "loadArtifacts": sql::LOAD_ARTIFACTS, "listRuns": sql::LIST_RUNS,
         "listRetentionRuns": sql::LIST_RETENTION_RUNS,
         "listRetentionArtifacts": sql::LIST_RETENTION_ARTIFACTS,
     })
     .to_string()
+}
+
+/// The query for the original's live locks ([`sql::original_live_locks`]) or its runs
+/// ([`sql::original_runs`]) — `table` `active_locks` or `runs` — given that table's columns
+/// (`columns_json`, an array of names).
+#[wasm_bindgen(js_name = autoresearchOriginalQuery)]
+pub fn original_query(table: &str, columns_json: &str) -> Result<String, JsError> {
+    let columns: Vec<String> = serde_json::from_str(columns_json)?;
+    match table {
+        "active_locks" => Ok(sql::original_live_locks(&columns)),
+        "runs" => Ok(sql::original_runs(&columns)),
+        other => Err(JsError::new(&format!("no original query over {other:?}"))),
+    }
 }
 
 /// The migrations to apply to a tracker at `PRAGMA user_version` = `current`, as JSON

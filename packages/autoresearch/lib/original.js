@@ -2,9 +2,13 @@
 // (`<git-common-dir>/<stateRoot>/runs/<run-id>/tracker.sqlite`) and its shared lock database
 // (`<git-common-dir>/dsh-autoresearch-locks.sqlite`). `list` shows its runs and every new run
 // counts its live locks toward maxActiveRunsPerRepository, so a live original run is never raced.
-// Nothing here writes; a file that cannot be read is skipped.
+// Nothing here writes; a file that cannot be read is skipped. Every query comes from the core,
+// built for the columns each file has.
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { autoresearchOriginalQuery, autoresearchSql } from './core.js'
+
+const SQL = JSON.parse(autoresearchSql())
 
 const LOCKS = 'dsh-autoresearch-locks.sqlite'
 
@@ -13,15 +17,17 @@ async function open(path) {
   try {
     const { DatabaseSync } = await import('node:sqlite')
     const db = new DatabaseSync(path, { readOnly: true })
-    db.exec('PRAGMA busy_timeout = 5000')
+    db.exec(SQL.readOnlyPragmas)
     return db
   } catch {
     return undefined
   }
 }
 
-function columns(db, table) {
-  return db.prepare(`PRAGMA table_info(${table})`).all().map((c) => c.name)
+/** The core's query over `table` of `db`, for the columns it has. */
+function query(db, table, columnsSql) {
+  const columns = db.prepare(columnsSql).all().map((c) => c.name)
+  return db.prepare(autoresearchOriginalQuery(table, JSON.stringify(columns)))
 }
 
 /** The run ids holding a live lock in the original's lock database. */
@@ -29,8 +35,7 @@ async function liveLocks(gitCommonDir) {
   const db = await open(join(gitCommonDir, LOCKS))
   if (db === undefined) return new Set()
   try {
-    const live = columns(db, 'active_locks').includes('released_at') ? ' WHERE released_at IS NULL' : ''
-    return new Set(db.prepare(`SELECT run_id FROM active_locks${live}`).all().map((r) => r.run_id))
+    return new Set(query(db, 'active_locks', SQL.originalLockColumns).all().map((r) => r.run_id))
   } catch {
     return new Set()
   } finally {
@@ -58,9 +63,7 @@ export async function originalRuns(gitCommonDir, stateRoot) {
     const db = await open(join(dir, id, 'tracker.sqlite'))
     if (db === undefined) continue
     try {
-      const have = new Set(columns(db, 'runs'))
-      const pick = ['run_id', 'run_tag', 'state', 'branch', 'best_metric', 'created_at', 'updated_at'].filter((c) => have.has(c))
-      for (const r of db.prepare(`SELECT ${pick.join(', ')} FROM runs`).all()) {
+      for (const r of query(db, 'runs', SQL.originalRunColumns).all()) {
         rows.push({ ...r, origin: 'original', lock_held: live.has(r.run_id) ? 1 : 0 })
       }
     } catch {

@@ -164,7 +164,7 @@ export async function openTrackerReadOnly(path) {
   if (!existsSync(path)) return undefined
   const { DatabaseSync } = await loadSqlite()
   let db = new DatabaseSync(path, { readOnly: true })
-  db.exec('PRAGMA busy_timeout = 5000')
+  db.exec(SQL.readOnlyPragmas)
   const version = Number(db.prepare('PRAGMA user_version').get().user_version)
   if (version === 0) {
     db.close()
@@ -174,7 +174,7 @@ export async function openTrackerReadOnly(path) {
     db.close()
     ;(await openTracker(path)).close()
     db = new DatabaseSync(path, { readOnly: true })
-    db.exec('PRAGMA busy_timeout = 5000')
+    db.exec(SQL.readOnlyPragmas)
   }
   return new Tracker(db, path)
 }

@@ -91,9 +91,12 @@ impl LanguageChoice {
 /// How failures and repeats are counted (`counting`; see the crate docs, "Counting").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Counting {
-    /// `same-problem`: failures count per target and a success on it resolves them; repeats need
-    /// the same outcome, two-call cycles count, waiting never counts.
+    /// `no-progress`: as `same-problem`, but a shell run whose failure changed (another error,
+    /// another line, another test summary) is progress and does not count.
     #[default]
+    NoProgress,
+    /// `same-problem`: failures count per target and a success on it resolves them; repeats need
+    /// the same outcome, two-call cycles count, waiting never counts (the counting of 0.3).
     SameProblem,
     /// `any-failure`: every failure since the last reset counts, and identical consecutive calls
     /// whatever they returned (the counting before 0.3).
@@ -102,11 +105,12 @@ pub enum Counting {
 
 impl Counting {
     /// All choices, in the order of their config spelling.
-    pub const ALL: [Counting; 2] = [Self::SameProblem, Self::AnyFailure];
+    pub const ALL: [Counting; 3] = [Self::NoProgress, Self::SameProblem, Self::AnyFailure];
 
     /// The config spelling.
     pub fn key(self) -> &'static str {
         match self {
+            Self::NoProgress => "no-progress",
             Self::SameProblem => "same-problem",
             Self::AnyFailure => "any-failure",
         }
@@ -115,6 +119,12 @@ impl Counting {
     /// The choice a config spelling names, if any.
     pub fn from_key(key: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|choice| choice.key() == key)
+    }
+
+    /// Whether failures count per problem (`no-progress`, `same-problem`) rather than all since
+    /// the last reset (`any-failure`).
+    pub fn per_problem(self) -> bool {
+        self != Self::AnyFailure
     }
 }
 
@@ -273,7 +283,7 @@ impl Default for SettingsInput {
             extra_allowlist: Vec::new(),
             language: LanguageChoice::Auto,
             max_denials: DEFAULT_MAX_DENIALS,
-            counting: Counting::SameProblem,
+            counting: Counting::NoProgress,
         }
     }
 }
@@ -299,7 +309,7 @@ impl Default for Settings {
             repeat_threshold: DEFAULT_REPEAT_THRESHOLD,
             max_denials: DEFAULT_MAX_DENIALS,
             language: LanguageChoice::Auto,
-            counting: Counting::SameProblem,
+            counting: Counting::NoProgress,
             allowlist: DEFAULT_ALLOWLIST
                 .iter()
                 .filter_map(|s| ToolPattern::new(s).ok())

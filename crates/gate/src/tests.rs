@@ -144,20 +144,20 @@ fn unrelated_failures_do_not_arm() {
 fn failure_texts_without_substance_have_no_fingerprint() {
     let failed = Outcome::exited(1);
     assert_eq!(
-        failure_fingerprint("bash", &failed, "[exit code: 1]", ""),
-        None
+        failure_keys("bash", &failed, "[exit code: 1]", ""),
+        FailureKeys::default()
     );
     assert_eq!(
-        failure_fingerprint("bash", &failed, "exit code 1 (no output)", ""),
-        None
+        failure_keys("bash", &failed, "exit code 1 (no output)", ""),
+        FailureKeys::default()
     );
     assert_eq!(
-        failure_fingerprint("bash", &Outcome::success(), "TypeError", ""),
-        None
+        failure_keys("bash", &Outcome::success(), "TypeError", ""),
+        FailureKeys::default()
     );
     assert_eq!(
-        failure_fingerprint("bash", &failed, "TypeError at line 123\n[exit code: 1]", ""),
-        failure_fingerprint("bash", &failed, "TypeError at line 456\n[exit code: 1]", "")
+        failure_keys("bash", &failed, "TypeError at line 123\n[exit code: 1]", "").print,
+        failure_keys("bash", &failed, "TypeError at line 456\n[exit code: 1]", "").print
     );
 }
 
@@ -1091,7 +1091,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::ToolCall {
@@ -1102,7 +1102,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::Step,
@@ -1117,7 +1117,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::error(),
         },
         Input::Step,
@@ -1129,7 +1129,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::ToolCall {
@@ -1140,7 +1140,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::Step,
@@ -1153,7 +1153,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::error(),
         },
         Input::UserPrompt { text: "stop" },
@@ -1189,7 +1189,8 @@ fn agent_state_is_small_and_copy() {
     fn assert_copy<T: Copy>() {}
     assert_copy::<AgentGate>();
     // Constant size: the counters and PROBLEM_SLOTS remembered targets, no text.
-    assert!(std::mem::size_of::<AgentGate>() <= 512);
+    let size = std::mem::size_of::<AgentGate>();
+    assert!(size <= 512, "{size} bytes");
 }
 
 #[test]
@@ -1219,6 +1220,16 @@ fn trigger_texts_count_attempts_under_each_counting() {
         }
     }
     expect_test::expect![[r#"
+        no-progress Some(1) None cycle=false: 2 failed attempts at the same problem
+        no-progress Some(1) None cycle=false: 同一问题上已有 2 次失败的尝试
+        no-progress Some(2) None cycle=false: 3 failed attempts at the same problem
+        no-progress Some(2) None cycle=false: 同一问题上已有 3 次失败的尝试
+        no-progress None Some(2) cycle=false: the same call 3 times in a row with the same result
+        no-progress None Some(2) cycle=false: 同一调用连续 3 次，结果相同
+        no-progress None Some(2) cycle=true: the same two calls alternating 3 times with the same results
+        no-progress None Some(2) cycle=true: 两个调用交替出现 3 次，结果相同
+        no-progress Some(2) Some(2) cycle=false: 3 failed attempts at the same problem; the same call 3 times in a row with the same result
+        no-progress Some(2) Some(2) cycle=false: 同一问题上已有 3 次失败的尝试；同一调用连续 3 次，结果相同
         same-problem Some(1) None cycle=false: 2 failed attempts at the same problem
         same-problem Some(1) None cycle=false: 同一问题上已有 2 次失败的尝试
         same-problem Some(2) None cycle=false: 3 failed attempts at the same problem

@@ -41,7 +41,7 @@ fn trigger_text(lang: Language, trigger: Trigger) -> String {
     } = trigger;
     match counting {
         // Counted retries and repeats exclude the first attempt; the model reads attempts.
-        Counting::SameProblem => {
+        Counting::NoProgress | Counting::SameProblem => {
             let failures = failures.map(|f| match lang {
                 Language::Zh => format!("同一问题上已有 {} 次失败的尝试", f + 1),
                 Language::En => format!("{} failed attempts at the same problem", f + 1),

@@ -5,7 +5,7 @@ use crate::answers::{MarkerSet, is_han_or_kana, missing_answers};
 use crate::args::{ArgsHash, CallKey};
 use crate::counting::Counts;
 use crate::experiment::{Deferred, Shot};
-use crate::settings::{LanguageChoice, Settings, ToolPattern};
+use crate::settings::{LanguageChoice, OTHER_HARNESS_INVESTIGATION, Settings, ToolPattern};
 use crate::text;
 use crate::tool::ToolFacts;
 use crate::{
@@ -405,10 +405,13 @@ impl AgentGate {
     }
 }
 
+/// The allowlist as the model reads it: without the read-only names of other harnesses, which a
+/// DSH agent rarely has, so the list names the tools it can use.
 fn shown_tools(settings: &Settings) -> Vec<&str> {
     settings
         .allowlist()
         .iter()
         .map(ToolPattern::source)
+        .filter(|source| !OTHER_HARNESS_INVESTIGATION.contains(source))
         .collect()
 }

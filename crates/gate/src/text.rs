@@ -17,7 +17,7 @@ pub const PLUGIN_TAG: &str = "[pain-point-check]";
 pub const NAME_LIMIT: usize = 64;
 
 /// Most allowlist entries shown in a text; the rest are summarized as `+N`.
-pub const SHOWN_TOOLS_LIMIT: usize = 16;
+pub const SHOWN_TOOLS_LIMIT: usize = 20;
 
 /// The answer format with Chinese markers.
 pub const FORMAT_ZH: &str = "卡点=… 排除=… 性价比=…";

@@ -3,8 +3,15 @@
 //! core's own rule (`stats::improves`, what `Run` calls). Per `repeats` (1 and 5): how often a
 //! no-op candidate (same true value as the best) is kept, and how often a true 3 sigma
 //! improvement is, over 100 rounds (the issue's figure) and over 100,000 (the expected rate).
-//! Each round measures a fresh baseline and one candidate `repeats` times each. The last line is
-//! the figures as JSON.
+//! Each round measures a fresh baseline and one candidate `repeats` times each.
+//!
+//! Then whole generations of K candidates (K = 1, 2, 4, 8, `repeats` 5, [`GENERATIONS`] each):
+//! today's rule (every candidate measured `repeats` times, the best of those passing
+//! `stats::improves` kept) against the generation rule (`stats::screen` each candidate, then
+//! `stats::confirm` the best promising one on fresh samples). Per K: how often a generation of K
+//! no-ops keeps one, how often a generation of one true 3 sigma gain and K - 1 no-ops keeps the
+//! gain, and the evaluations per candidate on a mix of no-ops, 1 sigma and 3 sigma gains (a third
+//! each; the confirmation's evaluations included). The last line is the figures as JSON.
 
 use autoresearch_core::spec::Direction;
 use autoresearch_core::stats;
@@ -15,6 +22,13 @@ const ROUNDS: [u32; 2] = [100, 100_000];
 /// The targets at repeats 5: no-op kept at most, 3 sigma kept at least.
 const NO_OP_MAX: f64 = 0.05;
 const IMPROVEMENT_MIN: f64 = 0.95;
+/// Generations simulated per K and rule.
+const GENERATIONS: u32 = 100_000;
+/// The generation rule's targets: a no-op generation kept at most (every K), a 3 sigma gain kept
+/// at least (K = 4), evaluations per candidate on the mix at most (share of fixed `repeats`, K = 4).
+const GENERATION_NO_OP_MAX: f64 = 0.025;
+const GENERATION_GAIN_MIN: f64 = 0.90;
+const MIX_EVALUATIONS_MAX: f64 = 0.60;
 
 /// splitmix64: a fixed seed gives the same figures on every machine.
 struct Rng(u64);
@@ -55,6 +69,88 @@ fn kept_rate(rng: &mut Rng, repeats: u32, gain: f64, rounds: u32) -> f64 {
     kept as f64 / f64::from(rounds)
 }
 
+/// Repeats of the generation study.
+const REPEATS: usize = 5;
+
+/// Which keep rule a generation runs.
+#[derive(Clone, Copy)]
+enum Rule {
+    /// Today's: `repeats` samples each, the best of those passing `stats::improves`.
+    BestOfPassing,
+    /// Screen, then confirm the best promising candidate on fresh samples.
+    ScreenThenConfirm,
+}
+
+/// One generation of candidates with the given true values (minimize; the best's is 10) under
+/// `rule`: the index kept, if any, and the evaluations spent.
+fn generation(rng: &mut Rng, truths: &[f64], rule: Rule) -> (Option<usize>, usize) {
+    let min = Direction::Minimize;
+    let bar: Vec<f64> = rng.samples(10.0, REPEATS as u32);
+    let mut evaluations = 0;
+    let mut chosen: Option<(usize, f64)> = None;
+    for (i, &truth) in truths.iter().enumerate() {
+        let mut samples = Vec::new();
+        let passed = loop {
+            samples.push(truth + rng.normal());
+            match rule {
+                Rule::BestOfPassing if samples.len() == REPEATS => {
+                    break stats::improves(min, &samples, &bar);
+                }
+                Rule::BestOfPassing => {}
+                Rule::ScreenThenConfirm => match stats::screen(min, &samples, &bar, REPEATS) {
+                    stats::Screened::Measure => {}
+                    stats::Screened::Dropped => break false,
+                    stats::Screened::Promising => break true,
+                },
+            }
+        };
+        evaluations += samples.len();
+        let m = stats::mean(&samples);
+        if passed && chosen.is_none_or(|(_, best)| m < best) {
+            chosen = Some((i, m));
+        }
+    }
+    let Some((i, _)) = chosen else {
+        return (None, evaluations);
+    };
+    if let Rule::BestOfPassing = rule {
+        return (Some(i), evaluations);
+    }
+    let mut fresh = Vec::new();
+    loop {
+        fresh.push(truths[i] + rng.normal());
+        match stats::confirm(min, &fresh, &bar, REPEATS) {
+            stats::Confirmed::Measure => {}
+            stats::Confirmed::Rejected => return (None, evaluations + fresh.len()),
+            stats::Confirmed::Kept => return (Some(i), evaluations + fresh.len()),
+        }
+    }
+}
+
+/// Per K: (no-op generation kept, 3 sigma gain kept, evaluations per candidate on the mix).
+fn generation_study(rule: Rule, k: usize) -> (f64, f64, f64) {
+    let mut rng = Rng(0x9e4e_0000 + k as u64);
+    let (mut no_op, mut gain, mut evaluations) = (0u32, 0u32, 0usize);
+    for g in 0..GENERATIONS as usize {
+        if generation(&mut rng, &vec![10.0; k], rule).0.is_some() {
+            no_op += 1;
+        }
+        let mut truths = vec![10.0; k];
+        truths[0] = 7.0;
+        if generation(&mut rng, &truths, rule).0 == Some(0) {
+            gain += 1;
+        }
+        let mix: Vec<f64> = (0..k).map(|j| 10.0 - [0.0, 1.0, 3.0][(g * k + j) % 3]).collect();
+        evaluations += generation(&mut rng, &mix, rule).1;
+    }
+    let n = f64::from(GENERATIONS);
+    (
+        f64::from(no_op) / n,
+        f64::from(gain) / n,
+        evaluations as f64 / (n * k as f64),
+    )
+}
+
 fn main() {
     let mut figures = Vec::new();
     println!("autoresearch keep rule, evaluator = true value + N(0, 1), Welch one-sided 2.5 %");
@@ -85,5 +181,37 @@ fn main() {
             );
         }
     }
-    println!("{}", json!(figures));
+    println!(
+        "\nper generation, repeats {REPEATS}, {GENERATIONS} generations per K: no-op generation kept / \
+         3 sigma gain kept / evaluations per candidate on the mix (share of {REPEATS})"
+    );
+    let mut generations = Vec::new();
+    for k in [1, 2, 4, 8] {
+        let today = generation_study(Rule::BestOfPassing, k);
+        let new = generation_study(Rule::ScreenThenConfirm, k);
+        let share = new.2 / REPEATS as f64;
+        let ok = new.0 <= GENERATION_NO_OP_MAX
+            && (k != 4 || (new.1 >= GENERATION_GAIN_MIN && share <= MIX_EVALUATIONS_MAX));
+        println!(
+            "  K {k}  best of passing {:>5.2} % / {:>5.1} % / {:.2}   screen then confirm {:>5.2} % / {:>5.1} % / {:.2} ({:.0} %)  {}",
+            today.0 * 100.0,
+            today.1 * 100.0,
+            today.2,
+            new.0 * 100.0,
+            new.1 * 100.0,
+            new.2,
+            share * 100.0,
+            if ok { "met" } else { "MISSED" }
+        );
+        generations.push(json!({"k": k,
+            "best_of_passing": {"no_op_kept": today.0, "gain_kept": today.1, "evaluations": today.2},
+            "screen_then_confirm": {"no_op_kept": new.0, "gain_kept": new.1, "evaluations": new.2}}));
+    }
+    println!(
+        "  targets: no-op generation kept <= {:.1} % at every K; at K 4 a 3 sigma gain kept >= {:.0} % and evaluations <= {:.0} % of {REPEATS}",
+        GENERATION_NO_OP_MAX * 100.0,
+        GENERATION_GAIN_MIN * 100.0,
+        MIX_EVALUATIONS_MAX * 100.0
+    );
+    println!("{}", json!({"single": figures, "generations": generations}));
 }

@@ -4,13 +4,121 @@
 //! With one sample on either side the rule is the original's: a strict improvement of the value.
 //! With two or more on both sides it is Welch's one-sided t-test at [`SIGNIFICANCE`]: keep only
 //! when the mean gain is in the wanted direction and a gain that large would arise by chance
-//! (equal true means, unequal variances allowed) less than 2.5 % of the time.
+//! (equal true means, unequal variances allowed) less than 2.5 % of the time ([`improves`]).
+//!
+//! # Screen, then confirm
+//!
+//! [`improves`] holds its level per candidate. A generation of K candidates that keeps the best of
+//! those passing it does not: K no-ops get K chances. And the kept candidate's mean is optimistic,
+//! since it was kept because its samples came out well. The generation rule splits the two jobs:
+//!
+//! 1. **Screen** ([`screen`]): each candidate is measured one sample at a time, at most `repeats`,
+//!    against the bar (the best's samples). After each sample the pooled t statistic of its gain
+//!    decides: below [`SCREEN_DROP`] it is dropped (clearly not better), above [`SCREEN_STOP`] it
+//!    is promising at once; at `repeats` samples it is promising above [`SCREEN_PASS`]. No error
+//!    level is claimed here: screening only chooses.
+//! 2. **Confirm** ([`confirm`]): the promising candidate with the best screening mean, and only
+//!    that one, is measured again, `repeats` fresh samples, and kept when Welch's one-sided test on
+//!    the fresh samples against the bar passes at [`SIGNIFICANCE`] (a confirmation whose running
+//!    mean is not better after two samples stops early: rejecting sooner never raises the level).
+//!
+//! One fresh test per generation, on samples the choice never saw, so a generation of no-ops is
+//! kept with chance at most [`SIGNIFICANCE`] whatever K is; and the confirmation's samples are the
+//! kept candidate's reported metric and the next bar, so the winner's curse does not raise it.
+//! With `repeats` 1 the original's single-sample rule applies and nothing is screened.
 
 use crate::spec::Direction;
 
 /// One-sided level of the keep rule: the candidate is kept when the lower end of the two-sided
 /// 95 % confidence interval of its gain is above zero.
 pub const SIGNIFICANCE: f64 = 0.025;
+
+/// Screening drops a candidate whose pooled t of its gain falls below this (clearly not better).
+pub const SCREEN_DROP: f64 = 0.8;
+/// Screening stops measuring a candidate whose pooled t rises above this (clearly better).
+pub const SCREEN_STOP: f64 = 2.5;
+/// At `repeats` samples a candidate is promising when its pooled t is above this.
+pub const SCREEN_PASS: f64 = 1.0;
+
+/// What screening makes of a candidate after its latest sample ([`screen`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Screened {
+    /// Measure it once more.
+    Measure,
+    /// Not better: drop it.
+    Dropped,
+    /// A contender for the generation's one confirmation.
+    Promising,
+}
+
+/// Screens a candidate's samples so far against the bar (see the module docs). `repeats` is the
+/// most samples a candidate gets; the bar needs two samples or more.
+pub fn screen(direction: Direction, candidate: &[f64], bar: &[f64], repeats: usize) -> Screened {
+    let t = pooled_t(direction, candidate, bar);
+    if candidate.len() >= repeats {
+        return if t > SCREEN_PASS {
+            Screened::Promising
+        } else {
+            Screened::Dropped
+        };
+    }
+    if t < SCREEN_DROP {
+        Screened::Dropped
+    } else if t > SCREEN_STOP {
+        Screened::Promising
+    } else {
+        Screened::Measure
+    }
+}
+
+/// What the confirmation makes of the chosen candidate after its latest fresh sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirmed {
+    /// Measure it once more.
+    Measure,
+    /// Not confirmed: nothing is kept this generation.
+    Rejected,
+    /// Confirmed: keep it; its fresh samples are the new bar.
+    Kept,
+}
+
+/// Confirms the chosen candidate's fresh samples against the bar (see the module docs).
+pub fn confirm(direction: Direction, fresh: &[f64], bar: &[f64], repeats: usize) -> Confirmed {
+    if fresh.len() >= repeats {
+        return if improves(direction, fresh, bar) {
+            Confirmed::Kept
+        } else {
+            Confirmed::Rejected
+        };
+    }
+    if fresh.len() >= 2 && !direction.improves(mean(fresh), mean(bar)) {
+        Confirmed::Rejected
+    } else {
+        Confirmed::Measure
+    }
+}
+
+/// The gain of `candidate` over `bar` in `direction` over its standard error, with one variance
+/// pooled from both (the same evaluator on the same machine); 0 when neither has a spread.
+fn pooled_t(direction: Direction, candidate: &[f64], bar: &[f64]) -> f64 {
+    let (mc, mb) = (mean(candidate), mean(bar));
+    let gain = if direction.improves(mc, mb) {
+        (mc - mb).abs()
+    } else {
+        -(mc - mb).abs()
+    };
+    let squares = |xs: &[f64], m: f64| xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>();
+    let df = (candidate.len() + bar.len()).saturating_sub(2);
+    if df == 0 {
+        return 0.0;
+    }
+    let pooled = (squares(candidate, mc) + squares(bar, mb)) / df as f64;
+    let se = (pooled * (1.0 / candidate.len() as f64 + 1.0 / bar.len() as f64)).sqrt();
+    if se == 0.0 {
+        return if gain > 0.0 { f64::INFINITY } else { 0.0 };
+    }
+    gain / se
+}
 
 /// The mean of `samples` (NaN for none).
 pub fn mean(samples: &[f64]) -> f64 {
@@ -134,6 +242,28 @@ mod tests {
         assert!((student_t_upper_tail(2.306, 8.0) - 0.025).abs() < 2e-4);
         assert!((student_t_upper_tail(2.457, 30.0) - 0.01).abs() < 2e-4);
         assert!((student_t_upper_tail(0.0, 5.0) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn screening_drops_the_worse_stops_the_clearly_better_and_decides_at_repeats() {
+        let bar = [10.0, 11.0, 9.0, 10.5, 9.5];
+        let min = Direction::Minimize;
+        assert_eq!(screen(min, &[11.0], &bar, 5), Screened::Dropped);
+        assert_eq!(screen(min, &[9.0], &bar, 5), Screened::Measure);
+        assert_eq!(screen(min, &[6.0, 6.5], &bar, 5), Screened::Promising);
+        assert_eq!(screen(Direction::Maximize, &[6.0, 6.5], &bar, 5), Screened::Dropped);
+        assert_eq!(screen(min, &[9.0, 9.5, 8.8, 9.4, 9.1], &bar, 5), Screened::Promising);
+        assert_eq!(screen(min, &[9.9, 10.1, 9.8, 10.2, 9.9], &bar, 5), Screened::Dropped);
+    }
+
+    #[test]
+    fn confirmation_is_welch_on_fresh_samples_and_rejects_early_when_not_better() {
+        let bar = [10.0, 11.0, 9.0, 10.5, 9.5];
+        let min = Direction::Minimize;
+        assert_eq!(confirm(min, &[8.0], &bar, 5), Confirmed::Measure);
+        assert_eq!(confirm(min, &[10.5, 10.4], &bar, 5), Confirmed::Rejected);
+        assert_eq!(confirm(min, &[8.0, 9.0, 7.0, 8.5, 7.5], &bar, 5), Confirmed::Kept);
+        assert_eq!(confirm(min, &[9.8, 10.8, 8.8, 10.3, 9.3], &bar, 5), Confirmed::Rejected);
     }
 
     #[test]

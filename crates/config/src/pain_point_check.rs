@@ -52,9 +52,10 @@ pub struct RowConfig {
     /// Refused calls in one pending episode after which the gate opens by itself (the escape).
     #[schemars(range(min = MAX_DENIALS_MIN, max = MAX_DENIALS_MAX))]
     pub max_denials: u32,
-    /// How failures and repeats are counted: `same-problem` (failures per target, a success on it
-    /// resolves them; repeats need the same outcome; waiting never counts) or `any-failure` (every
-    /// failure and identical call since the last reset, the counting before 0.3).
+    /// How failures and repeats are counted: `no-progress` (failed retries of one problem that
+    /// change nothing; a shell run whose failure changed is progress), `same-problem` (every failed
+    /// retry of one problem, the counting of 0.3) or `any-failure` (every failure and identical
+    /// call since the last reset, the counting before 0.3).
     pub counting: CountingKey,
 }
 
@@ -63,6 +64,8 @@ pub struct RowConfig {
 #[serde(rename_all = "kebab-case")]
 #[schemars(inline)]
 pub enum CountingKey {
+    /// Failed retries of one problem that change nothing.
+    NoProgress,
     /// Failures per target; a success on the target resolves them.
     SameProblem,
     /// Every failure since the last reset (the counting before 0.3).
@@ -72,6 +75,7 @@ pub enum CountingKey {
 impl From<CountingKey> for Counting {
     fn from(key: CountingKey) -> Self {
         match key {
+            CountingKey::NoProgress => Self::NoProgress,
             CountingKey::SameProblem => Self::SameProblem,
             CountingKey::AnyFailure => Self::AnyFailure,
         }
@@ -113,7 +117,7 @@ impl Default for RowConfig {
             extra_allowlist: Vec::new(),
             language: Language::Auto,
             max_denials: DEFAULT_MAX_DENIALS,
-            counting: CountingKey::SameProblem,
+            counting: CountingKey::NoProgress,
         }
     }
 }
@@ -127,7 +131,7 @@ const TOOL_PATTERNS: Rule = Rule::List {
     check: tool_pattern,
 };
 const LANGUAGES: [&str; 3] = ["auto", "zh", "en"];
-const COUNTINGS: [&str; 2] = ["same-problem", "any-failure"];
+const COUNTINGS: [&str; 3] = ["no-progress", "same-problem", "any-failure"];
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
 const FIELDS: [Field; 8] = [

@@ -112,6 +112,9 @@
 
 use std::fmt;
 
+mod detail;
+pub use detail::{DETAIL_BYTES, detail};
+
 /// Bytes of failure text looked at from each end.
 pub const WINDOW_BYTES: usize = 4096;
 

@@ -5,14 +5,14 @@ use crate::answers::{MarkerSet, is_han_or_kana, missing_answers};
 use crate::args::{ArgsHash, CallKey};
 use crate::counting::Counts;
 use crate::experiment::{Deferred, Shot};
-use crate::settings::{Counting, LanguageChoice, Settings, ToolPattern};
+use crate::settings::{LanguageChoice, OTHER_HARNESS_INVESTIGATION, Settings, ToolPattern};
 use crate::text;
 use crate::tool::ToolFacts;
 use crate::{
-    ASK_USER_TOOL, CODE_MODE_TOOL, CODE_ROOTS, Decision, DenyKind, IgnoreReason, Input, Language,
+    ASK_USER_TOOL, CODE_MODE_TOOL, CODE_ROOTS, Decision, DenyKind, FailureKeys, IgnoreReason, Input,
+    Language,
     LiftOutcome, Notice, NoticeKind, Observation, Reaction, Site, Status, Trigger,
 };
-use fingerprint::Fingerprint;
 use outcome::Outcome;
 use std::cell::LazyCell;
 
@@ -184,7 +184,7 @@ impl AgentGate {
         tool: &T,
         shot: impl Deferred<Shot>,
         outcome: Outcome,
-        failure: impl Deferred<Option<Fingerprint>>,
+        failure: impl Deferred<FailureKeys>,
     ) -> Observation {
         self.on_result_at(settings, tool, Site::DIRECT, shot, outcome, failure)
     }
@@ -193,7 +193,7 @@ impl AgentGate {
     /// every call that went through [`pre_execute`](Self::pre_execute), denied ones included,
     /// and for every result of a call DSH rejected before it (`UNKNOWN_TOOL`). `site` says where
     /// the call sits in Code Mode. `failure` is the fingerprint of a failed call's text
-    /// ([`crate::failure_fingerprint`]). Either may be given as a closure ([`Deferred`]), called
+    /// ([`crate::failure_keys`]). Either may be given as a closure ([`Deferred`]), called
     /// only when the result is counted (the shot also when the result may be this gate's own
     /// denial).
     pub fn on_result_at<T: ToolFacts + ?Sized>(
@@ -203,7 +203,7 @@ impl AgentGate {
         site: Site,
         shot: impl Deferred<Shot>,
         outcome: Outcome,
-        failure: impl Deferred<Option<Fingerprint>>,
+        failure: impl Deferred<FailureKeys>,
     ) -> Observation {
         if !settings.enabled() {
             return Observation::Ignored(IgnoreReason::Disabled);
@@ -249,14 +249,14 @@ impl AgentGate {
             return Observation::Transparent;
         }
         let counting = settings.counting();
-        if shot.waits && counting == Counting::SameProblem {
+        if shot.waits && counting.per_problem() {
             return Observation::Waited;
         }
         let failed = outcome.failed();
         let key = shot.call;
         let counted = self
             .counts
-            .count(counting, key, shot.target, &outcome, failure.get());
+            .count(counting, key, *shot, &outcome, failure.get());
         if let Phase::Probation { arming, .. } = self.phase {
             if key != arming && !failed {
                 self.phase = Phase::Idle;
@@ -405,10 +405,13 @@ impl AgentGate {
     }
 }
 
+/// The allowlist as the model reads it: without the read-only names of other harnesses, which a
+/// DSH agent rarely has, so the list names the tools it can use.
 fn shown_tools(settings: &Settings) -> Vec<&str> {
     settings
         .allowlist()
         .iter()
         .map(ToolPattern::source)
+        .filter(|source| !OTHER_HARNESS_INVESTIGATION.contains(source))
         .collect()
 }

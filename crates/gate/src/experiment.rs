@@ -8,11 +8,19 @@
 //! where a test id loses its `::case` and `[param]` parts. So `cd /r && python -m pytest
 //! tests/a.py::t1 -x 2>&1 | tail` and `pytest tests/a.py::t2` are one target (`pytest
 //! tests/a.py`), while `grep foo a.py` and `grep bar b.py` are two. Another tool targets its name
-//! and its `path` (or `file_path`, `file`) argument, or, without one, its exact arguments.
+//! and its `path` (or `file_path`, `file`) argument, or, without one, its exact arguments. A file
+//! editor's verb in `command` (`str_replace_editor`'s `view`, `create`, `str_replace`, `insert`,
+//! `undo_edit`) next to a `path` makes a file tool's call, not a shell command.
+//!
+//! A shell call's **script** is its main command's operand's file name (`python /r/repro.py` →
+//! `repro.py`); a file tool that writes a whole file (`write`, `create`, an editor's `create`)
+//! **writes** its file name. Under `no-progress` the first failed run of a script written since
+//! it last ran is the expected result of a fresh reproduction, not a failed experiment.
 //!
 //! A call **waits** when it only lets time pass: a shell command whose main command is `sleep`
 //! or `wait`, or `job_output` unless its `wait` is `false`. Waiting never counts.
 
+use crate::FailureKeys;
 use crate::args::{CallKey, Fnv, is_blank, json_hash};
 use crate::json::Json;
 use crate::tool::ToolFacts;
@@ -26,6 +34,14 @@ pub struct Shot {
     pub(crate) call: CallKey,
     pub(crate) target: u64,
     pub(crate) waits: bool,
+    /// A shell call (its arguments hold a `command`): it runs something, so a changed failure is
+    /// progress (see [`crate::Counting::NoProgress`]).
+    pub(crate) shell: bool,
+    /// A shell call's script: the key of its main command's operand's file name (0: none).
+    pub(crate) script: u64,
+    /// A call that writes a whole file (a file tool's `write` or `create`): the key of its file
+    /// name (0: none).
+    pub(crate) writes: u64,
 }
 
 /// A fact of a finished call that `AgentGate::on_result` reads only for a result it counts: the
@@ -42,9 +58,19 @@ impl Deferred<Shot> for Shot {
     }
 }
 
-impl Deferred<Option<Fingerprint>> for Option<Fingerprint> {
-    fn get(self) -> Option<Fingerprint> {
+impl Deferred<FailureKeys> for FailureKeys {
+    fn get(self) -> FailureKeys {
         self
+    }
+}
+
+/// A bare fingerprint: a failure without a detail, which never makes progress.
+impl Deferred<FailureKeys> for Option<Fingerprint> {
+    fn get(self) -> FailureKeys {
+        FailureKeys {
+            print: self,
+            detail: None,
+        }
     }
 }
 
@@ -66,6 +92,22 @@ const WRAPPERS: [&str; 7] = ["env", "sudo", "time", "nohup", "command", "exec", 
 /// Keys naming the file a non-shell tool works on.
 const PATH_KEYS: [&str; 3] = ["path", "file_path", "file"];
 
+/// `command` values of a file editor (OpenHands' and Anthropic's `str_replace_editor`), which are
+/// not shell commands when the call also names a file.
+const EDITOR_COMMANDS: [&str; 6] = ["view", "create", "str_replace", "insert", "undo_edit", "write"];
+
+/// Tools that write a whole file, by canonical name (DSH's `write`, SWE-agent's `create`).
+const WRITE_TOOLS: [&str; 3] = ["write", "create", "write_file"];
+
+/// The key of a path's file name, so `/repo/repro.py`, `./repro.py` and `repro.py` are one file.
+fn file_key(path: &str) -> u64 {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    if name.is_empty() {
+        return 0;
+    }
+    target_hash(b'f', [name])
+}
+
 impl Shot {
     /// The shot of `name` called with parsed arguments.
     pub fn new<T: ToolFacts + ?Sized>(tool: &T, args: &Value) -> Self {
@@ -76,7 +118,10 @@ impl Shot {
         let name = tool.name();
         let call = CallKey::new(name, json_hash(args));
         let field = |key: &str| args.get(key).and_then(Json::as_str);
-        if let Some(command) = field("command").or_else(|| field("cmd")) {
+        let path = PATH_KEYS.iter().find_map(|key| field(key));
+        let command = field("command").or_else(|| field("cmd"));
+        let editor_verb = command.filter(|verb| path.is_some() && EDITOR_COMMANDS.contains(verb));
+        if let (Some(command), None) = (command, editor_verb) {
             let main = main_command(command);
             let waits = main
                 .first()
@@ -85,17 +130,27 @@ impl Shot {
                 call,
                 target: target_hash(b'$', main.iter().map(Cow::as_ref)),
                 waits,
+                shell: true,
+                script: main.get(1).map_or(0, |operand| file_key(operand)),
+                writes: 0,
             };
         }
         let waits = tool.is_job_output() && args.get("wait") != Some(&Json::Bool(false));
-        let target = match PATH_KEYS.iter().find_map(|key| field(key)) {
+        let target = match path {
             Some(path) => target_hash(b'/', [name, path]),
             None => call.0,
         };
+        let writes_whole = editor_verb.map_or_else(
+            || names::with_normalized(name, |name| WRITE_TOOLS.contains(&name)),
+            |verb| verb == "create",
+        );
         Self {
             call,
             target,
             waits,
+            shell: false,
+            script: 0,
+            writes: path.filter(|_| writes_whole).map_or(0, file_key),
         }
     }
 
@@ -113,6 +168,9 @@ impl Shot {
                     call,
                     target: call.0,
                     waits: false,
+                    shell: false,
+                    script: 0,
+                    writes: 0,
                 }
             }
         }

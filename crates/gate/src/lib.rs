@@ -52,7 +52,7 @@
 //! 6. otherwise an **experiment**, counted by the settings' [`Counting`]:
 //!    - `same-problem` (the default): a failure equivalent to an earlier unresolved one (the same
 //!      target, [`Shot`]: a shell command's program and file or test, another tool's file; or
-//!      the same [`failure_fingerprint`]) is a **failed retry** and counts toward
+//!      the same fingerprint, [`failure_keys`]) is a **failed retry** and counts toward
 //!      `failureThreshold`; the first failure only finds the problem, and a success on the
 //!      target resolves it. A call that repeats the previous experiment, or the one
 //!      before it in an `A B A B` cycle, with the same outcome (exit code and failure
@@ -125,7 +125,7 @@ pub use names::CODE_MODE_TOOL;
 pub use outcome::Outcome;
 pub use questions::{QUESTIONS_EN, QUESTIONS_ZH};
 pub use settings::{
-    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
+    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, OTHER_HARNESS_INVESTIGATION,
     DEFAULT_REPEAT_THRESHOLD, DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX,
     MAX_DENIALS_MIN, PatternProblem, Settings, SettingsError, SettingsInput, THRESHOLD_MAX,
     THRESHOLD_MIN, ToolPattern,
@@ -133,26 +133,36 @@ pub use settings::{
 pub use text::{FORMAT_EN, FORMAT_ZH, NAME_LIMIT, PLUGIN_TAG, SHOWN_TOOLS_LIMIT};
 pub use tool::{Tool, ToolFacts};
 
-/// The fingerprint of a failed call's text (an error message, or a shell call's output): its
-/// head and tail windows ([`fingerprint::Failure::windows`]; `tail` empty when `head` is all of
-/// it), hashed with the tool name and exit code. `None` for a success and for a text without
-/// substance: nothing but a shell status line (`[exit code: 1]`, or a trajectory corpus's
-/// `exit code 1 (no output)`), which any two failing commands share.
-pub fn failure_fingerprint(
-    name: &str,
-    outcome: &Outcome,
-    head: &str,
-    tail: &str,
-) -> Option<Fingerprint> {
+/// What the gate keeps of a failed call's text ([`failure_keys`]): whether it is the same problem
+/// as an earlier failure, and whether anything changed since.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FailureKeys {
+    /// The fingerprint (numbers, paths and noise erased): the same problem.
+    pub print: Option<Fingerprint>,
+    /// The detail ([`fingerprint::detail`]: numbers and file names kept): another error, line or
+    /// test summary is another detail.
+    pub detail: Option<u64>,
+}
+
+/// The keys of a failed call's text (an error message, or a shell call's output): its head and
+/// tail windows ([`fingerprint::Failure::windows`]; `tail` empty when `head` is all of it). The
+/// fingerprint hashes them with the tool name and exit code; the detail reads the end. Both are
+/// `None` for a success and for a text without substance: nothing but a shell status line
+/// (`[exit code: 1]`, or a trajectory corpus's `exit code 1 (no output)`), which any two failing
+/// commands share.
+pub fn failure_keys(name: &str, outcome: &Outcome, head: &str, tail: &str) -> FailureKeys {
     if !outcome.failed() || !has_substance(head, tail) {
-        return None;
+        return FailureKeys::default();
     }
-    fingerprint::fingerprint(&fingerprint::Failure {
-        tool: name,
-        exit_code: outcome.exit_code,
-        head,
-        tail,
-    })
+    FailureKeys {
+        print: fingerprint::fingerprint(&fingerprint::Failure {
+            tool: name,
+            exit_code: outcome.exit_code,
+            head,
+            tail,
+        }),
+        detail: Some(fingerprint::detail(if tail.is_empty() { head } else { tail })),
+    }
 }
 
 fn has_substance(head: &str, tail: &str) -> bool {
@@ -381,8 +391,8 @@ pub enum Input<'a> {
         shot: Shot,
         /// How it ended.
         outcome: Outcome,
-        /// Its failure text's fingerprint ([`failure_fingerprint`]), when it failed.
-        failure: Option<Fingerprint>,
+        /// Its failure text's keys ([`failure_keys`]), when it failed.
+        failure: FailureKeys,
         /// Where it sits in Code Mode ([`Site::DIRECT`] natively).
         site: Site,
     },

@@ -34,13 +34,22 @@ pub const DOCUMENTED_ALLOWLIST: [&str; 8] = [
     "todo_write",
 ];
 
-/// The default allowlist: the documented eight, plus three DSH tools an agent needs to
-/// investigate or to report while the gate is pending: `job_output` and `job_list` (reading a
-/// background job's output and listing jobs, `dsh-tool-jobs`) and `report` (a subagent's only
-/// channel back to its parent, `dsh-tool-subagent-report`), and the family's own read-only tools
-/// ([`names::FAMILY_READ_ONLY_TOOLS`]: limit-break's `memory_recall`, `memory_stats` and
-/// `resilient_fetch`), which look things up and change nothing.
-pub const DEFAULT_ALLOWLIST: [&str; 14] = [
+/// The default allowlist, DSH's own tools first (the check block and the denials list those and
+/// leave out [`OTHER_HARNESS_INVESTIGATION`]):
+/// - the documented eight;
+/// - DSH tools an agent needs to investigate or to report while the gate is pending: `job_output`
+///   and `job_list` (a background job's output, `dsh-tool-jobs`), `report` (a subagent's only
+///   channel back to its parent), `web_fetch`, `lsp` (definitions, references, hover), and
+///   `session_trace`, `session_event_search`, `get_goal` and `list_agents`, which read the
+///   session, its goal and its agents;
+/// - the family's own read-only tools ([`names::FAMILY_READ_ONLY_TOOLS`]: limit-break's
+///   `memory_recall`, `memory_stats` and `resilient_fetch`);
+/// - the read-only tools of other harnesses, so their runs replay without a mapping
+///   ([`OTHER_HARNESS_INVESTIGATION`]).
+pub const DEFAULT_ALLOWLIST: [&str; 43] = concat(DSH_INVESTIGATION, OTHER_HARNESS_INVESTIGATION);
+
+/// DSH's tools in the default allowlist (see [`DEFAULT_ALLOWLIST`]).
+const DSH_INVESTIGATION: [&str; 20] = [
     "read",
     "read_image",
     "glob",
@@ -55,6 +64,63 @@ pub const DEFAULT_ALLOWLIST: [&str; 14] = [
     "memory_recall",
     "memory_stats",
     "resilient_fetch",
+    "web_fetch",
+    "lsp",
+    "session_trace",
+    "session_event_search",
+    "get_goal",
+    "list_agents",
+];
+
+const fn concat<const A: usize, const B: usize, const C: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; C] {
+    assert!(A + B == C);
+    let mut out = [""; C];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < C {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
+
+/// Read-only tools of other harnesses in the default allowlist: SWE-agent's viewer and search
+/// tools (`open`, `goto`, `scroll_up`, `scroll_down`, `search_dir`, `search_file`, `find_file`),
+/// Claude Code's `LS` and `NotebookRead`, the file and search tools of Cursor, Cline and the MCP
+/// filesystem server (`read_file`, `list_dir`, `list_files`, `list_directory`, `view_file`,
+/// `codebase_search`, `grep_search`, `file_search`, `search_files`, `directory_tree`,
+/// `get_file_info`), and any MCP tool whose own name starts with `read_`, `list_` or `get_`.
+/// Their editors and shells need no entry: they are experiments like DSH's.
+pub const OTHER_HARNESS_INVESTIGATION: [&str; 23] = [
+    "open",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "search_dir",
+    "search_file",
+    "find_file",
+    "ls",
+    "notebook_read",
+    "read_file",
+    "list_dir",
+    "list_files",
+    "list_directory",
+    "view_file",
+    "codebase_search",
+    "grep_search",
+    "file_search",
+    "search_files",
+    "directory_tree",
+    "get_file_info",
+    "mcp__*__read_*",
+    "mcp__*__list_*",
+    "mcp__*__get_*",
 ];
 
 /// Which language the model-facing texts use.
@@ -91,9 +157,12 @@ impl LanguageChoice {
 /// How failures and repeats are counted (`counting`; see the crate docs, "Counting").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Counting {
-    /// `same-problem`: failures count per target and a success on it resolves them; repeats need
-    /// the same outcome, two-call cycles count, waiting never counts.
+    /// `no-progress`: as `same-problem`, but a shell run whose failure changed (another error,
+    /// another line, another test summary) is progress and does not count.
     #[default]
+    NoProgress,
+    /// `same-problem`: failures count per target and a success on it resolves them; repeats need
+    /// the same outcome, two-call cycles count, waiting never counts (the counting of 0.3).
     SameProblem,
     /// `any-failure`: every failure since the last reset counts, and identical consecutive calls
     /// whatever they returned (the counting before 0.3).
@@ -102,11 +171,12 @@ pub enum Counting {
 
 impl Counting {
     /// All choices, in the order of their config spelling.
-    pub const ALL: [Counting; 2] = [Self::SameProblem, Self::AnyFailure];
+    pub const ALL: [Counting; 3] = [Self::NoProgress, Self::SameProblem, Self::AnyFailure];
 
     /// The config spelling.
     pub fn key(self) -> &'static str {
         match self {
+            Self::NoProgress => "no-progress",
             Self::SameProblem => "same-problem",
             Self::AnyFailure => "any-failure",
         }
@@ -115,6 +185,12 @@ impl Counting {
     /// The choice a config spelling names, if any.
     pub fn from_key(key: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|choice| choice.key() == key)
+    }
+
+    /// Whether failures count per problem (`no-progress`, `same-problem`) rather than all since
+    /// the last reset (`any-failure`).
+    pub fn per_problem(self) -> bool {
+        self != Self::AnyFailure
     }
 }
 
@@ -273,7 +349,7 @@ impl Default for SettingsInput {
             extra_allowlist: Vec::new(),
             language: LanguageChoice::Auto,
             max_denials: DEFAULT_MAX_DENIALS,
-            counting: Counting::SameProblem,
+            counting: Counting::NoProgress,
         }
     }
 }
@@ -299,7 +375,7 @@ impl Default for Settings {
             repeat_threshold: DEFAULT_REPEAT_THRESHOLD,
             max_denials: DEFAULT_MAX_DENIALS,
             language: LanguageChoice::Auto,
-            counting: Counting::SameProblem,
+            counting: Counting::NoProgress,
             allowlist: DEFAULT_ALLOWLIST
                 .iter()
                 .filter_map(|s| ToolPattern::new(s).ok())
@@ -461,8 +537,14 @@ mod tests {
         let sources: Vec<&str> = s.allowlist().iter().map(ToolPattern::source).collect();
         assert_eq!(sources, DEFAULT_ALLOWLIST);
         assert_eq!(&DEFAULT_ALLOWLIST[..8], DOCUMENTED_ALLOWLIST);
-        for name in DEFAULT_ALLOWLIST {
+        for name in DEFAULT_ALLOWLIST.iter().filter(|name| !name.contains('*')) {
             assert!(s.is_allowlisted(name), "{name}");
+        }
+        for name in ["mcp__filesystem__read_text_file", "mcp__github__get_issue", "ReadFile"] {
+            assert!(s.is_allowlisted(name), "{name}");
+        }
+        for name in ["mcp__filesystem__write_file", "mcp__x__search_replace", "str_replace_editor"] {
+            assert!(!s.is_allowlisted(name), "{name}");
         }
         for name in [
             "bash",
@@ -470,8 +552,8 @@ mod tests {
             "edit",
             "write",
             "run_code",
-            "web_fetch",
             "job_kill",
+            "subagent",
         ] {
             assert!(!s.is_allowlisted(name), "{name}");
         }

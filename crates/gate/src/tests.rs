@@ -144,20 +144,20 @@ fn unrelated_failures_do_not_arm() {
 fn failure_texts_without_substance_have_no_fingerprint() {
     let failed = Outcome::exited(1);
     assert_eq!(
-        failure_fingerprint("bash", &failed, "[exit code: 1]", ""),
-        None
+        failure_keys("bash", &failed, "[exit code: 1]", ""),
+        FailureKeys::default()
     );
     assert_eq!(
-        failure_fingerprint("bash", &failed, "exit code 1 (no output)", ""),
-        None
+        failure_keys("bash", &failed, "exit code 1 (no output)", ""),
+        FailureKeys::default()
     );
     assert_eq!(
-        failure_fingerprint("bash", &Outcome::success(), "TypeError", ""),
-        None
+        failure_keys("bash", &Outcome::success(), "TypeError", ""),
+        FailureKeys::default()
     );
     assert_eq!(
-        failure_fingerprint("bash", &failed, "TypeError at line 123\n[exit code: 1]", ""),
-        failure_fingerprint("bash", &failed, "TypeError at line 456\n[exit code: 1]", "")
+        failure_keys("bash", &failed, "TypeError at line 123\n[exit code: 1]", "").print,
+        failure_keys("bash", &failed, "TypeError at line 456\n[exit code: 1]", "").print
     );
 }
 
@@ -377,7 +377,7 @@ fn pending_denies_with_a_self_contained_reason_before_the_check_is_shown() {
         "[pain-point-check] `bash` refused: pain-point check pending. Missing: blocker, \
          ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, \
          ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, \
-         memory_stats, resilient_fetch. Answer all three in visible reply text: blocker=… \
+         memory_stats, resilient_fetch, web_fetch, lsp, session_trace, session_event_search, get_goal, list_agents. Answer all three in visible reply text: blocker=… \
          ruled_out=… best_path=…"
     );
     assert_eq!(gate.denials(), 1);
@@ -387,7 +387,8 @@ fn pending_denies_with_a_self_contained_reason_before_the_check_is_shown() {
 fn pending_allows_investigation_tools_and_the_code_mode_transport() {
     let s = defaults();
     let mut gate = armed(&s);
-    for name in DEFAULT_ALLOWLIST.iter().copied().chain([CODE_MODE_TOOL]) {
+    let names = DEFAULT_ALLOWLIST.iter().copied().filter(|name| !name.contains('*'));
+    for name in names.chain([CODE_MODE_TOOL, "mcp__filesystem__read_text_file"]) {
         assert_eq!(
             gate.pre_execute(&s, name, args("{}")),
             Decision::Allow,
@@ -399,7 +400,7 @@ fn pending_allows_investigation_tools_and_the_code_mode_transport() {
         gate.pre_execute(&s, "WebSearch", args("{}")),
         Decision::Allow
     );
-    for name in ["bash", "edit", "write", "web_fetch", "subagent", "job_kill"] {
+    for name in ["bash", "edit", "write", "str_replace_editor", "subagent", "job_kill"] {
         assert!(
             is_denied(&gate.pre_execute(&s, name, args("{}")), DenyKind::Pending),
             "{name}"
@@ -701,7 +702,7 @@ Answer all three in one visible reply (not only in reasoning, not quoted or in a
 blocker=… ruled_out=… best_path=…
 (Chinese markers work too: 卡点=… 排除=… 性价比=…)
 Still allowed meanwhile: read, read_image, glob, grep, web_search, ask_user_question, skill, \
-todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch."
+todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch, web_fetch, lsp, session_trace, session_event_search, get_goal, list_agents."
     );
     assert_eq!(gate.pre_step(&s), None);
     assert_eq!(gate.pre_step(&s), None);
@@ -731,12 +732,12 @@ fn chinese_texts_follow_a_chinese_user_prompt_under_auto() {
         请在同一条可见回复的正文中回答全部三项（不要只写在思考里，不要放在引用或代码块中）：
         卡点=… 排除=… 性价比=…
         （英文标记同样有效：blocker=… ruled_out=… best_path=…）
-        期间仍可使用：read、read_image、glob、grep、web_search、ask_user_question、skill、todo_write、job_output、job_list、report、memory_recall、memory_stats、resilient_fetch。"#]].assert_eq(&notice.text);
+        期间仍可使用：read、read_image、glob、grep、web_search、ask_user_question、skill、todo_write、job_output、job_list、report、memory_recall、memory_stats、resilient_fetch、web_fetch、lsp、session_trace、session_event_search、get_goal、list_agents。"#]].assert_eq(&notice.text);
     assert_eq!(
         reason(gate.pre_execute(&s, "bash", args("{}"))),
         "[pain-point-check] 已拒绝 `bash`：卡点检查待回答。仍缺：卡点、排除、性价比。仍可用：read、\
          read_image、glob、grep、web_search、ask_user_question、skill、todo_write、job_output、\
-         job_list、report、memory_recall、memory_stats、resilient_fetch。请在可见回复正文中一次答全：卡点=… 排除=… 性价比=…"
+         job_list、report、memory_recall、memory_stats、resilient_fetch、web_fetch、lsp、session_trace、session_event_search、get_goal、list_agents。请在可见回复正文中一次答全：卡点=… 排除=… 性价比=…"
     );
     // An English prompt switches back; an explicit choice wins over the prompt.
     gate.on_user_prompt("fix the build");
@@ -795,7 +796,7 @@ fn a_partial_answer_keeps_the_gate_and_names_what_is_missing() {
     assert_eq!(outcome, LiftOutcome::Partial { missing });
     assert_eq!(gate.missing(), Some(missing));
     let text = reason(gate.pre_execute(&s, "bash", args("{}")));
-    expect_test::expect!["[pain-point-check] `bash` refused: pain-point check pending. Missing: best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
+    expect_test::expect!["[pain-point-check] `bash` refused: pain-point check pending. Missing: best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch, web_fetch, lsp, session_trace, session_event_search, get_goal, list_agents. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
     // The next reply must carry all three again.
     assert_eq!(
         gate.on_assistant_text(&s, "性价比=先本地复现"),
@@ -1048,7 +1049,7 @@ fn long_tool_names_are_cut_in_denials() {
     let mut gate = armed(&s);
     let name = "n".repeat(200);
     let text = reason(gate.pre_execute(&s, name.as_str(), args("{}")));
-    expect_test::expect!["[pain-point-check] `nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
+    expect_test::expect!["[pain-point-check] `nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch, web_fetch, lsp, session_trace, session_event_search, get_goal, list_agents. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"].assert_eq(&text);
 }
 
 #[test]
@@ -1067,7 +1068,7 @@ fn the_shown_allowlist_is_capped() {
     let mut gate = armed(&none);
     let nothing = reason(gate.pre_execute(&none, "read", args("{}")));
     expect_test::expect![[r#"
-        [pain-point-check] `bash` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch, tool0, tool1 +3. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…
+        [pain-point-check] `bash` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: read, read_image, glob, grep, web_search, ask_user_question, skill, todo_write, job_output, job_list, report, memory_recall, memory_stats, resilient_fetch, web_fetch, lsp, session_trace, session_event_search, get_goal, list_agents +5. Answer all three in visible reply text: blocker=… ruled_out=… best_path=…
         [pain-point-check] `read` refused: pain-point check pending. Missing: blocker, ruled_out, best_path. Still allowed: none (answer first). Answer all three in visible reply text: blocker=… ruled_out=… best_path=…"#]].assert_eq(&format!("{capped}\n{nothing}"));
 }
 
@@ -1091,7 +1092,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::ToolCall {
@@ -1102,7 +1103,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::Step,
@@ -1117,7 +1118,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::error(),
         },
         Input::Step,
@@ -1129,7 +1130,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::ToolCall {
@@ -1140,7 +1141,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::exited(1),
         },
         Input::Step,
@@ -1153,7 +1154,7 @@ fn handle_reports_a_replay_timeline() {
             site: Site::DIRECT,
             name: PROBE,
             shot: shot(PROBE, X1),
-            failure: None,
+            failure: FailureKeys::default(),
             outcome: Outcome::error(),
         },
         Input::UserPrompt { text: "stop" },
@@ -1189,7 +1190,8 @@ fn agent_state_is_small_and_copy() {
     fn assert_copy<T: Copy>() {}
     assert_copy::<AgentGate>();
     // Constant size: the counters and PROBLEM_SLOTS remembered targets, no text.
-    assert!(std::mem::size_of::<AgentGate>() <= 512);
+    let size = std::mem::size_of::<AgentGate>();
+    assert!(size <= 512, "{size} bytes");
 }
 
 #[test]
@@ -1219,6 +1221,16 @@ fn trigger_texts_count_attempts_under_each_counting() {
         }
     }
     expect_test::expect![[r#"
+        no-progress Some(1) None cycle=false: 2 failed attempts at the same problem
+        no-progress Some(1) None cycle=false: 同一问题上已有 2 次失败的尝试
+        no-progress Some(2) None cycle=false: 3 failed attempts at the same problem
+        no-progress Some(2) None cycle=false: 同一问题上已有 3 次失败的尝试
+        no-progress None Some(2) cycle=false: the same call 3 times in a row with the same result
+        no-progress None Some(2) cycle=false: 同一调用连续 3 次，结果相同
+        no-progress None Some(2) cycle=true: the same two calls alternating 3 times with the same results
+        no-progress None Some(2) cycle=true: 两个调用交替出现 3 次，结果相同
+        no-progress Some(2) Some(2) cycle=false: 3 failed attempts at the same problem; the same call 3 times in a row with the same result
+        no-progress Some(2) Some(2) cycle=false: 同一问题上已有 3 次失败的尝试；同一调用连续 3 次，结果相同
         same-problem Some(1) None cycle=false: 2 failed attempts at the same problem
         same-problem Some(1) None cycle=false: 同一问题上已有 2 次失败的尝试
         same-problem Some(2) None cycle=false: 3 failed attempts at the same problem
@@ -1254,4 +1266,61 @@ fn a_reported_call_sits_where_its_root_and_program_say() {
     assert_eq!(Site::of(Some("c1"), true), Site::nested("c1"));
     assert_ne!(Site::direct("c1").root, Site::direct("c2").root);
     assert_ne!(Site::direct("").root, 0, "0 stays the unknown root");
+}
+
+/// A failed call with its failure text's keys, as a driver passes them.
+fn fail_with(gate: &mut AgentGate, s: &Settings, name: &str, json: &str, text: &str) -> Observation {
+    let outcome = Outcome::exited(1);
+    let keys = failure_keys(name, &outcome, text, "");
+    gate.on_result(s, name, shot(name, json), outcome, keys)
+}
+
+#[test]
+fn an_editor_verb_is_a_file_call_and_its_refusals_are_retries() {
+    let s = Settings::default();
+    let mut gate = AgentGate::new();
+    let edit = |old: &str| {
+        serde_json::json!({ "command": "str_replace", "path": "/r/a.py", "old_str": old, "new_str": "y" })
+            .to_string()
+    };
+    // Three refusals with three different texts: the file never changed, so no progress.
+    for (n, text) in ["No match for x", "No match for xx", "No match for xxx"].iter().enumerate() {
+        let observed = fail_with(&mut gate, &s, "str_replace_editor", &edit(&"x".repeat(n + 1)), text);
+        assert_eq!(matches!(observed, Observation::Armed(_)), n == 2, "refusal {n}");
+    }
+    // Two editor calls on two files are two targets, though both say `str_replace`.
+    let mut gate = AgentGate::new();
+    let other = serde_json::json!({ "command": "str_replace", "path": "/r/b.py", "old_str": "x" }).to_string();
+    fail_with(&mut gate, &s, "str_replace_editor", &edit("x"), "No match for x");
+    fail_with(&mut gate, &s, "str_replace_editor", &other, "No match in b");
+    assert_eq!(gate.failures(), 0);
+}
+
+#[test]
+fn a_script_written_whole_fails_once_as_expected_then_counts() {
+    let s = Settings::default();
+    let mut gate = AgentGate::new();
+    let run = bash("cd /r && python repro.py");
+    let text = "Traceback (most recent call last):\nAssertionError";
+    for (name, args) in [
+        ("write", r#"{"file_path":"/r/repro.py","content":"assert f()"}"#),
+        ("str_replace_editor", r#"{"command":"create","path":"/r/repro.py","file_text":"assert f()"}"#),
+    ] {
+        assert_eq!(succeed(&mut gate, &s, name, args), Observation::Counted);
+        fail_with(&mut gate, &s, "bash", &run, text);
+        assert_eq!(gate.failures(), 0, "{name}: the fresh script's failure is expected");
+        fail_with(&mut gate, &s, "bash", &run, text);
+        fail_with(&mut gate, &s, "bash", &run, text);
+        assert_eq!(gate.failures(), 1, "{name}: found, then one retry");
+        gate = AgentGate::new();
+    }
+    // Under same-problem the first failure finds the problem.
+    let s = with(SettingsInput {
+        counting: Counting::SameProblem,
+        ..SettingsInput::default()
+    });
+    succeed(&mut gate, &s, "write", r#"{"file_path":"/r/repro.py"}"#);
+    fail_with(&mut gate, &s, "bash", &run, text);
+    fail_with(&mut gate, &s, "bash", &run, text);
+    assert_eq!(gate.failures(), 1);
 }

@@ -17,7 +17,7 @@ pub const PLUGIN_TAG: &str = "[pain-point-check]";
 pub const NAME_LIMIT: usize = 64;
 
 /// Most allowlist entries shown in a text; the rest are summarized as `+N`.
-pub const SHOWN_TOOLS_LIMIT: usize = 16;
+pub const SHOWN_TOOLS_LIMIT: usize = 20;
 
 /// The answer format with Chinese markers.
 pub const FORMAT_ZH: &str = "卡点=… 排除=… 性价比=…";
@@ -41,7 +41,7 @@ fn trigger_text(lang: Language, trigger: Trigger) -> String {
     } = trigger;
     match counting {
         // Counted retries and repeats exclude the first attempt; the model reads attempts.
-        Counting::SameProblem => {
+        Counting::NoProgress | Counting::SameProblem => {
             let failures = failures.map(|f| match lang {
                 Language::Zh => format!("同一问题上已有 {} 次失败的尝试", f + 1),
                 Language::En => format!("{} failed attempts at the same problem", f + 1),

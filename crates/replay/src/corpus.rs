@@ -10,9 +10,11 @@
 //! injected characters per run, and what followed each fire within the next
 //! [`FOLLOW_UP_CALLS`] calls.
 //!
-//! **The split.** [`Half::of`] puts every run id in one of two fixed halves by a hash of the id
+//! **The split.** [`Half::of`] puts every run in one of two fixed halves by a hash of its split key
 //! (FNV-1a 64, the lowest bit: 0 is [`Half::Tune`], 1 is [`Half::Report`]), so a guard's defaults
-//! can be tuned on one half and its figures reported on the other.
+//! can be tuned on one half and its figures reported on the other. The split key is the run id,
+//! or `<source>/<instance>` when the labels file gives the run a string `instance`: the runs of
+//! one task (a corpus that ran each task several times) then never fall in different halves.
 
 use outcome::Outcome;
 use serde_json::{Map, Value, json};
@@ -293,6 +295,8 @@ impl Half {
 #[derive(Clone, Debug, Default)]
 pub struct Labels {
     by_id: HashMap<String, String>,
+    /// Split keys of the runs whose entry names their task (`instance`).
+    split_by_id: HashMap<String, String>,
 }
 
 impl Labels {
@@ -309,7 +313,12 @@ impl Labels {
             ));
         };
         let mut by_id = HashMap::new();
+        let mut split_by_id = HashMap::new();
         for (id, entry) in entries {
+            if let Some(Value::String(instance)) = entry.get("instance") {
+                let source = id.split_once('/').map_or("", |(source, _)| source);
+                split_by_id.insert(id.clone(), format!("{source}/{instance}"));
+            }
             let label = match &entry {
                 Value::String(label) => label.clone(),
                 Value::Object(fields) => match (fields.get("label"), fields.get("resolved")) {
@@ -333,7 +342,12 @@ impl Labels {
             };
             by_id.insert(id, label);
         }
-        Ok(Labels { by_id })
+        Ok(Labels { by_id, split_by_id })
+    }
+
+    /// The key that decides a run's half (see the module docs).
+    pub fn split_key<'a>(&'a self, id: &'a str) -> &'a str {
+        self.split_by_id.get(id).map_or(id, String::as_str)
     }
 
     /// The label of a run.
@@ -474,16 +488,15 @@ impl Corpus {
         }
     }
 
-    /// Whether a run id is in the replayed half (the CLI skips reading the others).
-    pub fn wants(&self, id: &str) -> bool {
-        self.half.is_none_or(|half| Half::of(id) == half)
+    /// Whether a run with this split key ([`Labels::split_key`]) is in the replayed half (the CLI
+    /// skips reading the others).
+    pub fn wants(&self, split_key: &str) -> bool {
+        self.half.is_none_or(|half| Half::of(split_key) == half)
     }
 
-    /// Replays one run through `guard` and adds it under its source and label.
+    /// Replays one run through `guard` and adds it under its source and label (the caller checked
+    /// [`Corpus::wants`]).
     pub fn add<G: Guard>(&mut self, guard: &mut G, id: &str, label: &str, run: &Run) {
-        if !self.wants(id) {
-            return;
-        }
         let replayed = guard.replay(run);
         let source = id.split_once('/').map_or("", |(source, _)| source);
         let group = self
@@ -649,7 +662,7 @@ impl<G: Guard> CorpusReplay<G> {
 
     /// Whether a run id is in the replayed half.
     pub fn wants(&self, id: &str) -> bool {
-        self.corpus.wants(id)
+        self.corpus.wants(self.labels.split_key(id))
     }
 
     /// A run starts.
@@ -668,6 +681,9 @@ impl<G: Guard> CorpusReplay<G> {
     /// The current run ends: it is replayed and added.
     pub fn end(&mut self) {
         if let Some((id, run)) = self.current.take() {
+            if !self.wants(&id) {
+                return;
+            }
             let label = self.labels.of(&id).to_owned();
             self.corpus.add(&mut self.guard, &id, &label, &run);
         }

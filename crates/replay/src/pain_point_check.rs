@@ -39,7 +39,7 @@ use crate::{Agents, Engine, Format};
 use gate::{
     AgentGate, Counting, Decision, Input, Language, LiftOutcome, Marker, Observation, Outcome,
     Reaction, ResetCause, Settings, Shot, Site, Status, TimelineEntry, canonical_args_hash,
-    canonical_args_hash_str, failure_fingerprint,
+    canonical_args_hash_str, failure_keys, FailureKeys,
 };
 use policy::Policy;
 use serde_json::{Map, Value, json};
@@ -233,12 +233,12 @@ impl Check {
                 Reaction::Decision(Decision::Deny { reason, .. }) => {
                     out.insert("decision".into(), json!("deny"));
                     out.insert("reason".into(), json!(reason));
-                    (Outcome::error(), None)
+                    (Outcome::error(), FailureKeys::default())
                 }
                 _ => {
                     out.insert("decision".into(), json!("allow"));
                     let (head, tail) = fingerprint::Failure::windows(output);
-                    (outcome, failure_fingerprint(name, &outcome, head, tail))
+                    (outcome, failure_keys(name, &outcome, head, tail))
                 }
             };
             let observed = gate.handle(
@@ -351,6 +351,10 @@ fn opening(h: &Header, s: &Settings) -> String {
     }
     if s.enabled() {
         let (failures, repeats) = match s.counting() {
+            Counting::NoProgress => (
+                "failed retries of one problem that changed nothing",
+                "repeats of one call",
+            ),
             Counting::SameProblem => ("failed retries of one problem", "repeats of one call"),
             Counting::AnyFailure => ("failed calls", "identical calls"),
         };
@@ -404,13 +408,13 @@ impl Session {
                     Reaction::Decision(Decision::Deny { reason, .. }) => {
                         out["decision"] = json!("deny");
                         out["reason"] = json!(reason);
-                        (Outcome::error(), None)
+                        (Outcome::error(), FailureKeys::default())
                     }
                     _ => {
                         out["decision"] = json!("allow");
                         let outcome = result.outcome();
                         let (head, tail) = fingerprint::Failure::windows(&result.text);
-                        (outcome, failure_fingerprint(name, &outcome, head, tail))
+                        (outcome, failure_keys(name, &outcome, head, tail))
                     }
                 };
                 entries.extend(decision.timeline_entry());

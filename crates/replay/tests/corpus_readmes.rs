@@ -1,18 +1,21 @@
 //! The guards' README tables of the shared trajectory corpus are what the replay prints today.
 //!
-//! The corpus is not part of the repository (only a small fixture is, `fixtures/corpus`): this
-//! test reads it from `$DSH_TRAJECTORY_CORPUS`, or from `../shared/corpus/trajectories` next to
-//! the repository, and says so when neither exists.
+//! The corpora are not part of the repository (only a small fixture is, `fixtures/corpus`): this
+//! test reads them from `$DSH_TRAJECTORY_CORPUS` (and `$DSH_SWEAGENT_CORPUS`), or from
+//! `../shared/corpus/trajectories` (and `trajectories-sweagent`) next to the repository, and says
+//! so when one is absent.
 
 use dsh_replay::corpus::{CorpusReplay, Guard, Half};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("DSH_TRAJECTORY_CORPUS")
+fn corpus(variable: &str, folder: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os(variable)
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/trajectories")
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared/corpus")
+                .join(folder)
         });
     dir.join("labels.json").is_file().then_some(dir)
 }
@@ -60,29 +63,58 @@ fn readme(package: &str, name: &str) -> String {
     fs::read_to_string(path).unwrap()
 }
 
+/// pain-point-check's tables of one corpus's report half: 0.2's counting, 0.3's, the default.
+fn gate_tables(dir: &Path, runs: &[(String, String)]) -> Vec<String> {
+    [
+        gate::Counting::AnyFailure,
+        gate::Counting::SameProblem,
+        gate::Counting::NoProgress,
+    ]
+    .into_iter()
+    .map(|counting| {
+        let input = gate::SettingsInput {
+            counting,
+            ..gate::SettingsInput::default()
+        };
+        let settings = gate::Settings::new(&input).unwrap();
+        table(
+            dsh_replay::pain_point_check::CorpusReplay::with_settings(settings, Some(Half::Report)),
+            dir,
+            runs,
+        )
+    })
+    .collect()
+}
+
+fn assert_tables(package: &str, tables: &[String]) {
+    for name in ["README.md", "README.zh-CN.md"] {
+        let text = readme(package, name);
+        for table in tables {
+            assert!(
+                text.contains(table.as_str()),
+                "{package}/{name} lacks\n{table}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_sweagent_tables_are_the_replays_output() {
+    let Some(dir) = corpus("DSH_SWEAGENT_CORPUS", "trajectories-sweagent") else {
+        eprintln!("the shared SWE-agent corpus is absent: its README tables are not checked");
+        return;
+    };
+    assert_tables("pain-point-check", &gate_tables(&dir, &runs(&dir)));
+}
+
 #[test]
 fn the_readme_tables_are_the_replays_output() {
-    let Some(dir) = corpus() else {
+    let Some(dir) = corpus("DSH_TRAJECTORY_CORPUS", "trajectories") else {
         eprintln!("the shared trajectory corpus is absent: the README tables are not checked");
         return;
     };
     let runs = runs(&dir);
-    let gate = |input: gate::SettingsInput, half| {
-        let settings = gate::Settings::new(&input).unwrap();
-        table(
-            dsh_replay::pain_point_check::CorpusReplay::with_settings(settings, Some(half)),
-            &dir,
-            &runs,
-        )
-    };
-    let before = gate::SettingsInput {
-        counting: gate::Counting::AnyFailure,
-        ..gate::SettingsInput::default()
-    };
-    let pain_point_tables = [
-        gate(before, Half::Report),
-        gate(gate::SettingsInput::default(), Half::Report),
-    ];
+    let pain_point_tables = gate_tables(&dir, &runs);
     let nudge = |half| {
         let row = config::research_nudge::RowConfig::default();
         table(
@@ -92,20 +124,6 @@ fn the_readme_tables_are_the_replays_output() {
         )
     };
     let nudge_tables = [nudge(Half::Report), nudge(Half::Tune)];
-    for name in ["README.md", "README.zh-CN.md"] {
-        let text = readme("pain-point-check", name);
-        for table in &pain_point_tables {
-            assert!(
-                text.contains(table.as_str()),
-                "pain-point-check/{name} lacks\n{table}"
-            );
-        }
-        let text = readme("research-nudge", name);
-        for table in &nudge_tables {
-            assert!(
-                text.contains(table.as_str()),
-                "research-nudge/{name} lacks\n{table}"
-            );
-        }
-    }
+    assert_tables("pain-point-check", &pain_point_tables);
+    assert_tables("research-nudge", &nudge_tables);
 }

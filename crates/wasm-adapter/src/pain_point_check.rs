@@ -15,7 +15,7 @@ use crate::shim_io::{TOOL_LIMIT, TextBuffer, ToolTable};
 use config::pain_point_check::RowConfig;
 use gate::{
     AgentGate, CODE_MODE_TOOL, Decision, LiftOutcome, Outcome, Settings, Shot, Site, Status, Tool,
-    ToolFacts, canonical_args_hash_str, failure_fingerprint,
+    ToolFacts, canonical_args_hash_str, failure_keys,
 };
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -246,7 +246,7 @@ impl Gate {
             let tool = plugin.tool(tool);
             let (head, tail) = plugin.text.windows(head_len, tail_len);
             let shot = || Shot::from_json(tool, &args_json);
-            let failure = || failure_fingerprint(tool.name(), &outcome, &head, &tail);
+            let failure = || failure_keys(tool.name(), &outcome, &head, &tail);
             let _ = self
                 .inner
                 .on_result_at(&plugin.settings, tool, site, shot, outcome, failure);

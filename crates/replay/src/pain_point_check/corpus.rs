@@ -5,7 +5,7 @@
 use super::Check;
 use crate::corpus::{Call, Event, Guard, Replayed, Run};
 use gate::{
-    AgentGate, Decision, Observation, Outcome, Shot, canonical_args_hash_str, failure_fingerprint,
+    AgentGate, Decision, Observation, Outcome, Shot, canonical_args_hash_str, failure_keys, FailureKeys,
 };
 
 impl Guard for Check {
@@ -35,12 +35,12 @@ impl Guard for Check {
                         Decision::Deny { reason, .. } => {
                             out.denials += 1;
                             out.injected_chars += reason.chars().count() as u64;
-                            (Outcome::error(), None)
+                            (Outcome::error(), FailureKeys::default())
                         }
                         Decision::Allow => {
                             let (head, tail) = fingerprint::Failure::windows(&call.text);
                             let failure =
-                                failure_fingerprint(&call.name, &call.outcome, head, tail);
+                                failure_keys(&call.name, &call.outcome, head, tail);
                             (call.outcome, failure)
                         }
                     };
@@ -81,6 +81,13 @@ mod tests {
         expect_test::expect_file!["snapshots/corpus-report-any-failure.md"].assert_eq(&report(
             SettingsInput {
                 counting: Counting::AnyFailure,
+                ..SettingsInput::default()
+            },
+            false,
+        ));
+        expect_test::expect_file!["snapshots/corpus-report-same-problem.md"].assert_eq(&report(
+            SettingsInput {
+                counting: Counting::SameProblem,
                 ..SettingsInput::default()
             },
             false,

@@ -140,7 +140,9 @@ fn generation_study(rule: Rule, k: usize) -> (f64, f64, f64) {
         if generation(&mut rng, &truths, rule).0 == Some(0) {
             gain += 1;
         }
-        let mix: Vec<f64> = (0..k).map(|j| 10.0 - [0.0, 1.0, 3.0][(g * k + j) % 3]).collect();
+        let mix: Vec<f64> = (0..k)
+            .map(|j| 10.0 - [0.0, 1.0, 3.0][(g * k + j) % 3])
+            .collect();
         evaluations += generation(&mut rng, &mix, rule).1;
     }
     let n = f64::from(GENERATIONS);

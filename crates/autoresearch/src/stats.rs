@@ -251,9 +251,18 @@ mod tests {
         assert_eq!(screen(min, &[11.0], &bar, 5), Screened::Dropped);
         assert_eq!(screen(min, &[9.0], &bar, 5), Screened::Measure);
         assert_eq!(screen(min, &[6.0, 6.5], &bar, 5), Screened::Promising);
-        assert_eq!(screen(Direction::Maximize, &[6.0, 6.5], &bar, 5), Screened::Dropped);
-        assert_eq!(screen(min, &[9.0, 9.5, 8.8, 9.4, 9.1], &bar, 5), Screened::Promising);
-        assert_eq!(screen(min, &[9.9, 10.1, 9.8, 10.2, 9.9], &bar, 5), Screened::Dropped);
+        assert_eq!(
+            screen(Direction::Maximize, &[6.0, 6.5], &bar, 5),
+            Screened::Dropped
+        );
+        assert_eq!(
+            screen(min, &[9.0, 9.5, 8.8, 9.4, 9.1], &bar, 5),
+            Screened::Promising
+        );
+        assert_eq!(
+            screen(min, &[9.9, 10.1, 9.8, 10.2, 9.9], &bar, 5),
+            Screened::Dropped
+        );
     }
 
     #[test]
@@ -262,8 +271,14 @@ mod tests {
         let min = Direction::Minimize;
         assert_eq!(confirm(min, &[8.0], &bar, 5), Confirmed::Measure);
         assert_eq!(confirm(min, &[10.5, 10.4], &bar, 5), Confirmed::Rejected);
-        assert_eq!(confirm(min, &[8.0, 9.0, 7.0, 8.5, 7.5], &bar, 5), Confirmed::Kept);
-        assert_eq!(confirm(min, &[9.8, 10.8, 8.8, 10.3, 9.3], &bar, 5), Confirmed::Rejected);
+        assert_eq!(
+            confirm(min, &[8.0, 9.0, 7.0, 8.5, 7.5], &bar, 5),
+            Confirmed::Kept
+        );
+        assert_eq!(
+            confirm(min, &[9.8, 10.8, 8.8, 10.3, 9.3], &bar, 5),
+            Confirmed::Rejected
+        );
     }
 
     #[test]

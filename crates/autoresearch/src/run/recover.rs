@@ -263,8 +263,10 @@ fn describe_host(recorded: &str) -> String {
 }
 
 #[cfg(test)]
-mod host_tests {
+mod tests {
     use super::*;
+    use crate::protocol::ProcessIdentity;
+    use serde_json::json;
 
     const HOST: &str =
         r#"{"hostname":"box","bootId":"b1","pidNs":"pid:[1]","pid":7,"startTime":"9"}"#;
@@ -288,5 +290,97 @@ mod host_tests {
         let hostile = HOST.replace("\"box\"", "\"b\\nox\\u001b[2J\"");
         assert_eq!(describe_host(&hostile), "host b\\nox\\u{1b}[2J pid 7");
         assert_eq!(describe_host("x\ny"), "host record x\\ny");
+    }
+
+    #[test]
+    fn recovery_stops_the_proposers_then_each_attempt_naming_pids_only_where_they_mean_something() {
+        let attempt = |id: &str| Attempt {
+            id: id.to_owned(),
+            experiment: 0,
+            running: true,
+            interrupted: false,
+            process: Some(ProcessIdentity {
+                pid: 10,
+                pgid: 10,
+                start_time: Some("5".to_owned()),
+            }),
+        };
+        let attempts = [attempt("a1"), attempt("a2")];
+        let mut recovery = Recovery::default();
+        recovery.loaded(Some(HOST.to_owned()));
+        recovery.begin(VecDeque::from([1, 0]), false);
+        let elsewhere = HOST.replace("b1", "b2");
+        let stops: Vec<Option<Stop>> = [HOST, HOST, elsewhere.as_str(), HOST]
+            .into_iter()
+            .map(|here| recovery.next_stop(&attempts, Some(here)))
+            .collect();
+        let stop = |attempt: usize, id: &str, known: bool| {
+            Some(Stop::Attempt {
+                attempt,
+                attempt_id: id.to_owned(),
+                pid: known.then_some(10),
+                pgid: known.then_some(10),
+                start_time: known.then(|| "5".to_owned()),
+            })
+        };
+        assert_eq!(
+            stops,
+            [
+                Some(Stop::Proposers),
+                stop(1, "a2", true),
+                stop(0, "a1", false),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn a_resume_probes_the_host_only_of_a_run_that_may_be_live_and_not_when_forced() {
+        let run = |lock_held: u8, interrupted_at: Option<i64>| -> StoredRun {
+            serde_json::from_value(json!({
+                "run_id": "r", "repository_id": "x", "run_tag": "t", "branch": "b",
+                "worktree": "w", "start_commit": "c", "policy_json": "{}",
+                "policy_sha256": "s", "state": "ready", "lock_held": lock_held,
+                "host_json": HOST, "interrupted_at": interrupted_at,
+            }))
+            .unwrap()
+        };
+        let mut recovery = Recovery::default();
+        let probed = |r: &Recovery, run: &StoredRun, state| r.host_to_probe(run, state);
+        assert_eq!(
+            probed(&recovery, &run(1, None), RunState::Ready),
+            Some(HOST.to_owned())
+        );
+        assert_eq!(
+            probed(&recovery, &run(1, None), RunState::TargetReached),
+            None
+        );
+        assert_eq!(probed(&recovery, &run(0, None), RunState::Ready), None);
+        assert_eq!(probed(&recovery, &run(1, Some(9)), RunState::Ready), None);
+        recovery.force();
+        assert_eq!(probed(&recovery, &run(1, None), RunState::Ready), None);
+    }
+
+    #[test]
+    fn a_live_or_unknowable_host_refuses_naming_it_and_a_dead_one_lets_the_run_go_on() {
+        assert_eq!(probed_refusal(Some(false), "resume", HOST), None);
+        let live = probed_refusal(Some(true), "abandon", HOST).unwrap();
+        assert_eq!(
+            (live.code, live.evidence),
+            (Failure::RunLive, vec!["host box pid 7".to_owned()])
+        );
+        assert_eq!(
+            live.message,
+            "the run is live: its host is still driving it, so nothing was changed; stop it \
+             there (job_kill, or a signal to its runner), or abandon it with force to take it \
+             over anyway"
+        );
+        let unknown = probed_refusal(None, "resume", HOST).unwrap();
+        assert_eq!(
+            unknown.message,
+            "whether the run's host is alive cannot be told from here (another machine, boot or \
+             PID namespace), so nothing was changed; resume it with force once you know it is \
+             not running"
+        );
     }
 }

@@ -1,9 +1,8 @@
 // The I/O of every package's `replay` CLI: arguments, reading and decompressing the input,
 // printing. The formats and the output live in Rust (each package's Replay engine). Copied into
 // each package's lib/common/ by `cargo xtask build`.
-import { createReadStream, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createReadStream, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
-import { createInterface } from 'node:readline'
 import { Readable } from 'node:stream'
 import * as zlib from 'node:zlib'
 import { encodeConfig } from './config.js'
@@ -13,6 +12,13 @@ const GZIP_MAGIC = Buffer.from([0x1f, 0x8b])
 
 /** Run files of a corpus folder: replay-event files and DSH session logs. */
 const RUN_FILE = /\.jsonl(\.gz|\.zstd|\.zst)?$/
+
+/** The longest input line read (bytes): far above any real event, low enough that a hostile line
+ * is refused before it becomes one string. */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024
+
+/** The most bytes one input may decompress to: a small compressed file cannot become gigabytes. */
+export const MAX_DECOMPRESSED_BYTES = 1024 * 1024 * 1024
 
 /**
  * Runs `<command> replay [--config FILE] [EVENTS.jsonl | -] [--json | --html OUT.html]`, or
@@ -61,7 +67,7 @@ export async function runReplayCli({ command, usage, createReplay, createCorpus,
   const { stream, name, decompressing } = await openInput(input, command, fail)
   const out = []
   try {
-    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+    for await (const line of lines(stream, name, fail)) {
       let result
       try {
         result = replay.feed(line)
@@ -93,22 +99,79 @@ export async function runReplayCli({ command, usage, createReplay, createCorpus,
 }
 
 /** The corpus folder's run files, sorted, each with its run id: the path under the folder without
- * the extension, a session log's `/session` dropped, with `/` separators. */
-function runFiles(dir, fail) {
-  let entries
+ * the extension, a session log's `/session` dropped, with `/` separators. A symbolic link is never
+ * followed (a link back up the tree would count runs again, or never end): each one is named on
+ * standard error and skipped. */
+function runFiles(dir, command, fail) {
+  const files = []
+  const skipped = []
+  const walk = (folder) => {
+    let entries
+    try {
+      entries = readdirSync(folder, { withFileTypes: true })
+    } catch (error) {
+      fail(`cannot read --corpus ${folder}: ${error.message}`)
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name)
+      if (entry.isSymbolicLink()) {
+        skipped.push(path)
+      } else if (entry.isDirectory()) {
+        walk(path)
+      } else if (entry.isFile() && RUN_FILE.test(entry.name)) {
+        const id = relative(dir, path).split(sep).join('/').replace(RUN_FILE, '').replace(/\/session$/, '')
+        files.push({ path, id })
+      }
+    }
+  }
+  let root
   try {
-    entries = readdirSync(dir, { recursive: true, withFileTypes: true })
+    root = lstatSync(dir)
   } catch (error) {
     fail(`cannot read --corpus ${dir}: ${error.message}`)
   }
-  return entries
-    .filter((entry) => entry.isFile() && RUN_FILE.test(entry.name))
-    .map((entry) => {
-      const path = join(entry.parentPath ?? entry.path, entry.name)
-      const id = relative(dir, path).split(sep).join('/').replace(RUN_FILE, '').replace(/\/session$/, '')
-      return { path, id }
-    })
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  if (root.isSymbolicLink()) fail(`--corpus ${dir} is a symbolic link; give the folder it points to`)
+  walk(dir)
+  for (const path of skipped) process.stderr.write(`${command}: skipped ${path}: a symbolic link is not followed\n`)
+  return files.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
+/**
+ * The lines of a byte stream, decoded as UTF-8, without their `\n` (and a `\r` before it). A
+ * line longer than MAX_LINE_BYTES fails naming the input and the line, before it is ever one
+ * string.
+ */
+async function * lines(stream, name, fail) {
+  const decoder = new TextDecoder()
+  let pending = []
+  let pendingBytes = 0
+  let number = 0
+  const take = (tail) => {
+    const bytes = pending.length === 0 ? tail : Buffer.concat([...pending, tail])
+    pending = []
+    pendingBytes = 0
+    number += 1
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length
+    return decoder.decode(bytes.subarray(0, end))
+  }
+  for await (const chunk of stream) {
+    let buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
+    for (;;) {
+      const at = buffer.indexOf(0x0a)
+      if (at === -1) break
+      if (pendingBytes + at > MAX_LINE_BYTES) tooLong(name, number + 1, fail)
+      yield take(buffer.subarray(0, at))
+      buffer = buffer.subarray(at + 1)
+    }
+    pendingBytes += buffer.length
+    if (pendingBytes > MAX_LINE_BYTES) tooLong(name, number + 1, fail)
+    if (buffer.length > 0) pending.push(Buffer.from(buffer))
+  }
+  if (pendingBytes > 0) yield take(Buffer.alloc(0))
+}
+
+function tooLong(name, number, fail) {
+  fail(`${name}: line ${number} is longer than ${MAX_LINE_BYTES / 1024 / 1024} MiB; no event is that long, so the input is refused`)
 }
 
 async function replayCorpus({ command, createCorpus, config, corpus, labels, half, json, fail }) {
@@ -129,14 +192,14 @@ async function replayCorpus({ command, createCorpus, config, corpus, labels, hal
     process.stderr.write(`${error.message}\n`)
     process.exit(2)
   }
-  const files = runFiles(corpus, fail)
+  const files = runFiles(corpus, command, fail)
   if (files.length === 0) fail(`--corpus ${corpus} holds no .jsonl, .jsonl.gz or .jsonl.zstd files`)
   for (const { path, id } of files) {
     if (!replay.wants(id)) continue
     const { stream, name, decompressing } = await openInput(path, command, fail)
     replay.start(id)
     try {
-      for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+      for await (const line of lines(stream, path, fail)) {
         try {
           replay.feed(line)
         } catch (error) {
@@ -248,5 +311,18 @@ async function openInput(input, command, fail) {
   }
   if (decoder === undefined) return { stream: bytes, name, decompressing: false }
   bytes.on('error', (error) => decoder.destroy(error))
-  return { stream: bytes.pipe(decoder), name, decompressing: true }
+  return { stream: capped(bytes.pipe(decoder), name, fail), name, decompressing: true }
+}
+
+/** A decompressed stream that fails once it has produced MAX_DECOMPRESSED_BYTES. */
+async function * capped(stream, name, fail) {
+  let total = 0
+  for await (const chunk of stream) {
+    total += chunk.length
+    if (total > MAX_DECOMPRESSED_BYTES) {
+      stream.destroy()
+      fail(`${name} decompresses to more than ${MAX_DECOMPRESSED_BYTES / 1024 / 1024 / 1024} GiB; the input is refused`)
+    }
+    yield chunk
+  }
 }

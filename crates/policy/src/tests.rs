@@ -35,6 +35,7 @@ fn settings() -> Settings {
             "build",
         ]),
         reminder: "[Research Nudge]".to_owned(),
+        reminder_style: ReminderStyle::Original,
     }
 }
 

@@ -341,9 +341,11 @@ impl AgentTracker {
         self.last = Some(plugin.policy.user_prompt(&mut self.state, millis(now)));
     }
 
-    /// The full reminder text for the current state.
-    pub fn reminder(&self, plugin: &Plugin) -> String {
-        plugin.policy.reminder_text(&self.state)
+    /// The full reminder text for the current state; `offered` is the agent's tool names, one a
+    /// line, when known.
+    pub fn reminder(&self, plugin: &Plugin, offered: Option<String>) -> String {
+        let offered: Option<Vec<&str>> = offered.as_deref().map(|names| names.lines().collect());
+        plugin.policy.reminder_text_for(&self.state, offered.as_deref())
     }
 
     /// The short summary DSH shows for the reminder message.

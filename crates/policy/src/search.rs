@@ -1,0 +1,89 @@
+//! The search phrase of a failure: the one line of its text worth pasting into a web search,
+//! stripped of what only this machine and this run know, short enough to quote in a reminder.
+//!
+//! Rules, in order:
+//! 1. **Which line.** The last line with a strong marker (a word ending in `Error` or
+//!    `Exception`, `error:`, `error[`, `panicked`, `fatal:`), else the last line with a weak one
+//!    (`error`, `fail`, `not found`, `cannot`, `undefined`, `denied`), else the last non-blank line.
+//! 2. **Invisible characters.** Control and invisible format characters (zero-width, bidi
+//!    overrides, soft hyphen, BOM) are dropped, so the quoted text is what a reader sees.
+//! 3. **Noise.** Whitespace-separated words that only this run knows are dropped: hex addresses
+//!    (`0x7ffe…`), numbers (`123`, `12:5`), UUIDs and hashes (8+ hex digits with a digit and a
+//!    letter). A path keeps its file name only (`/tmp/x/src/app.py:12:5` → `app.py`).
+//! 4. **Quotes.** `"` becomes `'`, so the phrase never ends its own quotation.
+//! 5. **Bound.** At most [`SEARCH_PHRASE_CHARS`] characters, cut at the last space before the
+//!    bound when there is one. A phrase with no letter is none.
+
+/// Longest search phrase, in characters.
+pub const SEARCH_PHRASE_CHARS: usize = 80;
+
+/// The search phrase of a failure text (its `head` and `tail` windows), if it has one.
+pub fn search_phrase(head: &str, tail: &str) -> Option<String> {
+    let lines = || head.lines().chain(tail.lines()).filter(|l| !l.trim().is_empty());
+    let line = lines()
+        .filter(|l| strength(l) == 2)
+        .last()
+        .or_else(|| lines().filter(|l| strength(l) == 1).last())
+        .or_else(|| lines().last())?;
+    let visible: String = line.chars().filter(|&c| !invisible(c)).collect();
+    let words: Vec<String> = visible.split_whitespace().filter_map(keep_word).collect();
+    let phrase = bound(&words.join(" ").replace('"', "'"));
+    phrase.chars().any(char::is_alphabetic).then_some(phrase)
+}
+
+/// 2 for a strong error marker, 1 for a weak one, 0 for none.
+fn strength(line: &str) -> u8 {
+    let strong = line.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        (w.ends_with("Error") || w.ends_with("Exception")) && w.len() > 5
+    }) || ["error:", "error[", "panicked", "fatal:"]
+        .iter()
+        .any(|m| line.contains(m));
+    if strong {
+        return 2;
+    }
+    let lower = line.to_lowercase();
+    u8::from(
+        ["error", "fail", "not found", "cannot", "undefined", "denied"]
+            .iter()
+            .any(|m| lower.contains(m)),
+    )
+}
+
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// A word as the phrase keeps it: `None` for noise, a path's file name for a path.
+fn keep_word(word: &str) -> Option<String> {
+    let core = word.trim_matches(|c: char| "()[]{}<>,;'`\"".contains(c));
+    if core.contains('/') || core.contains('\\') {
+        let name = core.rsplit(['/', '\\']).next().unwrap_or("");
+        let name = name.split(':').next().unwrap_or("");
+        return (!name.is_empty()).then(|| name.to_owned());
+    }
+    let noise = core.starts_with("0x") && core.len() > 2
+        || !core.is_empty() && core.chars().all(|c| c.is_ascii_digit() || ":.,-#".contains(c)) && core.chars().any(|c| c.is_ascii_digit())
+        || hex_id(core);
+    (!noise).then(|| word.to_owned())
+}
+
+fn hex_id(word: &str) -> bool {
+    let hex: Vec<char> = word.chars().filter(|c| *c != '-').collect();
+    hex.len() >= 8
+        && hex.iter().all(char::is_ascii_hexdigit)
+        && hex.iter().any(char::is_ascii_digit)
+        && hex.iter().any(char::is_ascii_alphabetic)
+}
+
+fn bound(phrase: &str) -> String {
+    if phrase.chars().count() <= SEARCH_PHRASE_CHARS {
+        return phrase.to_owned();
+    }
+    let cut: String = phrase.chars().take(SEARCH_PHRASE_CHARS).collect();
+    match cut.rfind(' ') {
+        Some(space) if space > 0 => cut[..space].to_owned(),
+        _ => cut,
+    }
+}

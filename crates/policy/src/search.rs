@@ -87,3 +87,50 @@ fn bound(phrase: &str) -> String {
         _ => cut,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_telling_line_and_drops_the_noise() {
+        let cases = [
+            // A Python traceback: the exception line, not the summary after it.
+            (
+                "",
+                "Traceback (most recent call last):\n  File \"/tmp/build-77/app.py\", line 12, in <module>\nTypeError: unsupported operand type(s) for +: 'int' and \"str\" at 0x7ffe1234\n",
+            ),
+            // A shell failure: `error:` wins over the weak `failed` summary after it.
+            (
+                "",
+                "   Compiling app v0.1.0 (/home/a/app)\nerror: cannot find macro `sqlx_query` in this scope\nwarning: build failed, waiting for other jobs\n",
+            ),
+            // An error result with no marker: its last line, invisible characters dropped.
+            ("connection reset by peer\u{200B}\u{202E}\u{7}", ""),
+            // Nothing searchable: numbers only.
+            ("12:5 0x1f 9fceb02d0ae598e9", ""),
+            // Over the bound: cut at a space.
+            (
+                "ValueError: the quick brown fox jumps over the lazy dog and keeps on running across every field",
+                "",
+            ),
+        ];
+        let phrases: Vec<String> = cases
+            .iter()
+            .map(|(head, tail)| format!("{:?}", search_phrase(head, tail)))
+            .collect();
+        expect_test::expect_file!["snapshots/search-phrases.txt"].assert_eq(&phrases.join("\n"));
+    }
+
+    #[test]
+    fn never_longer_than_the_bound() {
+        let long = format!("Error: {}", "word ".repeat(100));
+        let phrase = search_phrase(&long, "").unwrap();
+        assert!(phrase.chars().count() <= SEARCH_PHRASE_CHARS, "{phrase}");
+        let unbroken = format!("Error:{}", "é".repeat(200));
+        assert_eq!(
+            search_phrase(&unbroken, "").unwrap().chars().count(),
+            SEARCH_PHRASE_CHARS
+        );
+    }
+}

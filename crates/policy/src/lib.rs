@@ -92,6 +92,9 @@ pub enum ReminderStyle {
     Specific,
 }
 
+/// Research tools a specific reminder names at most (the rest are counted), so it stays short.
+pub const RESEARCH_TOOLS_NAMED: usize = 4;
+
 /// The specific reminder's built-in body: shorter than the original's, since the lines after it
 /// say what to search for and with what.
 pub const SPECIFIC_REMINDER: &str = "[Research Nudge]
@@ -629,10 +632,15 @@ impl Policy {
                             && names::any_matches(&s.research_tools, &names::tokens(name))
                     })
                     .collect();
+                let named = research.len().min(RESEARCH_TOOLS_NAMED);
+                let more = match research.len() - named {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
                 specific.push(if research.is_empty() {
                     "You have no web research tool here: read local documentation or the library's source instead.".to_owned()
                 } else {
-                    format!("Search with: {}.", research.join(", "))
+                    format!("Search with: {}{more}.", research[..named].join(", "))
                 });
             }
         }

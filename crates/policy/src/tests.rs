@@ -880,6 +880,9 @@ fn specific_reminder_names_the_failure_and_the_research_tools() {
     shapes.push(("repeated failure, research tools", p.reminder_text_for(&s, Some(&agent_tools))));
     shapes.push(("repeated failure, no research tool", p.reminder_text_for(&s, Some(&["read", "bash"]))));
     shapes.push(("repeated failure, tools unknown (replay)", p.reminder_text(&s)));
+    let many: Vec<String> = (1..=6).map(|i| format!("mcp__s{i}__web_search")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    shapes.push(("repeated failure, six research tools", p.reminder_text_for(&s, Some(&many))));
     let (p, s) = run(&specific, &distinct_failures);
     shapes.push(("no repeated failure, research tools", p.reminder_text_for(&s, Some(&agent_tools))));
     let (p, s) = run(&settings(), &loop_calls);

@@ -11,11 +11,14 @@
 //!    (`0x7ffe…`), numbers (`123`, `12:5`), UUIDs and hashes (8+ hex digits with a digit and a
 //!    letter). A path keeps its file name only (`/tmp/x/src/app.py:12:5` → `app.py`).
 //! 4. **Quotes.** `"` becomes `'`, so the phrase never ends its own quotation.
-//! 5. **Bound.** At most [`SEARCH_PHRASE_CHARS`] characters, cut at the last space before the
-//!    bound when there is one. A phrase with no letter is none.
+//! 5. **Bound.** At most [`SEARCH_PHRASE_CHARS`] characters and [`SEARCH_PHRASE_BYTES`] bytes,
+//!    cut at the last space before the bound when there is one. A phrase with no letter is none.
 
 /// Longest search phrase, in characters.
 pub const SEARCH_PHRASE_CHARS: usize = 80;
+/// Longest search phrase, in UTF-8 bytes: a phrase of CJK characters or emoji (several tokens
+/// each) stops sooner, so the reminder's tokens stay bounded whatever the failure's script.
+pub const SEARCH_PHRASE_BYTES: usize = 160;
 
 /// The search phrase of a failure text (its `head` and `tail` windows), if it has one.
 pub fn search_phrase(head: &str, tail: &str) -> Option<String> {
@@ -78,14 +81,18 @@ fn hex_id(word: &str) -> bool {
 }
 
 fn bound(phrase: &str) -> String {
-    if phrase.chars().count() <= SEARCH_PHRASE_CHARS {
-        return phrase.to_owned();
+    let mut end = 0;
+    for (count, (at, c)) in phrase.char_indices().enumerate() {
+        if count == SEARCH_PHRASE_CHARS || at + c.len_utf8() > SEARCH_PHRASE_BYTES {
+            let cut = &phrase[..at];
+            return match cut.rfind(' ') {
+                Some(space) if space > 0 => cut[..space].to_owned(),
+                _ => cut.to_owned(),
+            };
+        }
+        end = at + c.len_utf8();
     }
-    let cut: String = phrase.chars().take(SEARCH_PHRASE_CHARS).collect();
-    match cut.rfind(' ') {
-        Some(space) if space > 0 => cut[..space].to_owned(),
-        _ => cut,
-    }
+    phrase[..end].to_owned()
 }
 
 #[cfg(test)]
@@ -127,10 +134,16 @@ mod tests {
         let long = format!("Error: {}", "word ".repeat(100));
         let phrase = search_phrase(&long, "").unwrap();
         assert!(phrase.chars().count() <= SEARCH_PHRASE_CHARS, "{phrase}");
-        let unbroken = format!("Error:{}", "é".repeat(200));
+        let unbroken = format!("Error:{}", "e".repeat(200));
         assert_eq!(
             search_phrase(&unbroken, "").unwrap().chars().count(),
             SEARCH_PHRASE_CHARS
         );
+        // Three-byte characters reach the byte bound first, cut on a character boundary.
+        let wide = format!("Error:{}", "错".repeat(200));
+        let phrase = search_phrase(&wide, "").unwrap();
+        assert_eq!((phrase.len(), phrase.chars().count()), (159, 57));
+        let emoji = format!("Error:{}", "🧨".repeat(200));
+        assert!(search_phrase(&emoji, "").unwrap().len() <= SEARCH_PHRASE_BYTES);
     }
 }

@@ -22,12 +22,16 @@ pub const SEARCH_PHRASE_BYTES: usize = 160;
 
 /// The search phrase of a failure text (its `head` and `tail` windows), if it has one.
 pub fn search_phrase(head: &str, tail: &str) -> Option<String> {
-    let lines = || head.lines().chain(tail.lines()).filter(|l| !l.trim().is_empty());
+    let lines = || {
+        head.lines()
+            .chain(tail.lines())
+            .filter(|l| !l.trim().is_empty())
+    };
     let line = lines()
-        .filter(|l| strength(l) == 2)
-        .last()
-        .or_else(|| lines().filter(|l| strength(l) == 1).last())
-        .or_else(|| lines().last())?;
+        .rev()
+        .find(|l| strength(l) == 2)
+        .or_else(|| lines().rev().find(|l| strength(l) == 1))
+        .or_else(|| lines().next_back())?;
     let visible: String = line.chars().filter(|&c| !invisible(c)).collect();
     let words: Vec<String> = visible.split_whitespace().filter_map(keep_word).collect();
     let phrase = bound(&words.join(" ").replace('"', "'"));
@@ -36,19 +40,27 @@ pub fn search_phrase(head: &str, tail: &str) -> Option<String> {
 
 /// 2 for a strong error marker, 1 for a weak one, 0 for none.
 fn strength(line: &str) -> u8 {
-    let strong = line.split(|c: char| !c.is_alphanumeric()).any(|w| {
-        (w.ends_with("Error") || w.ends_with("Exception")) && w.len() > 5
-    }) || ["error:", "error[", "panicked", "fatal:"]
-        .iter()
-        .any(|m| line.contains(m));
+    let strong = line
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| (w.ends_with("Error") || w.ends_with("Exception")) && w.len() > 5)
+        || ["error:", "error[", "panicked", "fatal:"]
+            .iter()
+            .any(|m| line.contains(m));
     if strong {
         return 2;
     }
     let lower = line.to_lowercase();
     u8::from(
-        ["error", "fail", "not found", "cannot", "undefined", "denied"]
-            .iter()
-            .any(|m| lower.contains(m)),
+        [
+            "error",
+            "fail",
+            "not found",
+            "cannot",
+            "undefined",
+            "denied",
+        ]
+        .iter()
+        .any(|m| lower.contains(m)),
     )
 }
 
@@ -67,7 +79,11 @@ fn keep_word(word: &str) -> Option<String> {
         return (!name.is_empty()).then(|| name.to_owned());
     }
     let noise = core.starts_with("0x") && core.len() > 2
-        || !core.is_empty() && core.chars().all(|c| c.is_ascii_digit() || ":.,-#".contains(c)) && core.chars().any(|c| c.is_ascii_digit())
+        || !core.is_empty()
+            && core
+                .chars()
+                .all(|c| c.is_ascii_digit() || ":.,-#".contains(c))
+            && core.chars().any(|c| c.is_ascii_digit())
         || hex_id(core);
     (!noise).then(|| word.to_owned())
 }

@@ -874,19 +874,43 @@ fn specific_reminder_names_the_failure_and_the_research_tools() {
         }
         (p, s)
     };
-    let agent_tools = ["read", "bash", "mcp__brave__brave_web_search", "fetch_url", SNOOZE_TOOL_NAME];
+    let agent_tools = [
+        "read",
+        "bash",
+        "mcp__brave__brave_web_search",
+        "fetch_url",
+        SNOOZE_TOOL_NAME,
+    ];
     let mut shapes = Vec::new();
     let (p, s) = run(&specific, &loop_calls);
-    shapes.push(("repeated failure, research tools", p.reminder_text_for(&s, Some(&agent_tools))));
-    shapes.push(("repeated failure, no research tool", p.reminder_text_for(&s, Some(&["read", "bash"]))));
-    shapes.push(("repeated failure, tools unknown (replay)", p.reminder_text(&s)));
+    shapes.push((
+        "repeated failure, research tools",
+        p.reminder_text_for(&s, Some(&agent_tools)),
+    ));
+    shapes.push((
+        "repeated failure, no research tool",
+        p.reminder_text_for(&s, Some(&["read", "bash"])),
+    ));
+    shapes.push((
+        "repeated failure, tools unknown (replay)",
+        p.reminder_text(&s),
+    ));
     let many: Vec<String> = (1..=6).map(|i| format!("mcp__s{i}__web_search")).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
-    shapes.push(("repeated failure, six research tools", p.reminder_text_for(&s, Some(&many))));
+    shapes.push((
+        "repeated failure, six research tools",
+        p.reminder_text_for(&s, Some(&many)),
+    ));
     let (p, s) = run(&specific, &distinct_failures);
-    shapes.push(("no repeated failure, research tools", p.reminder_text_for(&s, Some(&agent_tools))));
+    shapes.push((
+        "no repeated failure, research tools",
+        p.reminder_text_for(&s, Some(&agent_tools)),
+    ));
     let (p, s) = run(&settings(), &loop_calls);
-    shapes.push(("original style", p.reminder_text_for(&s, Some(&agent_tools))));
+    shapes.push((
+        "original style",
+        p.reminder_text_for(&s, Some(&agent_tools)),
+    ));
     let text: Vec<String> = shapes
         .iter()
         .map(|(shape, reminder)| format!("== {shape}\n{reminder}\n"))

@@ -3,7 +3,7 @@
 
 use crate::toolkit::{Field, Issue, Rule, validate_fields};
 use names::Pattern;
-use policy::{MINUTE, Millis, Settings, Weights};
+use policy::{MINUTE, Millis, ReminderStyle, SPECIFIC_REMINDER, Settings, Weights};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -104,12 +104,29 @@ pub struct RowConfig {
     /// Tool-name patterns classed as shell/build/test-style executions.
     #[schemars(inner(regex(pattern = TOOL_PATTERN_REGEX)))]
     pub execution_tools: Vec<String>,
-    /// Model-visible reminder body; the current signals are appended after a blank line.
+    /// Model-visible reminder body; the current signals are appended after a blank line. Under
+    /// `reminderStyle: specific` the built-in text stands for the specific reminder's shorter body.
     #[schemars(regex(pattern = REMINDER_REGEX))]
     pub reminder: String,
+    /// `specific` (the repeated failure's search phrase and the agent's research tools follow the
+    /// body) or `original` (the body and the signals line only, the original plugin's reminder).
+    pub reminder_style: ReminderStyleKey,
     /// Log resets and queued reminders to stderr.
     pub debug: bool,
 }
+
+/// The `reminderStyle` key's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[schemars(inline)]
+pub enum ReminderStyleKey {
+    /// The body and the signals line only.
+    Original,
+    /// Also what to search for and with which tools.
+    Specific,
+}
+
+const REMINDER_STYLES: [&str; 2] = ["original", "specific"];
 
 impl Default for RowConfig {
     fn default() -> Self {
@@ -180,6 +197,7 @@ impl Default for RowConfig {
                 "python",
             ]),
             reminder: DEFAULT_REMINDER.to_owned(),
+            reminder_style: ReminderStyleKey::Specific,
             debug: false,
         }
     }
@@ -211,7 +229,16 @@ impl RowConfig {
             research_tools: patterns(&self.research_tools),
             mutation_tools: patterns(&self.mutation_tools),
             execution_tools: patterns(&self.execution_tools),
-            reminder: self.reminder.clone(),
+            reminder: match self.reminder_style {
+                ReminderStyleKey::Specific if self.reminder == DEFAULT_REMINDER => {
+                    SPECIFIC_REMINDER.to_owned()
+                }
+                _ => self.reminder.clone(),
+            },
+            reminder_style: match self.reminder_style {
+                ReminderStyleKey::Original => ReminderStyle::Original,
+                ReminderStyleKey::Specific => ReminderStyle::Specific,
+            },
         }
     }
 }
@@ -229,7 +256,7 @@ fn patterns(sources: &[String]) -> Vec<Pattern> {
 }
 
 /// Every key of [`RowConfig`] with its rule, in declaration order.
-const FIELDS: [Field; 17] = [
+const FIELDS: [Field; 18] = [
     ("enabled", Rule::Flag),
     ("debtThreshold", COUNT),
     ("maxToolCallsWithoutResearch", COUNT),
@@ -246,6 +273,7 @@ const FIELDS: [Field; 17] = [
     ("mutationTools", TOOL_PATTERNS),
     ("executionTools", TOOL_PATTERNS),
     ("reminder", Rule::Text),
+    ("reminderStyle", Rule::OneOf(&REMINDER_STYLES)),
     ("debug", Rule::Flag),
 ];
 

@@ -35,6 +35,7 @@ fn settings() -> Settings {
             "build",
         ]),
         reminder: "[Research Nudge]".to_owned(),
+        reminder_style: ReminderStyle::Original,
     }
 }
 
@@ -835,4 +836,106 @@ fn a_kill_or_a_timeout_is_a_failure_fingerprinted_by_its_output() {
         Observation::Counted
     );
     assert_eq!(s.failures(), 4);
+}
+
+/// The specific reminder in every shape it takes: with and without a repeated failure, with
+/// research tools, with none, with the tools unknown (a replay); and the original style, which
+/// adds nothing. The body is the built-in one, so the snapshot is the text the model reads.
+#[test]
+fn specific_reminder_names_the_failure_and_the_research_tools() {
+    let specific = Settings {
+        reminder: SPECIFIC_REMINDER.to_owned(),
+        reminder_style: ReminderStyle::Specific,
+        ..settings()
+    };
+    let loop_calls = [
+        ToolCall::success("read"),
+        ToolCall::exited(
+            "bash",
+            1,
+            "Traceback (most recent call last):\n  File \"/tmp/w/app.py\", line 3\nTypeError: Cannot read properties of undefined (reading \"map\")\u{200B}\n",
+        ),
+        ToolCall::success("edit"),
+        ToolCall::exited(
+            "bash",
+            1,
+            "Traceback (most recent call last):\n  File \"/tmp/w/app.py\", line 4\nTypeError: Cannot read properties of undefined (reading \"map\")\u{200B}\n",
+        ),
+    ];
+    let distinct_failures = [
+        ToolCall::failure("bash", "ENOENT: no such file"),
+        ToolCall::failure("read", "permission denied"),
+    ];
+    let run = |settings: &Settings, calls: &[ToolCall<'_>]| {
+        let mut p = Policy::new(settings.clone());
+        let mut s = AgentState::new(0);
+        for (i, call) in calls.iter().enumerate() {
+            observe(&mut p, &mut s, i as Millis, *call);
+        }
+        (p, s)
+    };
+    let agent_tools = [
+        "read",
+        "bash",
+        "mcp__brave__brave_web_search",
+        "fetch_url",
+        SNOOZE_TOOL_NAME,
+    ];
+    let mut shapes = Vec::new();
+    let (p, s) = run(&specific, &loop_calls);
+    shapes.push((
+        "repeated failure, research tools",
+        p.reminder_text_for(&s, Some(&agent_tools)),
+    ));
+    shapes.push((
+        "repeated failure, no research tool",
+        p.reminder_text_for(&s, Some(&["read", "bash"])),
+    ));
+    shapes.push((
+        "repeated failure, tools unknown (replay)",
+        p.reminder_text(&s),
+    ));
+    let many: Vec<String> = (1..=6).map(|i| format!("mcp__s{i}__web_search")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    shapes.push((
+        "repeated failure, six research tools",
+        p.reminder_text_for(&s, Some(&many)),
+    ));
+    let (p, s) = run(&specific, &distinct_failures);
+    shapes.push((
+        "no repeated failure, research tools",
+        p.reminder_text_for(&s, Some(&agent_tools)),
+    ));
+    let (p, s) = run(&settings(), &loop_calls);
+    shapes.push((
+        "original style",
+        p.reminder_text_for(&s, Some(&agent_tools)),
+    ));
+    let text: Vec<String> = shapes
+        .iter()
+        .map(|(shape, reminder)| format!("== {shape}\n{reminder}\n"))
+        .collect();
+    expect_test::expect_file!["snapshots/reminders.txt"].assert_eq(&text.join("\n"));
+}
+
+/// Research resets the phrase with the rest of the state: a later reminder does not name a
+/// failure from before the research.
+#[test]
+fn research_forgets_the_search_phrase() {
+    let mut p = Policy::new(Settings {
+        reminder_style: ReminderStyle::Specific,
+        ..settings()
+    });
+    let mut s = AgentState::new(0);
+    observe(&mut p, &mut s, 0, ToolCall::failure("bash", "error: E1"));
+    observe(&mut p, &mut s, 1, ToolCall::failure("bash", "error: E1"));
+    assert_eq!(s.search_phrase(), Some("error: E1"));
+    observe(&mut p, &mut s, 2, ToolCall::success("web_search"));
+    assert_eq!(s.search_phrase(), None);
+    // The original style never computes one.
+    let mut p = policy();
+    let mut s = AgentState::new(0);
+    observe(&mut p, &mut s, 0, ToolCall::failure("bash", "error: E1"));
+    observe(&mut p, &mut s, 1, ToolCall::failure("bash", "error: E1"));
+    assert_eq!(s.search_phrase(), None);
 }

@@ -57,6 +57,7 @@ fn settings(
         mutation_tools: patterns(&["write", "edit"]),
         execution_tools: patterns(&["bash", "test"]),
         reminder: "Research first.".into(),
+        reminder_style: policy::ReminderStyle::Original,
     }
 }
 

@@ -341,9 +341,10 @@ impl AgentTracker {
         self.last = Some(plugin.policy.user_prompt(&mut self.state, millis(now)));
     }
 
-    /// The full reminder text for the current state.
-    pub fn reminder(&self, plugin: &Plugin) -> String {
-        plugin.policy.reminder_text(&self.state)
+    /// The full reminder text for the current state; `offered`: the agent's tool names, one a line.
+    pub fn reminder(&self, plugin: &Plugin, offered: Option<String>) -> String {
+        let names: Option<Vec<&str>> = offered.as_deref().map(|names| names.lines().collect());
+        Policy::reminder_text_for(&plugin.policy, &self.state, names.as_deref())
     }
 
     /// The short summary DSH shows for the reminder message.
@@ -355,9 +356,7 @@ impl AgentTracker {
     /// The snooze tool's reply for this agent at `now`.
     #[wasm_bindgen(js_name = snoozeReply)]
     pub fn snooze_reply(&self, plugin: &Plugin, now: f64, minutes: u32) -> String {
-        plugin
-            .policy
-            .snooze_reply(&self.state, millis(now), minutes)
+        Policy::snooze_reply(&plugin.policy, &self.state, millis(now), minutes)
     }
 
     /// The debug line for the last observation, if it deserves one.

@@ -143,7 +143,15 @@ export function apply(ctx, config) {
     }
     if (debug) logDebug(tracker.debugLine(toolName))
     if (outcome !== NUDGE) return undefined
-    return noticeMessage(name, tracker.reminder(plugin), tracker.summary(plugin))
+    return noticeMessage(name, tracker.reminder(plugin, offeredTools(agent)), tracker.summary(plugin))
+  }
+
+  // The tool names DSH offers this agent (in Code Mode, the ones its programs can call), one a
+  // line; read only when a reminder fires. Undefined when the registry cannot say.
+  function offeredTools(agent) {
+    if (typeof ctx.tools?.schemas !== 'function') return undefined
+    const schemas = ctx.tools.schemas(agent)
+    return Array.isArray(schemas) ? schemas.map((schema) => String(schema?.name ?? '')).join('\n') : undefined
   }
 
   // Observe and enrich, never veto: delegate first so the count reflects the final outcome (a

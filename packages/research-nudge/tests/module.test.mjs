@@ -33,6 +33,7 @@ const DEFAULTS_WITHOUT_REMINDER = {
     'bash', 'sh', 'zsh', 'shell', 'terminal', 'exec', 'execute', 'run_command', 'run', 'test',
     'tests', 'pytest', 'compile', 'build', 'make', 'cargo', 'npm', 'pnpm', 'yarn', 'node', 'python',
   ],
+  reminderStyle: 'specific',
   debug: false,
 }
 
@@ -61,7 +62,7 @@ test('validate({}) fills every default', () => {
   assert.equal(value.researchTools.length, 12)
   assert.ok(value.reminder.startsWith(DEFAULT_REMINDER_START), value.reminder.slice(0, 120))
   assert.ok(value.reminder.endsWith(DEFAULT_REMINDER_END), value.reminder.slice(-200))
-  assert.equal(Object.keys(value).length, 17)
+  assert.equal(Object.keys(value).length, 18)
 })
 
 test('a missing config (undefined or null) means all defaults', () => {

@@ -157,7 +157,16 @@ fn settings_convert_units_and_parse_patterns() {
     assert_eq!(s.mutation_tools.len(), 14);
     assert_eq!(s.execution_tools.len(), 21);
     assert_eq!(s.execution_tools[20].source(), "python");
-    assert_eq!(s.reminder, DEFAULT_REMINDER);
+    // The default style is specific, whose built-in body is the shorter one; `original` brings
+    // the original's body back, and a custom body is kept under either style.
+    assert_eq!(s.reminder, SPECIFIC_REMINDER);
+    assert_eq!(s.reminder_style, ReminderStyle::Specific);
+    let original = valid(json!({"reminderStyle": "original"})).settings();
+    assert_eq!(original.reminder, DEFAULT_REMINDER);
+    assert_eq!(original.reminder_style, ReminderStyle::Original);
+    let custom = valid(json!({"reminder": "Look it up."})).settings();
+    assert_eq!(custom.reminder, "Look it up.");
+    assert_eq!(custom.reminder_style, ReminderStyle::Specific);
 
     let s = valid(json!({
         "maxMinutesWithoutResearch": 0.5,
@@ -234,6 +243,7 @@ fn every_key_can_be_set() {
         "mutationTools": [],
         "executionTools": [],
         "reminder": "Look it up.",
+        "reminderStyle": "original",
         "debug": true,
     });
     let config = valid(input.clone());
@@ -256,6 +266,7 @@ fn every_key_can_be_set() {
             mutation_tools: vec![],
             execution_tools: vec![],
             reminder: "Look it up.".into(),
+            reminder_style: ReminderStyleKey::Original,
             debug: true,
         }
     );
@@ -585,7 +596,7 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
 
     let defaults = serde_json::to_value(RowConfig::default()).unwrap();
     let properties = schema["properties"].as_object().unwrap();
-    assert_eq!(properties.len(), 17);
+    assert_eq!(properties.len(), 18);
     for (name, default) in defaults.as_object().unwrap() {
         let property = &properties[name];
         assert_eq!(&property["default"], default, "{name}");
@@ -619,7 +630,13 @@ fn schema_is_draft07_with_defaults_bounds_and_descriptions() {
                 assert_eq!(property["type"], "string", "{name}");
                 assert_eq!(property["pattern"], REMINDER_REGEX, "{name}");
             }
-            Rule::OneOf(choices) => assert_eq!(property["enum"], json!(choices), "{name}"),
+            Rule::OneOf(choices) => {
+                let consts: Vec<&Value> = property["oneOf"]
+                    .as_array()
+                    .map(|alternatives| alternatives.iter().map(|a| &a["const"]).collect())
+                    .unwrap_or_default();
+                assert_eq!(json!(consts), json!(choices), "{name}");
+            }
             Rule::Str { .. } => assert_eq!(property["type"], "string", "{name}"),
         }
     }

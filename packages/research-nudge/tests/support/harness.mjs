@@ -17,6 +17,15 @@ export class ToolsRecorder extends Service {
     super(ctx, 'tools')
     this.registered = new Map()
     this.history = []
+    // Tool names `schemas` offers besides the registered ones, and the scopes it was asked for.
+    this.offered = []
+    this.schemaScopes = []
+  }
+
+  /** Like DSH's `schemas(scope)`: one schema per tool the scope sees. */
+  schemas(scope) {
+    this.schemaScopes.push(scope)
+    return [...this.offered, ...this.registered.keys()].map((name) => ({ name, description: '', inputSchema: {} }))
   }
 
   register(definition) {

@@ -187,6 +187,7 @@ pub mod index;
 pub mod lock;
 pub mod recall;
 pub mod render;
+pub mod save;
 pub mod stats;
 pub mod store;
 mod text;

@@ -1,18 +1,16 @@
 // limit-break's memory driver: the file operations behind memory_save, memory_recall,
-// memory_stats and the people CLI, performed exactly as `limit-break-memory` documents them
-// ("The save protocol", "The recall cache"). Every decision — argument rules, the store format,
-// whether to wait for, take over or give up on the lock, whether the cached index is still the
-// file's, every answer and message — is a call into the Rust core. This file only does I/O and
+// memory_stats and the people CLI. A save (and the CLI's forget and import) is the core's
+// sans-I/O machine `LimitBreakSave`: this file performs each step it asks for (`PERFORM`, a table
+// like lib/fetch.js's) and reports what happened; recall follows "The recall cache" of
+// `limit-break-memory`. Every decision — argument rules, the store format, whether to wait for,
+// take over or give up on the lock, what to remove, sweep or retry, whether the cached index is
+// still the file's, every answer and message — is the Rust core's. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
 import { link, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 
 const WINDOWS = process.platform === 'win32'
-/** Errors a rename over a file held open by a scanner or indexer gives on Windows. */
-const WINDOWS_BUSY = new Set(['EPERM', 'EACCES', 'EBUSY'])
-/** How long a Windows rename is retried while the target is busy. */
-const RENAME_RETRY_MS = 1000
 
 /** The store's paths under an absolute DSH home: `{ home, dir, store, lock, takeover }`. */
 export function storePaths(wasm, home) {
@@ -56,8 +54,6 @@ export async function projectRoot(cwd) {
   }
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /**
  * The three memory tools over one store. `env` is `{ dshHomeEnv, osHome }`, only for showing the
  * path symbolically in `memory_stats`. Each method resolves to the answer object and never
@@ -77,7 +73,7 @@ export function createMemory(wasm, plugin, paths, env) {
       wasm,
       paths,
       (bytes, found) => index.save(json, found && [...keyOf(found.st), found.readAt], bytes, Date.now(), project),
-      { needsBytes, committed: (st) => index.committed(keyOf(st), Date.now()) },
+      { needsBytes, committed: (key, at) => index.committed(key, at) },
     )
     return JSON.parse(answer)
   }
@@ -145,53 +141,116 @@ export function createMemory(wasm, plugin, paths, env) {
 const keyOf = (st) => [st.mtimeMs, st.size, st.ino]
 
 /**
- * Runs one read-modify-write of the store under its lock. `edit(bytes, found)` gets the store's
+ * Runs one read-modify-write of the store under its lock: drives the core's `LimitBreakSave`
+ * machine, performing each step it asks for (`PERFORM`). `edit(bytes, found)` gets the store's
  * bytes (`undefined` when there is no file, or when `options.needsBytes(stat)` said not to read
  * them) and what was found (`{ st, readAt, bytes }`, `undefined`: no file), and returns a core
- * `LimitBreakEdit`; its bytes are committed through a temp file, fsync, a checked rename and a
- * directory fsync, then `options.committed(stat)` gets the new file's stat. Resolves to the
- * answer's JSON text; never rejects.
+ * `LimitBreakEdit`; once its bytes are the store, `options.committed(key, at)` gets the new file's
+ * `[mtimeMs, size, ino]` and when it was in place. Resolves to the answer's JSON text; never
+ * rejects.
  */
 export async function withStoreLock(wasm, paths, edit, options = {}) {
-  const lock = new wasm.LimitBreakLock(globalThis.crypto.randomUUID(), process.pid, hostname())
+  const seed = Math.floor(Math.random() * 2 ** 53)
+  const save = new wasm.LimitBreakSave(
+    paths.dir, sep, WINDOWS, globalThis.crypto.randomUUID(), process.pid, hostname(), seed, Date.now(), performance.now(),
+  )
+  const job = { wasm, edit, needsBytes: options.needsBytes ?? (() => true), found: undefined, edited: undefined }
   try {
-    try {
-      await mkdir(paths.dir, { recursive: true, mode: 0o700 })
-    } catch (error) {
-      return wasm.memoryWriteFailed(describe(error))
-    }
-    let acquired
-    try {
-      acquired = await acquire(wasm, lock, paths)
-    } catch (error) {
-      return wasm.memoryWriteFailed(describe(error))
-    }
-    if (acquired !== true) return acquired
-    try {
-      let found
+    for (;;) {
+      const step = JSON.parse(save.poll())
+      if (step.kind === 'done') {
+        if (step.committed !== null) options.committed?.(step.committed.key, step.committed.at)
+        return step.answer
+      }
+      let input
       try {
-        found = await readStore(paths.store, options.needsBytes ?? (() => true))
+        input = await PERFORM[step.kind](step, job)
       } catch (error) {
-        return wasm.memoryReadFailed(describe(error))
+        input = failed(error)
       }
-      const result = await edit(found?.bytes, found)
-      try {
-        if (!result.ok) return result.answer
-        const written = await commit(wasm, lock, paths, result.bytes, found !== undefined)
-        if (written.failure !== undefined) return written.failure
-        options.committed?.(written.stat)
-        await sweep(wasm, lock, paths).catch(() => {})
-        return result.answer
-      } finally {
-        result.free()
-      }
-    } catch (error) {
-      return wasm.memoryWriteFailed(describe(error))
-    } finally {
-      await release(lock, paths).catch(() => {})
+      save.handle(step.id, JSON.stringify(input), Date.now(), performance.now())
     }
+  } catch (error) {
+    // A driver bug (the machine refused an answer): the lock, if taken, goes stale.
+    return wasm.memoryWriteFailed(describe(error))
   } finally {
-    lock.free()
+    job.edited?.free?.()
+    save.free()
+  }
+}
+
+const OK = { kind: 'ok' }
+
+function failed(error) {
+  return { kind: 'failed', code: typeof error?.code === 'string' ? error.code : '', message: String(error?.message ?? error) }
+}
+
+/** Each step of the save machine, performed as the core documents it (`limit_break::memory`). */
+const PERFORM = {
+  makeDir: async (step) => { await mkdir(step.path, { recursive: true, mode: 0o700 }); return OK },
+  create: async (step, job) => {
+    const handle = await open(step.path, 'wx', step.mode)
+    try {
+      await handle.writeFile(step.data === 'edited' ? job.edited.bytes : step.data.text)
+      if (step.sync) await handle.sync()
+      const key = step.stat ? keyOf(await handle.stat()) : undefined
+      await handle.close()
+      return { kind: 'created', key }
+    } catch (error) {
+      await handle.close().catch(() => {})
+      return { ...failed(error), kind: 'writeFailed' }
+    }
+  },
+  read: async (step) => {
+    const handle = await open(step.path, 'r')
+    try {
+      const st = await handle.stat()
+      return { kind: 'text', text: (await handle.readFile()).toString('utf8'), mtimeMs: st.mtimeMs }
+    } finally {
+      await handle.close().catch(() => {})
+    }
+  },
+  readStore: async (step, job) => {
+    job.found = await readStore(step.path, job.needsBytes)
+    return job.found === undefined ? { kind: 'failed', code: 'ENOENT', message: 'no store file' } : { kind: 'found' }
+  },
+  edit: async (_step, job) => {
+    try {
+      job.edited = await job.edit(job.found?.bytes, job.found)
+      return { kind: 'edited', ok: job.edited.ok, answer: job.edited.answer }
+    } catch (error) {
+      return { kind: 'edited', ok: false, answer: job.wasm.memoryWriteFailed(describe(error)) }
+    }
+  },
+  stat: async (step) => {
+    const st = await stat(step.path)
+    return { kind: 'stat', mtimeMs: st.mtimeMs, mode: st.mode }
+  },
+  realPath: async (step) => ({ kind: 'path', path: await realpath(step.path) }),
+  probe: (step) => ({ kind: 'probed', alive: alive(step.pid) }),
+  rename: async (step) => { await rename(step.from, step.to); return OK },
+  link: async (step) => { await link(step.from, step.to); return OK },
+  unlink: async (step) => { await unlink(step.path); return OK },
+  syncDir: async (step) => {
+    const handle = await open(step.path, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close().catch(() => {})
+    }
+    return OK
+  },
+  list: async (step) => ({ kind: 'names', names: await readdir(step.path) }),
+  sleep: (step) => new Promise((resolve) => setTimeout(() => resolve(OK), step.ms)),
+}
+
+/** `process.kill(pid, 0)`: `ESRCH` means no such process; anything else (EPERM too) is alive. */
+function alive(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error?.code !== 'ESRCH'
   }
 }
 
@@ -218,324 +277,3 @@ async function readStore(file, wantsBytes) {
   }
 }
 
-async function readFileOrUndefined(file) {
-  return (await readStore(file, () => true))?.bytes
-}
-
-/** Step 2 of the protocol: `true` once the lock is ours, or the give-up answer's JSON text. */
-async function acquire(wasm, lock, paths) {
-  const started = performance.now()
-  let attempt = 0
-  for (;;) {
-    let handle
-    try {
-      handle = await open(paths.lock, 'wx', 0o644)
-    } catch (error) {
-      if (!(await contended(error, paths.lock))) throw error
-    }
-    if (handle !== undefined) {
-      try {
-        await handle.writeFile(lock.recordText(Date.now()))
-        await handle.sync()
-        await handle.close()
-      } catch (error) {
-        // The lock is ours and only milliseconds old: remove it rather than leave it to go stale.
-        await handle.close().catch(() => {})
-        await unlink(paths.lock).catch(() => {})
-        throw error
-      }
-      return true
-    }
-    let seen
-    try {
-      seen = await observe(paths.lock)
-    } catch (error) {
-      if (error.code === 'ENOENT') continue
-      throw error
-    }
-    const decision = JSON.parse(lock.decide(
-      seen.text, Math.max(0, Date.now() - seen.mtimeMs), holderOf(lock, seen.text), performance.now() - started,
-      attempt, Math.random(),
-    ))
-    switch (decision.kind) {
-      case 'wait':
-        await sleep(decision.ms)
-        attempt += 1
-        break
-      case 'steal': {
-        const outcome = await takeOver(wasm, lock, paths, seen.text, performance.now() - started, attempt)
-        if (outcome.answer !== undefined) return outcome.answer
-        if (outcome.wait !== undefined) {
-          await sleep(outcome.wait)
-          attempt += 1
-        }
-        break
-      }
-      default:
-        return JSON.stringify(decision.answer)
-    }
-  }
-}
-
-/** Whether a failed exclusive create means the lock exists (on Windows EPERM can, too). */
-async function contended(error, file) {
-  if (error?.code === 'EEXIST') return true
-  if (WINDOWS && error?.code === 'EPERM') {
-    try {
-      await stat(file)
-      return true
-    } catch {
-      return false
-    }
-  }
-  return false
-}
-
-/** The lock's text and mtime, from one handle. */
-async function observe(file) {
-  const handle = await open(file, 'r')
-  try {
-    const st = await handle.stat()
-    const text = (await handle.readFile()).toString('utf8')
-    return { text, mtimeMs: st.mtimeMs }
-  } finally {
-    await handle.close().catch(() => {})
-  }
-}
-
-/** The liveness of the process a lock or mutex names, for the core's decisions. */
-function holderOf(lock, text) {
-  const pid = lock.pidToProbe(text)
-  return pid === undefined ? 'unknown' : probe(pid)
-}
-
-/** `process.kill(pid, 0)`: `ESRCH` means no such process; anything else (EPERM too) is alive. */
-function probe(pid) {
-  try {
-    process.kill(pid, 0)
-    return 'alive'
-  } catch (error) {
-    return error?.code === 'ESRCH' ? 'dead' : 'alive'
-  }
-}
-
-/** Moves `from` back to `to` without ever replacing a newer `to` (`link` fails on EEXIST). */
-async function putBack(from, to) {
-  try {
-    await link(from, to)
-  } catch (error) {
-    // EEXIST: a third writer already holds a lock; the displaced owner fails its commit check.
-    if (error?.code !== 'EEXIST') throw error
-  }
-}
-
-/**
- * Renames the lock to `aside` (a name only this writer uses), reads what moved, and deletes it
- * only if `mine(text)` says it is the lock this writer meant to remove; otherwise puts it back
- * (never over a newer lock). A lock already gone is fine.
- */
-async function removeAside(lockPath, aside, mine) {
-  try {
-    await rename(lockPath, aside)
-  } catch (error) {
-    if (error?.code === 'ENOENT') return
-    throw error
-  }
-  const moved = (await readFileOrUndefined(aside))?.toString('utf8')
-  // Gone already: the post-commit sweep of another writer removed an abandoned lock's aside.
-  if (moved === undefined) return
-  if (!mine(moved)) await putBack(aside, lockPath)
-  await unlink(aside).catch(() => {})
-}
-
-/** Removes `file` by rename-aside only if it still holds `judged` (an abandoned lock or mutex). */
-function removeJudged(wasm, lock, paths, file, judged) {
-  return removeAside(file, join(paths.dir, lock.stealName), (moved) => wasm.LimitBreakLock.sameLock(moved, judged))
-}
-
-/**
- * Step 2.3 `Steal`: take the take-over mutex with `O_EXCL`; under it read the lock again and
- * remove it only if it is still the lock judged abandoned (`judged`) and still abandoned; release
- * the mutex. Resolves to `{}` (try `O_EXCL` on the lock again at once), `{ wait: ms }` (another
- * writer is taking over) or `{ answer }` (gave up).
- */
-async function takeOver(wasm, lock, paths, judged, waitedMs, attempt) {
-  let handle
-  try {
-    handle = await open(paths.takeover, 'wx', 0o644)
-  } catch (error) {
-    if (!(await contended(error, paths.takeover))) throw error
-    return takeoverBusy(wasm, lock, paths, waitedMs, attempt)
-  }
-  try {
-    await handle.writeFile(lock.recordText(Date.now()))
-    await handle.close()
-  } catch (error) {
-    // Ours and milliseconds old: remove it rather than leave it to go stale.
-    await handle.close().catch(() => {})
-    await unlink(paths.takeover).catch(() => {})
-    throw error
-  }
-  try {
-    let now
-    try {
-      now = await observe(paths.lock)
-    } catch (error) {
-      if (error.code === 'ENOENT') return {}
-      throw error
-    }
-    const age = Math.max(0, Date.now() - now.mtimeMs)
-    if (lock.stillAbandoned(judged, now.text, age, holderOf(lock, now.text))) {
-      await removeJudged(wasm, lock, paths, paths.lock, judged)
-    }
-    return {}
-  } finally {
-    await removeAside(paths.takeover, join(paths.dir, lock.releaseName), (moved) => lock.owns(moved))
-  }
-}
-
-/** The take-over mutex exists: wait for it, remove it when abandoned, or give up. */
-async function takeoverBusy(wasm, lock, paths, waitedMs, attempt) {
-  let seen
-  try {
-    seen = await observe(paths.takeover)
-  } catch (error) {
-    if (error.code === 'ENOENT') return {}
-    throw error
-  }
-  const decision = JSON.parse(lock.decideTakeover(
-    seen.text, Math.max(0, Date.now() - seen.mtimeMs), holderOf(lock, seen.text), waitedMs, attempt, Math.random(),
-  ))
-  switch (decision.kind) {
-    case 'wait':
-      return { wait: decision.ms }
-    case 'steal':
-      await removeMutex(wasm, lock, paths, seen.text)
-      return {}
-    default:
-      return { answer: JSON.stringify(decision.answer) }
-  }
-}
-
-/** Removes an abandoned take-over mutex: judge it once more from a fresh read, then remove-checked. */
-async function removeMutex(wasm, lock, paths, judged) {
-  let again
-  try {
-    again = await observe(paths.takeover)
-  } catch (error) {
-    if (error.code === 'ENOENT') return
-    throw error
-  }
-  const age = Math.max(0, Date.now() - again.mtimeMs)
-  if (lock.takeoverStillAbandoned(judged, again.text, age, holderOf(lock, again.text))) {
-    await removeJudged(wasm, lock, paths, paths.takeover, judged)
-  }
-}
-
-/**
- * After a commit, still holding the lock: remove what crashed or paused writers left behind
- * (aside names, temp files, an abandoned take-over mutex), as the core's `sweep` says.
- */
-async function sweep(wasm, lock, paths) {
-  for (const name of await readdir(paths.dir)) {
-    let mtimeMs
-    try {
-      mtimeMs = (await stat(join(paths.dir, name))).mtimeMs
-    } catch {
-      continue
-    }
-    const action = wasm.LimitBreakLock.sweep(name, Math.max(0, Date.now() - mtimeMs))
-    if (action === 'unlink') await unlink(join(paths.dir, name)).catch(() => {})
-    else if (action === 'remove_mutex') {
-      // Judge the text and mtime of one handle: the stat above may describe an older mutex.
-      const seen = await observe(paths.takeover).catch(() => undefined)
-      const age = seen === undefined ? 0 : Math.max(0, Date.now() - seen.mtimeMs)
-      if (wasm.LimitBreakLock.sweep(name, age) === 'remove_mutex') await removeMutex(wasm, lock, paths, seen.text)
-    }
-  }
-}
-
-/** Step 7: release the lock if it is still ours. */
-function release(lock, paths) {
-  return removeAside(paths.lock, join(paths.dir, lock.releaseName), (moved) => lock.owns(moved))
-}
-
-/**
- * Steps 4–6: temp file (exclusive, the store's mode or 0600; a store nobody may write is
- * refused), write, fsync, stat; the commit check; rename over the store (over a symlink's
- * target); fsync that directory. Resolves to `{ stat }` (the temp file's, now the store's) when
- * committed, else `{ failure }` (its JSON text).
- */
-async function commit(wasm, lock, paths, bytes, existed) {
-  // A symlinked store is written through to its target: the rename replaces the target, in the
-  // target's folder, and the link keeps pointing at it.
-  let target = paths.store
-  try {
-    target = await realpath(paths.store)
-  } catch {
-    // No file (or a dangling link): the store is created at its own path.
-  }
-  const temp = join(dirname(target), lock.tempName)
-  let mode = 0o600
-  if (existed) {
-    try {
-      mode = (await stat(target)).mode & 0o777
-    } catch {
-      // Gone since it was read: a fresh store gets 0600.
-    }
-    const readOnly = wasm.refuseReadOnly(mode)
-    if (readOnly !== undefined) return { failure: readOnly }
-  }
-  let handle
-  let written
-  try {
-    handle = await open(temp, 'wx', mode)
-    await handle.writeFile(bytes)
-    await handle.sync()
-    // The rename keeps the inode, size and mtime: this is the key the store will have.
-    written = await handle.stat()
-    await handle.close()
-  } catch (error) {
-    await handle?.close().catch(() => {})
-    await unlink(temp).catch(() => {})
-    return { failure: wasm.memoryWriteFailed(describe(error)) }
-  }
-  const current = (await readFileOrUndefined(paths.lock).catch(() => undefined))?.toString('utf8') ?? ''
-  if (!lock.owns(current)) {
-    await unlink(temp).catch(() => {})
-    return { failure: lock.lockLost() }
-  }
-  try {
-    await renameRetrying(temp, target)
-  } catch (error) {
-    await unlink(temp).catch(() => {})
-    return { failure: wasm.memoryWriteFailed(describe(error)) }
-  }
-  await syncDir(dirname(target))
-  return { stat: written }
-}
-
-async function renameRetrying(from, to) {
-  const started = performance.now()
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await rename(from, to)
-    } catch (error) {
-      if (!WINDOWS || !WINDOWS_BUSY.has(error?.code) || performance.now() - started > RENAME_RETRY_MS) throw error
-      await sleep(Math.min(20 * 2 ** attempt, 200))
-    }
-  }
-}
-
-/** fsync of the directory, so the rename survives a power loss; some platforms refuse it. */
-async function syncDir(dir) {
-  let handle
-  try {
-    handle = await open(dir, 'r')
-    await handle.sync()
-  } catch {
-    // Windows and some file systems cannot fsync a directory.
-  } finally {
-    await handle?.close().catch(() => {})
-  }
-}

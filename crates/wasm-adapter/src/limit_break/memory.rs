@@ -9,7 +9,7 @@
 
 use crate::millis;
 use memory::driver::{self, Reply};
-use memory::lock::{self, Liveness, LockRecord, Me, Observed};
+use memory::{lock, save};
 use memory::{Failure, FileKey, Found, IndexCache, parse_recall_args, parse_save_args};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
@@ -110,13 +110,6 @@ pub fn save(
         millis(now_ms),
         project.as_deref(),
     ))
-}
-
-/// Before a save replaces the store: the refusal's JSON (`memory.read_only`) when its
-/// permission bits `mode` let nobody write it, else `undefined`.
-#[wasm_bindgen(js_name = refuseReadOnly)]
-pub fn refuse_read_only(mode: u32) -> Option<String> {
-    driver::refuse_read_only(mode).map(|f| f.to_json().to_string())
 }
 
 /// People CLI `forget <id>` under the lock.
@@ -250,171 +243,49 @@ impl Memory {
         self.cache.facts()
     }
 }
-/// One writer's side of the store lock: its owner token, pid and host, and the protocol's
-/// decisions for it (see "The save protocol" on `limit-break-memory`).
-#[wasm_bindgen(js_name = LimitBreakLock)]
-pub struct StoreLock {
-    token: String,
-    pid: u32,
-    host: String,
-}
+/// One read-modify-write of the store under its lock: `limit-break-memory`'s sans-I/O
+/// [`save::Save`] made drivable from JavaScript. `lib/memory.js` loops: `poll()` gives the
+/// outstanding step as JSON (the table on [`save`]), it performs exactly that step and answers
+/// with `handle(stepId, inputJson, wall, mono)` (`Date.now()`, `performance.now()`) until the
+/// step is `done`. A malformed input, an input for another step or one after the end throws.
+#[wasm_bindgen(js_name = LimitBreakSave)]
+pub struct StoreSave(save::Save);
 
-#[wasm_bindgen(js_class = LimitBreakLock)]
-impl StoreLock {
-    /// A writer with a fresh random `token` (`crypto.randomUUID()`), `process.pid` and
-    /// `os.hostname()`.
+#[wasm_bindgen(js_class = LimitBreakSave)]
+impl StoreSave {
+    /// A save in the store directory `dir` (`sep`: `path.sep`, `windows`: the platform) by the
+    /// writer `token` (`crypto.randomUUID()`), `pid` and `host`; `seed` is random bits for the
+    /// backoff's jitter.
     #[wasm_bindgen(constructor)]
-    pub fn new(token: String, pid: u32, host: String) -> StoreLock {
-        StoreLock { token, pid, host }
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        dir: String,
+        sep: String,
+        windows: bool,
+        token: String,
+        pid: u32,
+        host: String,
+        seed: f64,
+        wall: f64,
+        mono: f64,
+    ) -> StoreSave {
+        let place = save::Place { dir, sep, windows };
+        let writer = save::Writer { token, pid, host };
+        StoreSave(save::Save::new(place, writer, seed as u64, save::Now { wall, mono }))
     }
 
-    fn me(&self) -> Me<'_> {
-        Me {
-            token: &self.token,
-            pid: self.pid,
-            host: &self.host,
-        }
+    /// The outstanding step, as JSON.
+    pub fn poll(&self) -> String {
+        serde_json::to_string(self.0.poll()).unwrap_or_default()
     }
 
-    /// What to write into a freshly created lock file at `now_ms`.
-    #[wasm_bindgen(js_name = recordText)]
-    pub fn record_text(&self, now_ms: f64) -> String {
-        LockRecord {
-            token: self.token.clone(),
-            pid: self.pid,
-            host: self.host.clone(),
-            created: millis(now_ms),
-        }
-        .to_text()
-    }
-
-    /// The pid to probe with `process.kill(pid, 0)` before [`StoreLock::decide`], if any.
-    #[wasm_bindgen(js_name = pidToProbe)]
-    pub fn pid_to_probe(&self, lock_text: &str) -> Option<u32> {
-        lock::pid_to_probe(lock_text, &self.me())
-    }
-
-    /// What to do about an existing lock, as JSON: `{"kind":"wait","ms"}`,
-    /// `{"kind":"steal","reason":"stale"|"holder_dead"}` or `{"kind":"give_up","answer":{…}}`.
-    /// `holder` is `alive`, `dead` or `unknown` (not probed); `waited_ms` is the time since the
-    /// first attempt on a monotonic clock; `jitter` is `Math.random()`.
-    pub fn decide(
-        &self,
-        lock_text: &str,
-        age_ms: f64,
-        holder: &str,
-        waited_ms: f64,
-        attempt: u32,
-        jitter: f64,
-    ) -> String {
-        let observed = observed(lock_text, age_ms, holder);
-        lock::decide(&observed, &self.me(), millis(waited_ms), attempt, jitter)
-            .to_json()
-            .to_string()
-    }
-
-    /// What to do about an existing take-over mutex (its text, age and holder as for
-    /// [`StoreLock::decide`]), as the same JSON: `wait`, `steal` (it is abandoned: remove it the
-    /// checked way) or `give_up`.
-    #[wasm_bindgen(js_name = decideTakeover)]
-    pub fn decide_takeover(
-        &self,
-        mutex_text: &str,
-        age_ms: f64,
-        holder: &str,
-        waited_ms: f64,
-        attempt: u32,
-        jitter: f64,
-    ) -> String {
-        let observed = observed(mutex_text, age_ms, holder);
-        lock::decide_takeover(&observed, &self.me(), millis(waited_ms), attempt, jitter)
-            .to_json()
-            .to_string()
-    }
-
-    /// Under the take-over mutex: whether the lock read just now (text, age, holder) is still the
-    /// one judged abandoned (`judged_text`) and still abandoned, so it may be removed.
-    #[wasm_bindgen(js_name = stillAbandoned)]
-    pub fn still_abandoned(
-        &self,
-        judged_text: &str,
-        lock_text: &str,
-        age_ms: f64,
-        holder: &str,
-    ) -> bool {
-        lock::still_abandoned(
-            judged_text,
-            &observed(lock_text, age_ms, holder),
-            &self.me(),
-        )
-    }
-
-    /// Before removing an abandoned take-over mutex: whether the mutex read again just now
-    /// (text, age, holder) is still the one judged abandoned and still abandoned.
-    #[wasm_bindgen(js_name = takeoverStillAbandoned)]
-    pub fn takeover_still_abandoned(
-        &self,
-        judged_text: &str,
-        mutex_text: &str,
-        age_ms: f64,
-        holder: &str,
-    ) -> bool {
-        lock::takeover_still_abandoned(
-            judged_text,
-            &observed(mutex_text, age_ms, holder),
-            &self.me(),
-        )
-    }
-
-    /// What the post-commit sweep does with the directory entry `name` whose mtime is `age_ms`
-    /// old: `"keep"`, `"unlink"` or `"remove_mutex"`.
-    pub fn sweep(name: &str, age_ms: f64) -> String {
-        lock::sweep(name, millis(age_ms)).name().to_owned()
-    }
-
-    /// Whether the lock text just read is this writer's.
-    pub fn owns(&self, lock_text: &str) -> bool {
-        lock::owns(lock_text, &self.token)
-    }
-
-    /// Whether a lock renamed aside during a take-over is the one that was judged.
-    #[wasm_bindgen(js_name = sameLock)]
-    pub fn same_lock(renamed_text: &str, judged_text: &str) -> bool {
-        lock::same_lock(renamed_text, judged_text)
-    }
-
-    /// The file name a take-over renames the lock to.
-    #[wasm_bindgen(getter, js_name = stealName)]
-    pub fn steal_name(&self) -> String {
-        lock::steal_name(&self.token)
-    }
-
-    /// The file name a release renames the lock to.
-    #[wasm_bindgen(getter, js_name = releaseName)]
-    pub fn release_name(&self) -> String {
-        lock::release_name(&self.token)
-    }
-
-    /// The temp file a write goes through.
-    #[wasm_bindgen(getter, js_name = tempName)]
-    pub fn temp_name(&self) -> String {
-        lock::temp_name(&self.token)
-    }
-
-    /// The answer when this writer's lock was taken over before it committed, as JSON.
-    #[wasm_bindgen(js_name = lockLost)]
-    pub fn lock_lost(&self) -> String {
-        lock::lock_lost().to_json().to_string()
-    }
-}
-
-/// A lock or take-over mutex as the driver observed it; `holder` is `alive`, `dead` or anything
-/// else for unknown.
-fn observed<'a>(text: &'a str, age_ms: f64, holder: &str) -> Observed<'a> {
-    Observed {
-        text,
-        age_ms: millis(age_ms),
-        holder: Liveness::from_name(holder),
+    /// Answers the outstanding step `step_id` with `input_json` at `wall` and `mono`.
+    pub fn handle(&mut self, step_id: f64, input_json: &str, wall: f64, mono: f64) -> Result<(), JsError> {
+        let input = serde_json::from_str(input_json)
+            .map_err(|e| JsError::new(&format!("malformed input: {e}")))?;
+        self.0
+            .handle(save::StepId(step_id as u64), input, save::Now { wall, mono })
+            .map_err(|e| JsError::new(&e.to_string()))
     }
 }
 

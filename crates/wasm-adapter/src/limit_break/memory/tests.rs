@@ -105,64 +105,27 @@ fn the_cache_crosses_stat_numbers_and_json() {
 }
 
 #[test]
-fn lock_decisions_cross_as_json() {
-    let me = StoreLock::new("tok-1".into(), 10, "h".into());
-    let mine = me.record_text(NOW);
-    assert!(me.owns(&mine));
-    let other = StoreLock::new("tok-2".into(), 11, "h".into());
-    let theirs = other.record_text(NOW);
-    assert!(!me.owns(&theirs));
-    assert_eq!(me.pid_to_probe(&theirs), Some(11));
-    assert_eq!(me.pid_to_probe(&mine), None, "never probes itself");
-
-    let wait = value(&me.decide(&theirs, 100.0, "alive", 0.0, 0, 0.5));
-    assert_eq!(wait["kind"], "wait");
-    assert_eq!(wait["ms"], 20);
-    let dead = value(&me.decide(&theirs, 100.0, "dead", 0.0, 0, 0.5));
-    assert_eq!(dead, json!({"kind": "steal", "reason": "holder_dead"}));
-    let stale = value(&me.decide(&theirs, 15_000.0, "unknown", 0.0, 0, 0.5));
-    assert_eq!(stale, json!({"kind": "steal", "reason": "stale"}));
-    let give_up = value(&me.decide(&theirs, 9_000.0, "alive", 8_000.0, 30, 0.5));
-    assert_eq!(give_up["kind"], "give_up");
-    assert_eq!(give_up["answer"]["code"], "memory.locked");
-    assert_eq!(value(&me.lock_lost())["code"], "memory.locked");
-
-    assert!(StoreLock::same_lock(&theirs, &theirs));
-    assert!(!StoreLock::same_lock(&mine, &theirs));
-    assert_eq!(me.steal_name(), ".facts.lock.tok-1.stolen");
-    assert_eq!(me.release_name(), ".facts.lock.tok-1.released");
-    assert_eq!(me.temp_name(), ".facts.json.tok-1.tmp");
+fn a_save_crosses_as_steps_and_inputs_in_json() {
+    let mut save = StoreSave::new("/h/memory".into(), "/".into(), false, "tok-1".into(), 10, "h".into(), 7.0, NOW, 0.0);
+    let mut answer = |input: Value| {
+        let step = value(&save.poll());
+        save.handle(step["id"].as_f64().unwrap(), &input.to_string(), NOW, 1.0).unwrap();
+        step
+    };
+    assert_eq!(answer(json!({"kind": "ok"})), json!({"kind": "makeDir", "id": 1, "path": "/h/memory"}));
+    let create = answer(json!({"kind": "created"}));
+    assert_eq!((create["kind"].as_str(), create["path"].as_str(), create["mode"].as_u64()), (Some("create"), Some("/h/memory/.facts.lock"), Some(0o644)));
+    assert!(create["data"]["text"].as_str().unwrap().contains("\"token\":\"tok-1\""));
+    assert_eq!(answer(json!({"kind": "failed", "code": "ENOENT", "message": "no store"}))["kind"], "readStore");
+    assert_eq!(answer(json!({"kind": "edited", "ok": false, "answer": "{\"ok\":false}"}))["kind"], "edit");
+    assert_eq!(answer(json!({"kind": "ok"})), json!({"kind": "rename", "id": 5, "from": "/h/memory/.facts.lock", "to": "/h/memory/.facts.lock.tok-1.released"}));
+    assert_eq!(answer(json!({"kind": "text", "text": create["data"]["text"], "mtimeMs": NOW}))["kind"], "read");
+    assert_eq!(answer(json!({"kind": "ok"}))["kind"], "unlink");
+    assert_eq!(value(&save.poll()), json!({"kind": "done", "answer": "{\"ok\":false}", "committed": null}));
     assert_eq!(
         value(&layout()),
         json!({"dir": "memory", "store": "facts.json", "lock": ".facts.lock", "takeover": ".facts.lock.takeover"})
     );
-
-    // The take-over mutex: waited on while fresh, removed once 5 s old or its holder is dead.
-    let busy = value(&me.decide_takeover(&theirs, 100.0, "alive", 0.0, 0, 0.5));
-    assert_eq!(busy, json!({"kind": "wait", "ms": 20}));
-    let abandoned = value(&me.decide_takeover(&theirs, 5_000.0, "alive", 0.0, 0, 0.5));
-    assert_eq!(abandoned, json!({"kind": "steal", "reason": "stale"}));
-    let gone = value(&me.decide_takeover(&theirs, 100.0, "dead", 0.0, 0, 0.5));
-    assert_eq!(gone, json!({"kind": "steal", "reason": "holder_dead"}));
-    let give_up = value(&me.decide_takeover(&theirs, 100.0, "alive", 8_000.0, 30, 0.5));
-    assert_eq!(give_up["answer"]["code"], "memory.locked");
-    // Under the mutex: only the judged lock, still abandoned, is removed.
-    assert!(me.still_abandoned(&theirs, &theirs, 15_000.0, "unknown"));
-    assert!(!me.still_abandoned(&theirs, &theirs, 100.0, "alive"));
-    assert!(!me.still_abandoned(&theirs, &mine, 15_000.0, "unknown"));
-    assert!(me.takeover_still_abandoned(&theirs, &theirs, 5_000.0, "unknown"));
-    assert!(!me.takeover_still_abandoned(&theirs, &theirs, 100.0, "alive"));
-    assert!(!me.takeover_still_abandoned(&theirs, &mine, 5_000.0, "unknown"));
-    assert_eq!(
-        StoreLock::sweep(".facts.json.tok-1.tmp", 15_000.0),
-        "unlink"
-    );
-    assert_eq!(StoreLock::sweep(".facts.json.tok-1.tmp", 14_999.0), "keep");
-    assert_eq!(
-        StoreLock::sweep(".facts.lock.takeover", 15_000.0),
-        "remove_mutex"
-    );
-    assert_eq!(StoreLock::sweep("facts.json", 1e12), "keep");
 }
 
 #[test]

@@ -251,7 +251,7 @@ fn gate_settings() -> Option<gate::Settings> {
 /// the denials.
 fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
     use gate::{
-        AgentGate, Decision, Outcome, Shot, ToolFacts, canonical_args_hash_str, failure_fingerprint,
+        AgentGate, Decision, Outcome, Shot, ToolFacts, canonical_args_hash_str, failure_keys,
     };
     const ANSWER: &str = "blocker=the test runner cannot load the fixture\nruled_out=a path typo: the file exists\nbest_path=print the loader search path";
     let mut gates = [AgentGate::new(); 8];
@@ -274,7 +274,7 @@ fn gate_calls(settings: &gate::Settings, calls: &[Call], count: usize) -> u64 {
         denials += u64::from(denial.is_some());
         if call.reads_results {
             let shot = || Shot::from_json(&call.tool, &call.args);
-            let failure = || failure_fingerprint(call.tool.name(), &outcome, text, "");
+            let failure = || failure_keys(call.tool.name(), &outcome, text, "");
             black_box(gate.on_result(settings, &call.tool, shot, outcome, failure));
         }
         if call.reply && gate.is_pending() {

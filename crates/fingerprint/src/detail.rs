@@ -32,7 +32,9 @@ pub fn detail(text: &str) -> u64 {
     let window = &text[start..];
     // A cut window starts inside a token: drop it.
     let window = if start > 0 {
-        window.split_once(char::is_whitespace).map_or("", |(_, rest)| rest)
+        window
+            .split_once(char::is_whitespace)
+            .map_or("", |(_, rest)| rest)
     } else {
         window
     };
@@ -63,7 +65,12 @@ fn volatile(token: &str) -> bool {
     let digits_end = lower
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(lower.len());
-    if digits_end > 0 && matches!(&lower[digits_end..], "s" | "ms" | "us" | "µs" | "ns" | "sec" | "secs") {
+    if digits_end > 0
+        && matches!(
+            &lower[digits_end..],
+            "s" | "ms" | "us" | "µs" | "ns" | "sec" | "secs"
+        )
+    {
         return true;
     }
     let between_digits = |sep: u8| {
@@ -99,7 +106,10 @@ mod tests {
             detail("<Foo object at 0x7f3a12> at 12:03:44 in /tmp/tmp-77/run/repro.py"),
             detail("<Foo object at 0x7f3b99> at 12:04:01 in /tmp/tmp-91/run/repro.py")
         );
-        assert_eq!(detail("build 9fceb02d0ae5 on 2024-01-02"), detail("build 77aa02d0ae51 on 2025-11-30"));
+        assert_eq!(
+            detail("build 9fceb02d0ae5 on 2024-01-02"),
+            detail("build 77aa02d0ae51 on 2025-11-30")
+        );
     }
 
     #[test]
@@ -108,7 +118,10 @@ mod tests {
             detail("  File \"repro.py\", line 12\nTypeError: x"),
             detail("  File \"repro.py\", line 40\nTypeError: x")
         );
-        assert_ne!(detail("== 3 failed, 1 passed in 0.5s =="), detail("== 2 failed, 2 passed in 0.5s =="));
+        assert_ne!(
+            detail("== 3 failed, 1 passed in 0.5s =="),
+            detail("== 2 failed, 2 passed in 0.5s ==")
+        );
         assert_ne!(detail("TypeError: x"), detail("ValueError: x"));
         assert_ne!(detail("/a/repro.py: boom"), detail("/a/test_b.py: boom"));
     }

@@ -9,9 +9,8 @@ use crate::settings::{LanguageChoice, OTHER_HARNESS_INVESTIGATION, Settings, Too
 use crate::text;
 use crate::tool::ToolFacts;
 use crate::{
-    ASK_USER_TOOL, CODE_MODE_TOOL, CODE_ROOTS, Decision, DenyKind, FailureKeys, IgnoreReason, Input,
-    Language,
-    LiftOutcome, Notice, NoticeKind, Observation, Reaction, Site, Status, Trigger,
+    ASK_USER_TOOL, CODE_MODE_TOOL, CODE_ROOTS, Decision, DenyKind, FailureKeys, IgnoreReason,
+    Input, Language, LiftOutcome, Notice, NoticeKind, Observation, Reaction, Site, Status, Trigger,
 };
 use outcome::Outcome;
 use std::cell::LazyCell;

@@ -228,35 +228,36 @@ impl Counts {
         let print = failure.map_or(0, Fingerprint::value);
         self.clock = self.clock.wrapping_add(1);
         let clock = self.clock;
-        let slot = match self.problems.iter().position(|p| {
-            p.failures > 0 && (p.target == target || print != 0 && p.print == print)
-        }) {
-            Some(found) => found,
-            None => {
-                // A free slot, else the one touched longest ago (ages wrap like the clock).
-                let (slot, _) = self
-                    .problems
-                    .iter()
-                    .enumerate()
-                    .max_by_key(|(_, p)| {
-                        if p.failures == 0 {
-                            u32::MAX
-                        } else {
-                            clock.wrapping_sub(p.touched)
-                        }
-                    })
-                    .unwrap_or((0, &Problem::default()));
-                self.problems[slot] = Problem {
-                    target,
-                    print,
-                    details: [0; DETAILS],
-                    failures: 0,
-                    touched: clock,
-                    changes_at: 0,
-                };
-                slot
-            }
-        };
+        let slot =
+            match self.problems.iter().position(|p| {
+                p.failures > 0 && (p.target == target || print != 0 && p.print == print)
+            }) {
+                Some(found) => found,
+                None => {
+                    // A free slot, else the one touched longest ago (ages wrap like the clock).
+                    let (slot, _) = self
+                        .problems
+                        .iter()
+                        .enumerate()
+                        .max_by_key(|(_, p)| {
+                            if p.failures == 0 {
+                                u32::MAX
+                            } else {
+                                clock.wrapping_sub(p.touched)
+                            }
+                        })
+                        .unwrap_or((0, &Problem::default()));
+                    self.problems[slot] = Problem {
+                        target,
+                        print,
+                        details: [0; DETAILS],
+                        failures: 0,
+                        touched: clock,
+                        changes_at: 0,
+                    };
+                    slot
+                }
+            };
         let problem = &mut self.problems[slot];
         // Truncated details: a collision only counts one change as none.
         let progress = progress.map(|detail| detail as u32 | 1);
@@ -334,11 +335,19 @@ mod tests {
         assert_eq!(c.count(SAME, key(3), at(10), &fail, fp(3)).failures, 1);
         assert_eq!(c.count(SAME, key(2), at(20), &fail, fp(4)).failures, 1);
         assert_eq!(c.count(SAME, key(3), at(10), &fail, fp(5)).failures, 2);
-        assert_eq!(c.count(SAME, key(4), at(10), &ok, FailureKeys::default()).failures, 0);
+        assert_eq!(
+            c.count(SAME, key(4), at(10), &ok, FailureKeys::default())
+                .failures,
+            0
+        );
         assert_eq!(c.now.failures, 1, "target 20 is still unresolved");
         // A new problem on target 10; the largest is still target 20's.
         assert_eq!(c.count(SAME, key(3), at(10), &fail, fp(6)).failures, 1);
-        assert_eq!(c.count(SAME, key(5), at(20), &ok, FailureKeys::default()).failures, 0);
+        assert_eq!(
+            c.count(SAME, key(5), at(20), &ok, FailureKeys::default())
+                .failures,
+            0
+        );
         assert_eq!(c.now.failures, 0);
     }
 
@@ -350,8 +359,16 @@ mod tests {
         assert_eq!(c.count(SAME, key(2), at(20), &fail, fp(7)).failures, 1);
         // Without a fingerprint (a text without substance) only the target tells.
         let mut c = Counts::default();
-        assert_eq!(c.count(SAME, key(3), at(30), &fail, FailureKeys::default()).failures, 0);
-        assert_eq!(c.count(SAME, key(4), at(40), &fail, FailureKeys::default()).failures, 0);
+        assert_eq!(
+            c.count(SAME, key(3), at(30), &fail, FailureKeys::default())
+                .failures,
+            0
+        );
+        assert_eq!(
+            c.count(SAME, key(4), at(40), &fail, FailureKeys::default())
+                .failures,
+            0
+        );
     }
 
     #[test]
@@ -362,9 +379,17 @@ mod tests {
             c.count(SAME, key(target), at(target), &fail, FailureKeys::default());
         }
         // Target 0 was forgotten: failing it again is a first failure.
-        assert_eq!(c.count(SAME, key(0), at(0), &fail, FailureKeys::default()).failures, 0);
+        assert_eq!(
+            c.count(SAME, key(0), at(0), &fail, FailureKeys::default())
+                .failures,
+            0
+        );
         // Target 2 was remembered: this is its first retry.
-        assert_eq!(c.count(SAME, key(2), at(2), &fail, FailureKeys::default()).failures, 1);
+        assert_eq!(
+            c.count(SAME, key(2), at(2), &fail, FailureKeys::default())
+                .failures,
+            1
+        );
     }
 
     #[test]
@@ -372,7 +397,11 @@ mod tests {
         let mut c = Counts::default();
         let ok = Outcome::success();
         let fail = Outcome::exited(1);
-        assert_eq!(c.count(SAME, key(1), at(1), &ok, FailureKeys::default()).repeats, 0);
+        assert_eq!(
+            c.count(SAME, key(1), at(1), &ok, FailureKeys::default())
+                .repeats,
+            0
+        );
         assert_eq!(
             c.count(SAME, key(1), at(1), &fail, fp(5)).repeats,
             0,
@@ -388,16 +417,27 @@ mod tests {
         let mut c = Counts::default();
         let rounds: Vec<u32> = [1, 2, 1, 2, 1, 2]
             .into_iter()
-            .map(|n| c.count(SAME, key(n), at(n), &ok, FailureKeys::default()).repeats)
+            .map(|n| {
+                c.count(SAME, key(n), at(n), &ok, FailureKeys::default())
+                    .repeats
+            })
             .collect();
         assert_eq!(rounds, [0, 0, 0, 1, 1, 2]);
         // Under the old counting only identical neighbours count, whatever they returned.
         let mut c = Counts::default();
         let any = Counting::AnyFailure;
-        assert_eq!(c.count(any, key(1), at(1), &ok, FailureKeys::default()).repeats, 1);
+        assert_eq!(
+            c.count(any, key(1), at(1), &ok, FailureKeys::default())
+                .repeats,
+            1
+        );
         assert_eq!(c.count(any, key(1), at(1), &fail, fp(1)).repeats, 2);
         assert_eq!(c.count(any, key(2), at(2), &fail, fp(1)).failures, 2);
-        assert_eq!(c.count(any, key(1), at(1), &ok, FailureKeys::default()).repeats, 1);
+        assert_eq!(
+            c.count(any, key(1), at(1), &ok, FailureKeys::default())
+                .repeats,
+            1
+        );
     }
 
     const NO_PROGRESS: Counting = Counting::NoProgress;
@@ -423,16 +463,21 @@ mod tests {
         let fail = Outcome::exited(1);
         let ok = Outcome::success();
         // Each run after an edit (a successful experiment).
-        let mut edit_then_fail = |c: &mut Counts, detail| {
+        let edit_then_fail = |c: &mut Counts, detail| {
             c.count(NO_PROGRESS, key(2), at(2), &ok, FailureKeys::default());
-            c.count(NO_PROGRESS, key(1), run(0), &fail, failed_with(detail)).failures
+            c.count(NO_PROGRESS, key(1), run(0), &fail, failed_with(detail))
+                .failures
         };
         let mut c = Counts::default();
         let failures: Vec<u32> = [1, 2, 3, 3, 3]
             .into_iter()
             .map(|detail| edit_then_fail(&mut c, detail))
             .collect();
-        assert_eq!(failures, [0, 0, 0, 1, 2], "found, progress, progress, then retries");
+        assert_eq!(
+            failures,
+            [0, 0, 0, 1, 2],
+            "found, progress, progress, then retries"
+        );
         // Going round between two earlier errors is no progress either.
         let mut c = Counts::default();
         let failures: Vec<u32> = [1, 2, 1, 2]
@@ -445,14 +490,20 @@ mod tests {
         let mut c = Counts::default();
         let failures: Vec<u32> = [1, 2, 3]
             .into_iter()
-            .map(|detail| c.count(NO_PROGRESS, key(1), run(0), &fail, failed_with(detail)).failures)
+            .map(|detail| {
+                c.count(NO_PROGRESS, key(1), run(0), &fail, failed_with(detail))
+                    .failures
+            })
             .collect();
         assert_eq!(failures, [0, 1, 2]);
         // Under same-problem every failed retry counts.
         let mut c = Counts::default();
         let failures: Vec<u32> = [1, 2, 3]
             .into_iter()
-            .map(|detail| c.count(SAME, key(1), run(0), &fail, failed_with(detail)).failures)
+            .map(|detail| {
+                c.count(SAME, key(1), run(0), &fail, failed_with(detail))
+                    .failures
+            })
             .collect();
         assert_eq!(failures, [0, 1, 2]);
     }
@@ -463,9 +514,16 @@ mod tests {
         let mut c = Counts::default();
         let failures: Vec<u32> = [1, 2, 3]
             .into_iter()
-            .map(|detail| c.count(NO_PROGRESS, key(1), at(1), &fail, failed_with(detail)).failures)
+            .map(|detail| {
+                c.count(NO_PROGRESS, key(1), at(1), &fail, failed_with(detail))
+                    .failures
+            })
             .collect();
-        assert_eq!(failures, [0, 1, 2], "a refused edit stays refused, whatever it says");
+        assert_eq!(
+            failures,
+            [0, 1, 2],
+            "a refused edit stays refused, whatever it says"
+        );
     }
 
     #[test]
@@ -479,16 +537,31 @@ mod tests {
         let mut c = Counts::default();
         c.count(NO_PROGRESS, key(2), write(7), &ok, FailureKeys::default());
         let failures: Vec<u32> = (0..3)
-            .map(|_| c.count(NO_PROGRESS, key(1), run(7), &fail, failed_with(5)).failures)
+            .map(|_| {
+                c.count(NO_PROGRESS, key(1), run(7), &fail, failed_with(5))
+                    .failures
+            })
             .collect();
         assert_eq!(failures, [0, 0, 1], "expected, found, first retry");
         // Written again: fresh again.
         c.count(NO_PROGRESS, key(2), write(7), &ok, FailureKeys::default());
-        assert_eq!(c.count(NO_PROGRESS, key(1), run(7), &fail, failed_with(5)).failures, 1);
-        assert_eq!(c.count(NO_PROGRESS, key(1), run(7), &fail, failed_with(5)).failures, 2);
+        assert_eq!(
+            c.count(NO_PROGRESS, key(1), run(7), &fail, failed_with(5))
+                .failures,
+            1
+        );
+        assert_eq!(
+            c.count(NO_PROGRESS, key(1), run(7), &fail, failed_with(5))
+                .failures,
+            2
+        );
         // A script nobody wrote fails as any run does.
         let mut c = Counts::default();
         c.count(NO_PROGRESS, key(1), run(8), &fail, failed_with(5));
-        assert_eq!(c.count(NO_PROGRESS, key(1), run(8), &fail, failed_with(5)).failures, 1);
+        assert_eq!(
+            c.count(NO_PROGRESS, key(1), run(8), &fail, failed_with(5))
+                .failures,
+            1
+        );
     }
 }

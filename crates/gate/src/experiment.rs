@@ -94,7 +94,14 @@ const PATH_KEYS: [&str; 3] = ["path", "file_path", "file"];
 
 /// `command` values of a file editor (OpenHands' and Anthropic's `str_replace_editor`), which are
 /// not shell commands when the call also names a file.
-const EDITOR_COMMANDS: [&str; 6] = ["view", "create", "str_replace", "insert", "undo_edit", "write"];
+const EDITOR_COMMANDS: [&str; 6] = [
+    "view",
+    "create",
+    "str_replace",
+    "insert",
+    "undo_edit",
+    "write",
+];
 
 /// Tools that write a whole file, by canonical name (DSH's `write`, SWE-agent's `create`).
 const WRITE_TOOLS: [&str; 3] = ["write", "create", "write_file"];

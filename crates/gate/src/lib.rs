@@ -125,10 +125,10 @@ pub use names::CODE_MODE_TOOL;
 pub use outcome::Outcome;
 pub use questions::{QUESTIONS_EN, QUESTIONS_ZH};
 pub use settings::{
-    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS, OTHER_HARNESS_INVESTIGATION,
+    Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
     DEFAULT_REPEAT_THRESHOLD, DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX,
-    MAX_DENIALS_MIN, PatternProblem, Settings, SettingsError, SettingsInput, THRESHOLD_MAX,
-    THRESHOLD_MIN, ToolPattern,
+    MAX_DENIALS_MIN, OTHER_HARNESS_INVESTIGATION, PatternProblem, Settings, SettingsError,
+    SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
 };
 pub use text::{FORMAT_EN, FORMAT_ZH, NAME_LIMIT, PLUGIN_TAG, SHOWN_TOOLS_LIMIT};
 pub use tool::{Tool, ToolFacts};
@@ -161,7 +161,11 @@ pub fn failure_keys(name: &str, outcome: &Outcome, head: &str, tail: &str) -> Fa
             head,
             tail,
         }),
-        detail: Some(fingerprint::detail(if tail.is_empty() { head } else { tail })),
+        detail: Some(fingerprint::detail(if tail.is_empty() {
+            head
+        } else {
+            tail
+        })),
     }
 }
 

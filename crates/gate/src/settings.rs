@@ -540,20 +540,22 @@ mod tests {
         for name in DEFAULT_ALLOWLIST.iter().filter(|name| !name.contains('*')) {
             assert!(s.is_allowlisted(name), "{name}");
         }
-        for name in ["mcp__filesystem__read_text_file", "mcp__github__get_issue", "ReadFile"] {
+        for name in [
+            "mcp__filesystem__read_text_file",
+            "mcp__github__get_issue",
+            "ReadFile",
+        ] {
             assert!(s.is_allowlisted(name), "{name}");
         }
-        for name in ["mcp__filesystem__write_file", "mcp__x__search_replace", "str_replace_editor"] {
+        for name in [
+            "mcp__filesystem__write_file",
+            "mcp__x__search_replace",
+            "str_replace_editor",
+        ] {
             assert!(!s.is_allowlisted(name), "{name}");
         }
         for name in [
-            "bash",
-            "pwsh",
-            "edit",
-            "write",
-            "run_code",
-            "job_kill",
-            "subagent",
+            "bash", "pwsh", "edit", "write", "run_code", "job_kill", "subagent",
         ] {
             assert!(!s.is_allowlisted(name), "{name}");
         }

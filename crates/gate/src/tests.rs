@@ -387,7 +387,10 @@ fn pending_denies_with_a_self_contained_reason_before_the_check_is_shown() {
 fn pending_allows_investigation_tools_and_the_code_mode_transport() {
     let s = defaults();
     let mut gate = armed(&s);
-    let names = DEFAULT_ALLOWLIST.iter().copied().filter(|name| !name.contains('*'));
+    let names = DEFAULT_ALLOWLIST
+        .iter()
+        .copied()
+        .filter(|name| !name.contains('*'));
     for name in names.chain([CODE_MODE_TOOL, "mcp__filesystem__read_text_file"]) {
         assert_eq!(
             gate.pre_execute(&s, name, args("{}")),
@@ -400,7 +403,14 @@ fn pending_allows_investigation_tools_and_the_code_mode_transport() {
         gate.pre_execute(&s, "WebSearch", args("{}")),
         Decision::Allow
     );
-    for name in ["bash", "edit", "write", "str_replace_editor", "subagent", "job_kill"] {
+    for name in [
+        "bash",
+        "edit",
+        "write",
+        "str_replace_editor",
+        "subagent",
+        "job_kill",
+    ] {
         assert!(
             is_denied(&gate.pre_execute(&s, name, args("{}")), DenyKind::Pending),
             "{name}"
@@ -1269,7 +1279,13 @@ fn a_reported_call_sits_where_its_root_and_program_say() {
 }
 
 /// A failed call with its failure text's keys, as a driver passes them.
-fn fail_with(gate: &mut AgentGate, s: &Settings, name: &str, json: &str, text: &str) -> Observation {
+fn fail_with(
+    gate: &mut AgentGate,
+    s: &Settings,
+    name: &str,
+    json: &str,
+    text: &str,
+) -> Observation {
     let outcome = Outcome::exited(1);
     let keys = failure_keys(name, &outcome, text, "");
     gate.on_result(s, name, shot(name, json), outcome, keys)
@@ -1284,14 +1300,34 @@ fn an_editor_verb_is_a_file_call_and_its_refusals_are_retries() {
             .to_string()
     };
     // Three refusals with three different texts: the file never changed, so no progress.
-    for (n, text) in ["No match for x", "No match for xx", "No match for xxx"].iter().enumerate() {
-        let observed = fail_with(&mut gate, &s, "str_replace_editor", &edit(&"x".repeat(n + 1)), text);
-        assert_eq!(matches!(observed, Observation::Armed(_)), n == 2, "refusal {n}");
+    for (n, text) in ["No match for x", "No match for xx", "No match for xxx"]
+        .iter()
+        .enumerate()
+    {
+        let observed = fail_with(
+            &mut gate,
+            &s,
+            "str_replace_editor",
+            &edit(&"x".repeat(n + 1)),
+            text,
+        );
+        assert_eq!(
+            matches!(observed, Observation::Armed(_)),
+            n == 2,
+            "refusal {n}"
+        );
     }
     // Two editor calls on two files are two targets, though both say `str_replace`.
     let mut gate = AgentGate::new();
-    let other = serde_json::json!({ "command": "str_replace", "path": "/r/b.py", "old_str": "x" }).to_string();
-    fail_with(&mut gate, &s, "str_replace_editor", &edit("x"), "No match for x");
+    let other = serde_json::json!({ "command": "str_replace", "path": "/r/b.py", "old_str": "x" })
+        .to_string();
+    fail_with(
+        &mut gate,
+        &s,
+        "str_replace_editor",
+        &edit("x"),
+        "No match for x",
+    );
     fail_with(&mut gate, &s, "str_replace_editor", &other, "No match in b");
     assert_eq!(gate.failures(), 0);
 }
@@ -1303,12 +1339,22 @@ fn a_script_written_whole_fails_once_as_expected_then_counts() {
     let run = bash("cd /r && python repro.py");
     let text = "Traceback (most recent call last):\nAssertionError";
     for (name, args) in [
-        ("write", r#"{"file_path":"/r/repro.py","content":"assert f()"}"#),
-        ("str_replace_editor", r#"{"command":"create","path":"/r/repro.py","file_text":"assert f()"}"#),
+        (
+            "write",
+            r#"{"file_path":"/r/repro.py","content":"assert f()"}"#,
+        ),
+        (
+            "str_replace_editor",
+            r#"{"command":"create","path":"/r/repro.py","file_text":"assert f()"}"#,
+        ),
     ] {
         assert_eq!(succeed(&mut gate, &s, name, args), Observation::Counted);
         fail_with(&mut gate, &s, "bash", &run, text);
-        assert_eq!(gate.failures(), 0, "{name}: the fresh script's failure is expected");
+        assert_eq!(
+            gate.failures(),
+            0,
+            "{name}: the fresh script's failure is expected"
+        );
         fail_with(&mut gate, &s, "bash", &run, text);
         fail_with(&mut gate, &s, "bash", &run, text);
         assert_eq!(gate.failures(), 1, "{name}: found, then one retry");

@@ -37,7 +37,7 @@
 use crate::driver::refuse_read_only;
 use crate::failure::Failure;
 use crate::lock::{
-    self, Decision, LOCK_FILE, LockRecord, Liveness, Me, Observed, STORE_FILE, TAKEOVER_FILE,
+    self, Decision, LOCK_FILE, Liveness, LockRecord, Me, Observed, STORE_FILE, TAKEOVER_FILE,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -62,7 +62,11 @@ const WINDOWS_BUSY: [&str; 3] = ["EPERM", "EACCES", "EBUSY"];
 /// What the driver must do next (see the module docs for how to perform each).
 #[allow(missing_docs)] // Each field is a path, an id or a flag the module docs' table names.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Step {
     /// Create the store's directory (recursive, `0o700`).
     MakeDir { id: StepId, path: String },
@@ -88,9 +92,17 @@ pub enum Step {
     /// Whether process `pid` exists on this host.
     Probe { id: StepId, pid: u32 },
     /// `rename(from, to)`.
-    Rename { id: StepId, from: String, to: String },
+    Rename {
+        id: StepId,
+        from: String,
+        to: String,
+    },
     /// `link(from, to)`: puts a file back without ever replacing a newer one.
-    Link { id: StepId, from: String, to: String },
+    Link {
+        id: StepId,
+        from: String,
+        to: String,
+    },
     /// `unlink(path)`.
     Unlink { id: StepId, path: String },
     /// `fsync` the directory `path`, so a rename in it survives a power loss.
@@ -128,7 +140,11 @@ pub struct Committed {
 /// What the driver found performing a step.
 #[allow(missing_docs)] // As for `Step`: the module docs' table.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Input {
     /// Done, nothing to report.
     Ok,
@@ -195,7 +211,9 @@ impl fmt::Display for DriverError {
                 "the answer is for step {}, but step {} is outstanding",
                 got.0, expected.0
             ),
-            DriverError::WrongInput { step } => write!(f, "that input does not answer a {step} step"),
+            DriverError::WrongInput { step } => {
+                write!(f, "that input does not answer a {step} step")
+            }
         }
     }
 }
@@ -271,46 +289,93 @@ enum Phase {
     MakeDir,
     /// The exclusive create of the lock or the take-over mutex (`judged`: the lock judged
     /// abandoned, for the mutex).
-    Create { which: Which, judged: String },
+    Create {
+        which: Which,
+        judged: String,
+    },
     /// Windows: `EPERM` on that create; does the file exist?
-    Contended { which: Which, detail: String },
+    Contended {
+        which: Which,
+        detail: String,
+    },
     /// A file this writer created could not be written: it is being removed.
-    Abandon { which: Which, detail: String },
+    Abandon {
+        which: Which,
+        detail: String,
+    },
     /// An existing lock (or mutex) is being read, for a first judgment.
-    Observe { which: Which },
+    Observe {
+        which: Which,
+    },
     /// Its holder is being probed.
-    ProbeHolder { which: Which, text: String, age: u64 },
+    ProbeHolder {
+        which: Which,
+        text: String,
+        age: u64,
+    },
     /// Under the mutex: the judged lock is being read again.
-    Reread { judged: String },
+    Reread {
+        judged: String,
+    },
     /// Its holder is being probed.
-    ProbeReread { judged: String, text: String, age: u64 },
+    ProbeReread {
+        judged: String,
+        text: String,
+        age: u64,
+    },
     /// An abandoned mutex is being read again before its removal.
-    RereadMutex { judged: String, then: Then, on_error: Then },
+    RereadMutex {
+        judged: String,
+        then: Then,
+        on_error: Then,
+    },
     /// Its holder is being probed.
-    ProbeRereadMutex { judged: String, text: String, age: u64, then: Then, on_error: Then },
+    ProbeRereadMutex {
+        judged: String,
+        text: String,
+        age: u64,
+        then: Then,
+        on_error: Then,
+    },
     /// A removal: the file is being renamed aside.
-    RenameAside { removal: Removal },
+    RenameAside {
+        removal: Removal,
+    },
     /// The aside name is being read.
-    ReadAside { removal: Removal },
+    ReadAside {
+        removal: Removal,
+    },
     /// The wrong file was moved: it is being put back.
-    PutBack { removal: Removal },
+    PutBack {
+        removal: Removal,
+    },
     /// The aside name is being unlinked.
-    UnlinkAside { removal: Removal },
+    UnlinkAside {
+        removal: Removal,
+    },
     /// A backoff.
-    Sleep { then: Then },
+    Sleep {
+        then: Then,
+    },
     ReadStore,
     Edit,
     RealPath,
     StatTarget,
     WriteTemp,
     /// The temp file is being removed after a failure; then `then` with the answer set.
-    UnlinkTemp { then: Then },
+    UnlinkTemp {
+        then: Then,
+    },
     CommitCheck,
     RenameTemp,
     SyncDir,
     List,
-    StatEntry { name: String },
-    SweepReadMutex { name: String },
+    StatEntry {
+        name: String,
+    },
+    SweepReadMutex {
+        name: String,
+    },
     SweepUnlink,
     Done,
 }
@@ -452,7 +517,9 @@ impl Save {
 
     fn finish(&mut self) {
         let answer = self.answer.take().unwrap_or_else(|| {
-            Failure::write_failed("the save ended without an answer").to_json().to_string()
+            Failure::write_failed("the save ended without an answer")
+                .to_json()
+                .to_string()
         });
         self.step = Step::Done {
             answer,
@@ -555,7 +622,12 @@ impl Save {
         match (decision, which) {
             (Decision::Wait { ms }, _) => {
                 self.attempt += 1;
-                self.plan(Phase::Sleep { then: Then::Acquire }, |id| Step::Sleep { id, ms });
+                self.plan(
+                    Phase::Sleep {
+                        then: Then::Acquire,
+                    },
+                    |id| Step::Sleep { id, ms },
+                );
             }
             (Decision::GiveUp(f), _) => {
                 self.answer_with(f);
@@ -578,7 +650,14 @@ impl Save {
 
     /// Remove-checked `file`: rename it aside, read it, unlink it if `check` says it is the one
     /// meant, else put it back.
-    fn remove(&mut self, file: String, aside_name: String, check: Check, then: Then, on_error: Then) {
+    fn remove(
+        &mut self,
+        file: String,
+        aside_name: String,
+        check: Check,
+        then: Then,
+        on_error: Then,
+    ) {
         let aside = self.path(&aside_name);
         let removal = Removal {
             file: file.clone(),
@@ -644,11 +723,22 @@ impl Save {
             (Phase::MakeDir, _) => return wrong("makeDir"),
 
             // 2.1 and 2.3: the exclusive create of the lock or of the take-over mutex.
-            (Phase::Create { which: Which::Lock, .. }, Input::Created { .. }) => {
+            (
+                Phase::Create {
+                    which: Which::Lock, ..
+                },
+                Input::Created { .. },
+            ) => {
                 let path = self.path(STORE_FILE);
                 self.plan(Phase::ReadStore, |id| Step::ReadStore { id, path });
             }
-            (Phase::Create { which: Which::Mutex, judged }, Input::Created { .. }) => {
+            (
+                Phase::Create {
+                    which: Which::Mutex,
+                    judged,
+                },
+                Input::Created { .. },
+            ) => {
                 // Under the mutex: judge the lock again from a fresh read.
                 let path = self.path(LOCK_FILE);
                 self.read(Phase::Reread { judged }, path);
@@ -688,7 +778,11 @@ impl Save {
             // 2.2: an existing lock (or mutex) is read, its holder probed, and judged.
             (Phase::Observe { which, .. }, Input::Text { text, mtime_ms }) => {
                 let age = age(mtime_ms);
-                let probe = |_| Phase::ProbeHolder { which, text: text.clone(), age };
+                let probe = |_| Phase::ProbeHolder {
+                    which,
+                    text: text.clone(),
+                    age,
+                };
                 if let Some(holder) = self.probe_or(&text, probe) {
                     self.judge(which, text, age, holder, now);
                 }
@@ -710,7 +804,11 @@ impl Save {
             // and still abandoned; then the mutex is released.
             (Phase::Reread { judged }, Input::Text { text, mtime_ms }) => {
                 let age = age(mtime_ms);
-                let probe = |_| Phase::ProbeReread { judged: judged.clone(), text: text.clone(), age };
+                let probe = |_| Phase::ProbeReread {
+                    judged: judged.clone(),
+                    text: text.clone(),
+                    age,
+                };
                 if let Some(holder) = self.probe_or(&text, probe) {
                     self.reread_judged(judged, text, age, holder);
                 }
@@ -728,7 +826,14 @@ impl Save {
             (Phase::ProbeReread { .. }, _) => return wrong("probe"),
 
             // An abandoned mutex, read once more before it is removed.
-            (Phase::RereadMutex { judged, then, on_error }, Input::Text { text, mtime_ms }) => {
+            (
+                Phase::RereadMutex {
+                    judged,
+                    then,
+                    on_error,
+                },
+                Input::Text { text, mtime_ms },
+            ) => {
                 let age = age(mtime_ms);
                 let probe = |_| Phase::ProbeRereadMutex {
                     judged: judged.clone(),
@@ -749,7 +854,13 @@ impl Save {
             }
             (Phase::RereadMutex { .. }, _) => return wrong("read"),
             (
-                Phase::ProbeRereadMutex { judged, text, age, then, on_error },
+                Phase::ProbeRereadMutex {
+                    judged,
+                    text,
+                    age,
+                    then,
+                    on_error,
+                },
                 Input::Probed { alive },
             ) => self.reread_mutex(judged, text, age, liveness(alive), then, on_error, now),
             (Phase::ProbeRereadMutex { .. }, _) => return wrong("probe"),
@@ -858,9 +969,14 @@ impl Save {
             (
                 Phase::WriteTemp,
                 Input::Failed { code, message } | Input::WriteFailed { code, message },
-            ) => self.drop_temp(Failure::write_failed(&detail(&code, &message)), Then::Release),
+            ) => self.drop_temp(
+                Failure::write_failed(&detail(&code, &message)),
+                Then::Release,
+            ),
             (Phase::WriteTemp, _) => return wrong("create"),
-            (Phase::CommitCheck, Input::Text { text, .. }) if lock::owns(&text, &self.writer.token) => {
+            (Phase::CommitCheck, Input::Text { text, .. })
+                if lock::owns(&text, &self.writer.token) =>
+            {
                 self.rename_started = now.mono;
                 self.rename_temp();
             }
@@ -882,9 +998,17 @@ impl Save {
                     let ms = (lock::BACKOFF_START_MS << self.rename_attempt.min(4))
                         .min(lock::BACKOFF_MAX_MS);
                     self.rename_attempt += 1;
-                    self.plan(Phase::Sleep { then: Then::RenameTemp }, |id| Step::Sleep { id, ms });
+                    self.plan(
+                        Phase::Sleep {
+                            then: Then::RenameTemp,
+                        },
+                        |id| Step::Sleep { id, ms },
+                    );
                 } else {
-                    self.drop_temp(Failure::write_failed(&detail(&code, &message)), Then::Release)
+                    self.drop_temp(
+                        Failure::write_failed(&detail(&code, &message)),
+                        Then::Release,
+                    )
                 }
             }
             (Phase::RenameTemp, _) => return wrong("rename"),
@@ -955,11 +1079,21 @@ impl Save {
     /// Under the mutex: remove the lock only if it is still the judged one and still
     /// abandoned; then release the mutex.
     fn reread_judged(&mut self, judged: String, text: String, age: u64, holder: Liveness) {
-        let observed = Observed { text: &text, age_ms: age, holder };
+        let observed = Observed {
+            text: &text,
+            age_ms: age,
+            holder,
+        };
         if lock::still_abandoned(&judged, &observed, &self.me()) {
             let file = self.path(LOCK_FILE);
             let aside = lock::steal_name(&self.writer.token);
-            self.remove(file, aside, Check::Same(judged), Then::ReleaseMutex, Then::ReleaseMutexAndFail);
+            self.remove(
+                file,
+                aside,
+                Check::Same(judged),
+                Then::ReleaseMutex,
+                Then::ReleaseMutexAndFail,
+            );
         } else {
             self.release(Which::Mutex, Then::Acquire, Then::Fail);
         }
@@ -977,7 +1111,11 @@ impl Save {
         on_error: Then,
         now: Now,
     ) {
-        let observed = Observed { text: &text, age_ms: age, holder };
+        let observed = Observed {
+            text: &text,
+            age_ms: age,
+            holder,
+        };
         if lock::takeover_still_abandoned(&judged, &observed, &self.me()) {
             let file = self.path(TAKEOVER_FILE);
             let aside = lock::steal_name(&self.writer.token);
@@ -1018,7 +1156,11 @@ impl Save {
 
 /// A probe's answer as the core's liveness.
 fn liveness(alive: bool) -> Liveness {
-    if alive { Liveness::Alive } else { Liveness::Dead }
+    if alive {
+        Liveness::Alive
+    } else {
+        Liveness::Dead
+    }
 }
 
 /// Non-negative whole milliseconds of a JavaScript number.

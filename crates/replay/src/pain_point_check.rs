@@ -37,9 +37,9 @@
 
 use crate::{Agents, Engine, Format};
 use gate::{
-    AgentGate, Counting, Decision, Input, Language, LiftOutcome, Marker, Observation, Outcome,
-    Reaction, ResetCause, Settings, Shot, Site, Status, TimelineEntry, canonical_args_hash,
-    canonical_args_hash_str, failure_keys, FailureKeys,
+    AgentGate, Counting, Decision, FailureKeys, Input, Language, LiftOutcome, Marker, Observation,
+    Outcome, Reaction, ResetCause, Settings, Shot, Site, Status, TimelineEntry,
+    canonical_args_hash, canonical_args_hash_str, failure_keys,
 };
 use policy::Policy;
 use serde_json::{Map, Value, json};

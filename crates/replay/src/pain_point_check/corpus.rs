@@ -5,7 +5,8 @@
 use super::Check;
 use crate::corpus::{Call, Event, Guard, Replayed, Run};
 use gate::{
-    AgentGate, Decision, Observation, Outcome, Shot, canonical_args_hash_str, failure_keys, FailureKeys,
+    AgentGate, Decision, FailureKeys, Observation, Outcome, Shot, canonical_args_hash_str,
+    failure_keys,
 };
 
 impl Guard for Check {
@@ -39,8 +40,7 @@ impl Guard for Check {
                         }
                         Decision::Allow => {
                             let (head, tail) = fingerprint::Failure::windows(&call.text);
-                            let failure =
-                                failure_keys(&call.name, &call.outcome, head, tail);
+                            let failure = failure_keys(&call.name, &call.outcome, head, tail);
                             (call.outcome, failure)
                         }
                     };

@@ -9,8 +9,8 @@
 
 use crate::millis;
 use memory::driver::{self, Reply};
-use memory::{lock, save};
 use memory::{Failure, FileKey, Found, IndexCache, parse_recall_args, parse_save_args};
+use memory::{lock, save};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
@@ -271,7 +271,12 @@ impl StoreSave {
     ) -> StoreSave {
         let place = save::Place { dir, sep, windows };
         let writer = save::Writer { token, pid, host };
-        StoreSave(save::Save::new(place, writer, seed as u64, save::Now { wall, mono }))
+        StoreSave(save::Save::new(
+            place,
+            writer,
+            seed as u64,
+            save::Now { wall, mono },
+        ))
     }
 
     /// The outstanding step, as JSON.
@@ -280,11 +285,21 @@ impl StoreSave {
     }
 
     /// Answers the outstanding step `step_id` with `input_json` at `wall` and `mono`.
-    pub fn handle(&mut self, step_id: f64, input_json: &str, wall: f64, mono: f64) -> Result<(), JsError> {
+    pub fn handle(
+        &mut self,
+        step_id: f64,
+        input_json: &str,
+        wall: f64,
+        mono: f64,
+    ) -> Result<(), JsError> {
         let input = serde_json::from_str(input_json)
             .map_err(|e| JsError::new(&format!("malformed input: {e}")))?;
         self.0
-            .handle(save::StepId(step_id as u64), input, save::Now { wall, mono })
+            .handle(
+                save::StepId(step_id as u64),
+                input,
+                save::Now { wall, mono },
+            )
             .map_err(|e| JsError::new(&e.to_string()))
     }
 }

@@ -106,22 +106,63 @@ fn the_cache_crosses_stat_numbers_and_json() {
 
 #[test]
 fn a_save_crosses_as_steps_and_inputs_in_json() {
-    let mut save = StoreSave::new("/h/memory".into(), "/".into(), false, "tok-1".into(), 10, "h".into(), 7.0, NOW, 0.0);
+    let mut save = StoreSave::new(
+        "/h/memory".into(),
+        "/".into(),
+        false,
+        "tok-1".into(),
+        10,
+        "h".into(),
+        7.0,
+        NOW,
+        0.0,
+    );
     let mut answer = |input: Value| {
         let step = value(&save.poll());
-        save.handle(step["id"].as_f64().unwrap(), &input.to_string(), NOW, 1.0).unwrap();
+        save.handle(step["id"].as_f64().unwrap(), &input.to_string(), NOW, 1.0)
+            .unwrap();
         step
     };
-    assert_eq!(answer(json!({"kind": "ok"})), json!({"kind": "makeDir", "id": 1, "path": "/h/memory"}));
+    assert_eq!(
+        answer(json!({"kind": "ok"})),
+        json!({"kind": "makeDir", "id": 1, "path": "/h/memory"})
+    );
     let create = answer(json!({"kind": "created"}));
-    assert_eq!((create["kind"].as_str(), create["path"].as_str(), create["mode"].as_u64()), (Some("create"), Some("/h/memory/.facts.lock"), Some(0o644)));
-    assert!(create["data"]["text"].as_str().unwrap().contains("\"token\":\"tok-1\""));
-    assert_eq!(answer(json!({"kind": "failed", "code": "ENOENT", "message": "no store"}))["kind"], "readStore");
-    assert_eq!(answer(json!({"kind": "edited", "ok": false, "answer": "{\"ok\":false}"}))["kind"], "edit");
-    assert_eq!(answer(json!({"kind": "ok"})), json!({"kind": "rename", "id": 5, "from": "/h/memory/.facts.lock", "to": "/h/memory/.facts.lock.tok-1.released"}));
-    assert_eq!(answer(json!({"kind": "text", "text": create["data"]["text"], "mtimeMs": NOW}))["kind"], "read");
+    assert_eq!(
+        (
+            create["kind"].as_str(),
+            create["path"].as_str(),
+            create["mode"].as_u64()
+        ),
+        (Some("create"), Some("/h/memory/.facts.lock"), Some(0o644))
+    );
+    assert!(
+        create["data"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"token\":\"tok-1\"")
+    );
+    assert_eq!(
+        answer(json!({"kind": "failed", "code": "ENOENT", "message": "no store"}))["kind"],
+        "readStore"
+    );
+    assert_eq!(
+        answer(json!({"kind": "edited", "ok": false, "answer": "{\"ok\":false}"}))["kind"],
+        "edit"
+    );
+    assert_eq!(
+        answer(json!({"kind": "ok"})),
+        json!({"kind": "rename", "id": 5, "from": "/h/memory/.facts.lock", "to": "/h/memory/.facts.lock.tok-1.released"})
+    );
+    assert_eq!(
+        answer(json!({"kind": "text", "text": create["data"]["text"], "mtimeMs": NOW}))["kind"],
+        "read"
+    );
     assert_eq!(answer(json!({"kind": "ok"}))["kind"], "unlink");
-    assert_eq!(value(&save.poll()), json!({"kind": "done", "answer": "{\"ok\":false}", "committed": null}));
+    assert_eq!(
+        value(&save.poll()),
+        json!({"kind": "done", "answer": "{\"ok\":false}", "committed": null})
+    );
     assert_eq!(
         value(&layout()),
         json!({"dir": "memory", "store": "facts.json", "lock": ".facts.lock", "takeover": ".facts.lock.takeover"})

@@ -571,9 +571,17 @@ mod tests {
         assert!(series.points.len() <= MAX_POINTS);
         assert_eq!(series.stride, 4);
         assert_eq!(series.rows, u64::from(rows));
-        assert_eq!(series.points.last().unwrap().debt, rows - 1, "the later values");
         assert_eq!(
-            series.points.iter().filter(|p| p.mark == Some(Mark::Nudge)).count(),
+            series.points.last().unwrap().debt,
+            rows - 1,
+            "the later values"
+        );
+        assert_eq!(
+            series
+                .points
+                .iter()
+                .filter(|p| p.mark == Some(Mark::Nudge))
+                .count(),
             1,
             "the marker is kept"
         );
@@ -584,8 +592,15 @@ mod tests {
             time_ms: 1,
         };
         let page = chart.html("t", "s", "", t);
-        assert!(page.contains(&format!("{rows} rows drawn as")), "the page says so");
-        assert!(page.contains("Only the first 16 agents are drawn; 4 rows of later agents are left out."));
+        assert!(
+            page.contains(&format!("{rows} rows drawn as")),
+            "the page says so"
+        );
+        assert!(
+            page.contains(
+                "Only the first 16 agents are drawn; 4 rows of later agents are left out."
+            )
+        );
     }
 
     fn point(debt: u32, mark: Option<Mark>) -> Point {

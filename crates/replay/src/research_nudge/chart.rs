@@ -10,6 +10,11 @@
 //!
 //! The page is inline SVG and CSS: no script, no font or image to fetch, no network. The colors
 //! are fixed ([`COLORS`]), so a screenshot can be checked pixel by pixel.
+//!
+//! The page stays small whatever the input: at most [`MAX_POINTS`] points per agent (past that,
+//! neighbouring rows are merged two by two, so one point stands for 2, 4, … rows: the later row's
+//! values, the first marker of the span, failed when any row failed) and at most [`MAX_AGENTS`]
+//! agents; the page says what was merged or left out.
 
 use html::escape;
 use std::fmt::Write;
@@ -85,10 +90,74 @@ pub struct Thresholds {
     pub time_ms: u64,
 }
 
+/// Points drawn per agent at most.
+pub const MAX_POINTS: usize = 4_000;
+/// Agents drawn at most (the first ones seen).
+pub const MAX_AGENTS: usize = 16;
+
+/// One agent's points: each stands for `stride` rows (the last for `filled` so far).
+struct Series {
+    points: Vec<Point>,
+    stride: u64,
+    filled: u64,
+    rows: u64,
+}
+
+impl Series {
+    fn push(&mut self, point: Point) {
+        self.rows += 1;
+        if self.filled < self.stride {
+            if let Some(last) = self.points.last_mut() {
+                merge(last, point);
+                self.filled += 1;
+                return;
+            }
+        }
+        if self.points.len() == MAX_POINTS {
+            self.compact();
+        }
+        self.points.push(point);
+        self.filled = 1;
+    }
+
+    /// Merges neighbouring points two by two: each then stands for twice the rows.
+    fn compact(&mut self) {
+        let old = std::mem::take(&mut self.points);
+        let mut pairs = old.into_iter();
+        while let Some(mut first) = pairs.next() {
+            if let Some(second) = pairs.next() {
+                merge(&mut first, second);
+            }
+            self.points.push(first);
+        }
+        self.stride *= 2;
+        self.filled = self.stride;
+    }
+}
+
+/// `later` folded into `span`: the later values, the first marker, failed when either failed.
+fn merge(span: &mut Point, later: Point) {
+    let mark = span.mark.or(later.mark);
+    let label = if span.mark.is_some() || (span.live && !later.live) {
+        std::mem::take(&mut span.label)
+    } else {
+        later.label
+    };
+    *span = Point {
+        mark,
+        failed: span.failed || later.failed,
+        live: span.live || later.live,
+        label,
+        ..later
+    };
+}
+
 /// The replay's rows, per agent, in input order.
 #[derive(Default)]
 pub struct Chart {
-    agents: Vec<(String, Vec<Point>)>,
+    agents: Vec<(String, Series)>,
+    /// Rows of agents past [`MAX_AGENTS`], not drawn.
+    rows_left_out: u64,
 }
 
 impl Chart {
@@ -99,19 +168,29 @@ impl Chart {
 
     /// Appends a row of `agent`.
     pub fn push(&mut self, agent: &str, point: Point) {
+        let full = self.agents.len() == MAX_AGENTS;
         match self.agents.iter_mut().find(|(name, _)| name == agent) {
-            Some((_, points)) => points.push(point),
-            None => self.agents.push((agent.to_owned(), vec![point])),
+            Some((_, series)) => series.push(point),
+            None if full => self.rows_left_out += 1,
+            None => self.agents.push((
+                agent.to_owned(),
+                Series {
+                    points: vec![point],
+                    stride: 1,
+                    filled: 1,
+                    rows: 1,
+                },
+            )),
         }
     }
 
     /// Marks the last row of `agent` as where the plugin really nudged when the session ran (the
     /// log records that reminder right after the call's result).
     pub fn mark_live(&mut self, agent: &str, label: &str) -> bool {
-        let Some((_, points)) = self.agents.iter_mut().find(|(name, _)| name == agent) else {
+        let Some((_, series)) = self.agents.iter_mut().find(|(name, _)| name == agent) else {
             return false;
         };
-        let Some(last) = points.last_mut() else {
+        let Some(last) = series.points.last_mut() else {
             return false;
         };
         last.live = true;
@@ -138,11 +217,27 @@ impl Chart {
         if self.agents.is_empty() {
             out.push_str("<p>No rows to draw.</p>\n");
         }
-        for (name, points) in &self.agents {
+        if self.rows_left_out > 0 {
+            let _ = writeln!(
+                out,
+                "<p class=\"sub\">Only the first {MAX_AGENTS} agents are drawn; {} rows of later agents are left out.</p>",
+                self.rows_left_out
+            );
+        }
+        for (name, series) in &self.agents {
             if self.agents.len() > 1 {
                 let _ = writeln!(out, "<h2>agent {}</h2>", escape(name));
             }
-            agent_svg(&mut out, points, t);
+            if series.stride > 1 {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"sub\">{} rows drawn as {} points: each point stands for up to {} rows (the later values, the first marker, failed when any failed).</p>",
+                    series.rows,
+                    series.points.len(),
+                    series.stride
+                );
+            }
+            agent_svg(&mut out, &series.points, t);
         }
         out.push_str("</body>\n</html>\n");
         out
@@ -449,6 +544,64 @@ fn fmt_num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(n: u32, mark: Option<Mark>) -> Point {
+        Point {
+            debt: n,
+            calls: n,
+            quiet_ms: 0,
+            failed: n % 7 == 0,
+            mark,
+            live: false,
+            label: format!("call {n}"),
+        }
+    }
+
+    #[test]
+    fn a_long_replay_is_drawn_in_bounded_points_and_agents_and_says_so() {
+        let mut chart = Chart::new();
+        let rows = 3 * MAX_POINTS as u32 + 5;
+        for n in 0..rows {
+            chart.push("a", row(n, (n == 12_001).then_some(Mark::Nudge)));
+        }
+        for agent in 0..MAX_AGENTS + 3 {
+            chart.push(&format!("x{agent}"), row(1, None));
+        }
+        let series = &chart.agents[0].1;
+        assert!(series.points.len() <= MAX_POINTS);
+        assert_eq!(series.stride, 4);
+        assert_eq!(series.rows, u64::from(rows));
+        assert_eq!(
+            series.points.last().unwrap().debt,
+            rows - 1,
+            "the later values"
+        );
+        assert_eq!(
+            series
+                .points
+                .iter()
+                .filter(|p| p.mark == Some(Mark::Nudge))
+                .count(),
+            1,
+            "the marker is kept"
+        );
+        assert_eq!(chart.agents.len(), MAX_AGENTS);
+        let t = Thresholds {
+            debt: 1,
+            calls: 1,
+            time_ms: 1,
+        };
+        let page = chart.html("t", "s", "", t);
+        assert!(
+            page.contains(&format!("{rows} rows drawn as")),
+            "the page says so"
+        );
+        assert!(
+            page.contains(
+                "Only the first 16 agents are drawn; 4 rows of later agents are left out."
+            )
+        );
+    }
 
     fn point(debt: u32, mark: Option<Mark>) -> Point {
         Point {

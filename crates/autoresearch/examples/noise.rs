@@ -1,14 +1,14 @@
 //! The keep rule against noise (`cargo xtask bench --package autoresearch`): an evaluator that
 //! prints its true value plus N(0, 1) noise, simulated, with every keep/reject decided by the run
-//! core's own rule (`stats::improves`, what `Run` calls). Per `repeats` (1 and 5): how often a
+//! core's own functions (`stats::improves`, the single-test rule). Per `repeats` (1 and 5): how often a
 //! no-op candidate (same true value as the best) is kept, and how often a true 3 sigma
 //! improvement is, over 100 rounds (the figure) and over 100,000 (the expected rate).
 //! Each round measures a fresh baseline and one candidate `repeats` times each.
 //!
 //! Then whole generations of K candidates (K = 1, 2, 4, 8, `repeats` 5, [`GENERATIONS`] each):
 //! today's rule (every candidate measured `repeats` times, the best of those passing
-//! `stats::improves` kept) against the generation rule (`stats::screen` each candidate, then
-//! `stats::confirm` the best promising one on fresh samples). Per K: how often a generation of K
+//! `stats::improves` kept) against the generation rule (`stats::judge`, what `Run` calls: screen each
+//! candidate, then confirm the best promising one on fresh samples). Per K: how often a generation of K
 //! no-ops keeps one, how often a generation of one true 3 sigma gain and K - 1 no-ops keeps the
 //! gain, and the evaluations per candidate on a mix of no-ops, 1 sigma and 3 sigma gains (a third
 //! each; the confirmation's evaluations included). The last line is the figures as JSON.
@@ -87,7 +87,7 @@ fn generation(rng: &mut Rng, truths: &[f64], rule: Rule) -> (Option<usize>, usiz
     let min = Direction::Minimize;
     let bar: Vec<f64> = rng.samples(10.0, REPEATS as u32);
     let mut evaluations = 0;
-    let mut chosen: Option<(usize, f64)> = None;
+    let mut chosen: Option<(usize, Vec<f64>, f64)> = None;
     for (i, &truth) in truths.iter().enumerate() {
         let mut samples = Vec::new();
         let passed = loop {
@@ -97,20 +97,20 @@ fn generation(rng: &mut Rng, truths: &[f64], rule: Rule) -> (Option<usize>, usiz
                     break stats::improves(min, &samples, &bar);
                 }
                 Rule::BestOfPassing => {}
-                Rule::ScreenThenConfirm => match stats::screen(min, &samples, &bar, REPEATS) {
-                    stats::Screened::Measure => {}
-                    stats::Screened::Dropped => break false,
-                    stats::Screened::Promising => break true,
+                Rule::ScreenThenConfirm => match stats::judge(min, &samples, &[], &bar, REPEATS) {
+                    stats::Standing::Measure(_) => {}
+                    stats::Standing::Promising | stats::Standing::Kept => break true,
+                    stats::Standing::Rejected => break false,
                 },
             }
         };
         evaluations += samples.len();
         let m = stats::mean(&samples);
-        if passed && chosen.is_none_or(|(_, best)| m < best) {
-            chosen = Some((i, m));
+        if passed && chosen.as_ref().is_none_or(|(_, _, best)| m < *best) {
+            chosen = Some((i, samples, m));
         }
     }
-    let Some((i, _)) = chosen else {
+    let Some((i, samples, _)) = chosen else {
         return (None, evaluations);
     };
     if let Rule::BestOfPassing = rule {
@@ -119,10 +119,12 @@ fn generation(rng: &mut Rng, truths: &[f64], rule: Rule) -> (Option<usize>, usiz
     let mut fresh = Vec::new();
     loop {
         fresh.push(truths[i] + rng.normal());
-        match stats::confirm(min, &fresh, &bar, REPEATS) {
-            stats::Confirmed::Measure => {}
-            stats::Confirmed::Rejected => return (None, evaluations + fresh.len()),
-            stats::Confirmed::Kept => return (Some(i), evaluations + fresh.len()),
+        match stats::judge(min, &samples, &fresh, &bar, REPEATS) {
+            stats::Standing::Measure(_) => {}
+            stats::Standing::Kept => return (Some(i), evaluations + fresh.len()),
+            stats::Standing::Promising | stats::Standing::Rejected => {
+                return (None, evaluations + fresh.len());
+            }
         }
     }
 }

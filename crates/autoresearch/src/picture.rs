@@ -99,7 +99,7 @@ impl<'a> Sample<'a> {
             fate: Fate::of(row),
             value: row.metric,
             spread: row.stddev().unwrap_or(0.0),
-            values: row.samples.clone(),
+            values: row.reported_samples().to_vec(),
         }
     }
 }
@@ -467,6 +467,13 @@ fn table(samples: &[Sample]) -> String {
             .as_deref()
             .or(s.row.hypothesis.as_deref())
             .unwrap_or("");
+        let note = match s.row.selection_metric() {
+            Some(m) => format!(
+                "confirmed on fresh samples (screened at {}) {note}",
+                number(m)
+            ),
+            None => note.to_owned(),
+        };
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -480,7 +487,7 @@ fn table(samples: &[Sample]) -> String {
                 String::new()
             },
             s.values.len(),
-            escape(note)
+            escape(&note)
         );
     }
     out.push_str("</tbody></table>\n");

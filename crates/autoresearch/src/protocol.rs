@@ -669,6 +669,9 @@ pub struct StoredAttempt {
     /// A successful evaluation's metric (schema 3; absent in older rows).
     #[serde(default)]
     pub metric: Option<f64>,
+    /// Which measurement it is (schema 5; `sql::PURPOSE_CONFIRM` or absent).
+    #[serde(default)]
+    pub purpose: Option<String>,
 }
 
 /// An `artifacts` row.
@@ -951,10 +954,13 @@ pub struct ExperimentRow {
     pub parent_commit: String,
     /// Candidate commit.
     pub candidate_commit: Option<String>,
-    /// Metric: the mean of `samples`.
+    /// Metric: the mean of `confirmation` when the candidate was confirmed, else of `samples`.
     pub metric: Option<f64>,
-    /// Each successful evaluation's metric (`repeats` of them once complete).
+    /// Each successful screening evaluation's metric (each of `repeats` under the single-test
+    /// rule).
     pub samples: Vec<f64>,
+    /// Each fresh confirmation evaluation's metric (empty unless its generation chose it).
+    pub confirmation: Vec<f64>,
     /// `accept`, `reject` or `fail`.
     pub decision: Option<String>,
     /// For a `superseded` candidate: the kept candidate of its generation that beat it.

@@ -59,9 +59,25 @@ impl ExperimentRow {
         }
     }
 
-    /// The spread of the samples (sample standard deviation; `None` below two).
+    /// The samples behind `metric`: the confirmation's when there is one, else the screening's.
+    pub fn reported_samples(&self) -> &[f64] {
+        if self.confirmation.is_empty() {
+            &self.samples
+        } else {
+            &self.confirmation
+        }
+    }
+
+    /// The mean that chose a confirmed candidate (its screening samples'); `None` when it was
+    /// not confirmed, since `metric` is that mean then.
+    pub fn selection_metric(&self) -> Option<f64> {
+        (!self.confirmation.is_empty() && !self.samples.is_empty())
+            .then(|| stats::mean(&self.samples))
+    }
+
+    /// The spread of the samples behind `metric` (sample standard deviation; `None` below two).
     pub fn stddev(&self) -> Option<f64> {
-        stats::stddev(&self.samples)
+        stats::stddev(self.reported_samples())
     }
 }
 
@@ -74,9 +90,11 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
         "outcome": e.outcome(),
         "candidate_commit": e.candidate_commit,
         "metric": e.metric,
-        "n": e.samples.len(),
+        "n": e.reported_samples().len(),
         "stddev": e.stddev(),
         "samples": e.samples,
+        "selection_metric": e.selection_metric(),
+        "confirmation": e.confirmation,
         "decision": e.decision,
         "superseded_by": e.superseded_by,
         "failure_code": e.failure_code,
@@ -242,7 +260,7 @@ impl RunResult {
 
     fn tsv_text(&self) -> String {
         let mut out = String::from(
-            "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\n",
+            "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\tselection_metric\n",
         );
         for e in &self.experiments {
             let cells = [
@@ -257,8 +275,9 @@ impl RunResult {
                 e.failure_code.clone().unwrap_or_default(),
                 e.failure_message.clone().unwrap_or_default(),
                 e.hypothesis.clone().unwrap_or_default(),
-                e.samples.len().to_string(),
+                e.reported_samples().len().to_string(),
                 e.stddev().map(jcs::number).unwrap_or_default(),
+                e.selection_metric().map(jcs::number).unwrap_or_default(),
             ];
             let line: Vec<String> = cells.iter().map(|c| tsv_escape(c)).collect();
             out.push_str(&line.join("\t"));
@@ -333,7 +352,7 @@ impl RunResult {
         if self.repeats > 1 {
             let _ = writeln!(
                 out,
-                "{} evaluations per experiment; noise floor (baseline spread) {}",
+                "repeats {}: up to that many screening and as many fresh confirming evaluations per candidate; noise floor (baseline spread) {}",
                 self.repeats,
                 self.noise_floor().map_or("-".into(), short_number)
             );
@@ -356,6 +375,10 @@ impl RunResult {
                 .or_else(|| e.hypothesis.as_deref().map(|h| clip(h, 60)))
                 .unwrap_or_default()
                 .replace(['\n', '\r', '\t'], " ");
+            let note = match e.selection_metric() {
+                Some(s) => format!("confirmed (screened at {}) {note}", short_number(s)),
+                None => note,
+            };
             let _ = writeln!(
                 out,
                 "{:>4}  {:<16}  {:>14}  {:<8}  {:<8}  {}",

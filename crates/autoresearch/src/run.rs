@@ -1140,6 +1140,7 @@ fn row(e: &Experiment) -> ExperimentRow {
         candidate_commit: e.commit.clone(),
         metric: e.metric,
         samples: e.samples.clone(),
+        confirmation: e.fresh.clone(),
         decision: e.decision.map(str::to_owned),
         failure_code: e.failure_code.clone(),
         failure_message: e.failure_message.clone(),

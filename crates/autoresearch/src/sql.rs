@@ -16,7 +16,7 @@ use crate::protocol::{SqlValue, Statement};
 use crate::state::{RunState, transition_allowed};
 
 /// The schema version the latest migration produces.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// How long a connection waits for another's write lock: the one place it is said.
 macro_rules! busy_timeout {
@@ -64,6 +64,10 @@ pub fn migrations() -> Vec<Migration> {
         Migration {
             version: 4,
             sql: V4.to_owned(),
+        },
+        Migration {
+            version: 5,
+            sql: V5.to_owned(),
         },
     ]
 }
@@ -253,6 +257,16 @@ const V4: &str = "
 ALTER TABLE experiments ADD COLUMN superseded_by TEXT;
 ";
 
+/// Which measurement an attempt is: NULL for a screening sample (or one of `repeats` under the
+/// single-test rule, and every attempt of an earlier version), [`PURPOSE_CONFIRM`] for a fresh
+/// sample of a generation's chosen candidate (`stats::judge`).
+const V5: &str = "
+ALTER TABLE attempts ADD COLUMN purpose TEXT;
+";
+
+/// `attempts.purpose` of a confirmation sample.
+pub const PURPOSE_CONFIRM: &str = "confirm";
+
 /// The statements the core writes with: each a type whose fields are exactly the `:name`
 /// parameters of its text (in order of first use), so a call site names every parameter once.
 macro_rules! statements {
@@ -358,10 +372,10 @@ WHERE experiment_id = :experiment_id";
 WHERE experiment_id = :experiment_id";
 
     /// Records an evaluator attempt's spawn intent (before spawning).
-    InsertAttempt { attempt_id, run_id, experiment_id, ordinal, argv_json, cwd, env_json, provenance_sha256, timeout_ms, now } = "INSERT INTO attempts (attempt_id, run_id, experiment_id, ordinal, state,
-  argv_json, cwd, env_json, provenance_sha256, timeout_ms, started_at)
+    InsertAttempt { attempt_id, run_id, experiment_id, ordinal, argv_json, cwd, env_json, provenance_sha256, timeout_ms, purpose, now } = "INSERT INTO attempts (attempt_id, run_id, experiment_id, ordinal, state,
+  argv_json, cwd, env_json, provenance_sha256, timeout_ms, purpose, started_at)
 VALUES (:attempt_id, :run_id, :experiment_id, :ordinal, 'running', :argv_json, :cwd, :env_json,
-  :provenance_sha256, :timeout_ms, :now)";
+  :provenance_sha256, :timeout_ms, :purpose, :now)";
 
     /// Records the spawned process group (evidence for recovery).
     SetAttemptProcess { pid, pgid, process_start_time, attempt_id } = "UPDATE attempts SET pid = :pid, pgid = :pgid,
@@ -430,7 +444,7 @@ FROM experiments WHERE run_id = :run_id ORDER BY ordinal";
 /// Loads a run's attempts (columns map onto `StoredAttempt`).
 pub const LOAD_ATTEMPTS: &str =
     "SELECT attempt_id, experiment_id, ordinal, state, pid, pgid, process_start_time,
-  quiescent, metric FROM attempts WHERE run_id = :run_id ORDER BY experiment_id, ordinal";
+  quiescent, metric, purpose FROM attempts WHERE run_id = :run_id ORDER BY experiment_id, ordinal";
 
 /// Loads a run's artifacts (columns map onto `ArtifactFact` plus ids).
 pub const LOAD_ARTIFACTS: &str =

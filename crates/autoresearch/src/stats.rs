@@ -98,6 +98,67 @@ pub fn confirm(direction: Direction, fresh: &[f64], bar: &[f64], repeats: usize)
     }
 }
 
+/// Which measurement an evaluation of a candidate is (stored with its attempt).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A screening sample (or, under the single-test rule, one of its `repeats`).
+    Select,
+    /// A fresh sample of the generation's chosen candidate.
+    Confirm,
+}
+
+/// Where a candidate stands on its samples so far ([`judge`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Measure it once more, for this purpose.
+    Measure(Purpose),
+    /// Screened and promising: it waits to be chosen for its generation's confirmation.
+    Promising,
+    /// Kept: confirmed, or improving under the single-test rule.
+    Kept,
+    /// Not kept: dropped by screening, not confirmed, or not improving.
+    Rejected,
+}
+
+/// Whether the screen-then-confirm rule applies: `repeats` 2 or more and a bar of two samples
+/// or more (a best stored by an earlier version, or the original's `repeats` 1, has one). Else
+/// the candidate gets its `repeats` samples and one test, [`improves`].
+pub fn sequential(bar: &[f64], repeats: usize) -> bool {
+    repeats >= 2 && bar.len() >= 2
+}
+
+/// The one keep rule, applied to a candidate's screening samples (`selection`), its fresh
+/// confirmation samples (`fresh`) and the bar: what to measure next, or the verdict.
+pub fn judge(
+    direction: Direction,
+    selection: &[f64],
+    fresh: &[f64],
+    bar: &[f64],
+    repeats: usize,
+) -> Standing {
+    if !sequential(bar, repeats) {
+        return if selection.len() < repeats {
+            Standing::Measure(Purpose::Select)
+        } else if improves(direction, selection, bar) {
+            Standing::Kept
+        } else {
+            Standing::Rejected
+        };
+    }
+    if !fresh.is_empty() {
+        return match confirm(direction, fresh, bar, repeats) {
+            Confirmed::Measure => Standing::Measure(Purpose::Confirm),
+            Confirmed::Kept => Standing::Kept,
+            Confirmed::Rejected => Standing::Rejected,
+        };
+    }
+    match screen(direction, selection, bar, repeats) {
+        Screened::Measure => Standing::Measure(Purpose::Select),
+        Screened::Promising => Standing::Promising,
+        Screened::Dropped => Standing::Rejected,
+    }
+}
+
 /// The gain of `candidate` over `bar` in `direction` over its standard error, with one variance
 /// pooled from both (the same evaluator on the same machine); 0 when neither has a spread.
 fn pooled_t(direction: Direction, candidate: &[f64], bar: &[f64]) -> f64 {

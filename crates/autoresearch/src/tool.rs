@@ -247,7 +247,7 @@ pub fn summary(run: &Value) -> String {
     if run["repeats"].as_u64().is_some_and(|n| n > 1) {
         let _ = writeln!(
             out,
-            "{} evaluations per experiment (mean±stddev); noise floor (baseline spread) {}",
+            "repeats {}: up to that many screening and as many fresh confirming evaluations per candidate (mean±stddev); noise floor (baseline spread) {}",
             run["repeats"],
             run["noise_floor"]
                 .as_f64()
@@ -298,6 +298,13 @@ pub fn summary(run: &Value) -> String {
             .or_else(|| e["hypothesis"].as_str().map(|h| clip(h, 120)))
             .unwrap_or_default()
             .replace(['\n', '\r', '\t'], " ");
+        let note = match e["selection_metric"].as_f64() {
+            Some(s) => format!(
+                "confirmed (screened at {}) {note}",
+                crate::render::short_number(s)
+            ),
+            None => note,
+        };
         let _ = writeln!(
             out,
             "#{} {} {} {}{}",

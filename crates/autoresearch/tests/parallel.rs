@@ -302,3 +302,132 @@ fn a_tie_goes_to_the_lower_ordinal_and_the_plateau_counts_whole_generations() {
         Some(&r.experiments[1].experiment_id)
     );
 }
+
+/// [`two_generations`] with `repeats` 3 and an evaluator noisy by ±0.5.
+fn two_noisy_generations() -> (World, RunPolicy) {
+    let w = World::new(
+        noisy_evaluator(),
+        score_proposer(vec![8.0, 7.0, 11.0, 6.0, 7.5, 5.0]),
+    );
+    let policy = policy(json!({"parallelism": 3, "max_experiments": 6, "repeats": 3}));
+    (w, policy)
+}
+
+/// Per generation: the ordinals that got fresh samples, and the kept one.
+fn confirmed_and_kept(r: &RunResult) -> Vec<(Vec<u32>, Option<u32>)> {
+    r.experiments
+        .iter()
+        .filter(|e| e.kind == "candidate")
+        .fold(Vec::new(), |mut generations, e| {
+            let g = (e.ordinal as usize - 1) / 3;
+            if generations.len() <= g {
+                generations.push((Vec::new(), None));
+            }
+            if !e.confirmation.is_empty() {
+                generations[g].0.push(e.ordinal);
+            }
+            if e.state == "accepted" {
+                generations[g].1 = Some(e.ordinal);
+            }
+            generations
+        })
+}
+
+#[test]
+fn with_repeats_a_generation_confirms_only_its_best_screened_candidate_on_fresh_samples() {
+    let (mut w, policy) = two_noisy_generations();
+    let mut run = start(policy);
+    let r = w.drive(&mut run).unwrap();
+    assert_eq!(r.status, Status::BudgetLimited, "{:?}", r.blocker);
+    // Generation one: 11 is dropped, 8 and 7 screen promising, 7 (the better) alone is
+    // confirmed and kept, 8 is superseded. Generation two, against 7's fresh samples: 7.5 is
+    // dropped, 6 and 5 screen promising, 5 alone is confirmed and kept.
+    let screened: Vec<String> = r
+        .experiments
+        .iter()
+        .map(|e| {
+            let (n, fresh) = (e.samples.len(), e.confirmation.len());
+            format!("#{} {} screened {n} fresh {fresh}", e.ordinal, e.state)
+        })
+        .collect();
+    expect_test::expect![[r##"
+        [
+            "#0 accepted screened 3 fresh 0",
+            "#1 superseded screened 1 fresh 0",
+            "#2 accepted screened 1 fresh 3",
+            "#3 rejected screened 1 fresh 0",
+            "#4 superseded screened 3 fresh 0",
+            "#5 rejected screened 1 fresh 0",
+            "#6 accepted screened 1 fresh 3",
+        ]
+    "##]]
+    .assert_debug_eq(&screened);
+    assert_eq!(
+        confirmed_and_kept(&r),
+        [(vec![2], Some(2)), (vec![6], Some(6))]
+    );
+    let kept = &r.experiments[2];
+    assert_eq!(kept.metric, Some(stats::mean(&kept.confirmation)));
+    // The fresh samples were taken in the kept candidate's own slot worktree (slot 1).
+    let fresh_in_slot_1 = w
+        .log
+        .iter()
+        .filter(|l| l.starts_with("evaluate") && l.contains("candidate-2-attempt-"))
+        .count();
+    assert_eq!(
+        fresh_in_slot_1,
+        kept.samples.len() + kept.confirmation.len()
+    );
+}
+
+#[test]
+fn every_crash_point_of_a_parallel_run_with_repeats_resumes_without_an_extra_sample() {
+    let total = {
+        let (mut probe, policy) = two_noisy_generations();
+        let mut run = start(policy);
+        probe.drive(&mut run).unwrap();
+        probe.performed
+    };
+    for k in 1..total {
+        let (mut w, mut policy) = two_noisy_generations();
+        policy.max_consecutive_failures = 6;
+        let mut run = start(policy);
+        w.crash_after = Some(k);
+        let r = match w.drive(&mut run) {
+            Some(r) => r,
+            None => resume(&mut w),
+        };
+        if r.blocker.as_ref().is_some_and(|b| b.code == "run-missing") {
+            continue;
+        }
+        assert_eq!(
+            r.status,
+            Status::BudgetLimited,
+            "crash at {k}: {:?}",
+            r.blocker
+        );
+        for e in &r.experiments {
+            let exited: i64 = w.scalar(&format!(
+                "SELECT count(*) FROM attempts WHERE experiment_id = '{}' AND state = 'exited'",
+                e.experiment_id
+            ));
+            let sampled = e.samples.len() + e.confirmation.len();
+            if e.failure_code.is_none() {
+                assert_eq!(exited as usize, sampled, "crash at {k}: {e:?}");
+            }
+            assert!(
+                e.samples.len() <= 3 && e.confirmation.len() <= 3,
+                "crash at {k}: {e:?}"
+            );
+        }
+        for (confirmed, kept) in confirmed_and_kept(&r) {
+            assert!(confirmed.len() <= 1, "crash at {k}: {confirmed:?}");
+            assert!(kept.is_none_or(|o| confirmed == [o]), "crash at {k}");
+        }
+        assert_eq!(
+            w.run_branch.as_ref().unwrap().1,
+            r.best.clone().unwrap().commit,
+            "crash at {k}"
+        );
+    }
+}

@@ -1,6 +1,8 @@
-//! `repeats`: every experiment evaluated that many times, each its own attempt; the keep rule
-//! over the samples (`stats::improves`); mean, spread and n in the result and the TSV; crash
-//! recovery between repeats never evaluates a sample twice.
+//! `repeats`: the baseline evaluated that many times; a candidate screened one sample at a time
+//! (at most `repeats`) and, when promising, confirmed on as many fresh samples, each evaluation
+//! its own attempt (`stats::judge`); the reported metric and the next bar come from the fresh
+//! samples; mean, spread, n and the screening mean in the result and the TSV; crash recovery
+//! between evaluations never evaluates a sample twice.
 
 mod common;
 
@@ -9,60 +11,53 @@ use common::*;
 use core::*;
 use serde_json::json;
 
-/// `score.txt`'s number plus a fixed offset cycling +0.5, -0.5, 0 per evaluation (spread 0.5).
-fn noisy_evaluator() -> Evaluator {
-    let mut score = score_evaluator();
-    Box::new(move |files, n| {
-        let mut out = score(files, n);
-        let offset = [0.0, 0.5, -0.5][(n % 3) as usize];
-        let value: f64 = out
-            .stdout_tail
-            .rsplit(": ")
-            .next()
-            .and_then(|v| v.trim().trim_end_matches('}').parse().ok())
-            .unwrap_or(f64::NAN);
-        if value.is_finite() {
-            out = metric_out("score", value + offset);
-        }
-        out
-    })
+/// Each experiment's outcome, screening samples and fresh samples.
+fn outcomes(r: &RunResult) -> Vec<(&str, usize, usize)> {
+    r.experiments
+        .iter()
+        .map(|e| (e.outcome(), e.samples.len(), e.confirmation.len()))
+        .collect()
 }
 
 #[test]
-fn each_experiment_is_evaluated_repeats_times_and_only_a_significant_gain_is_kept() {
+fn a_candidate_is_screened_then_the_promising_one_is_confirmed_on_fresh_samples() {
     // Candidate 1 gains 0.1 against a spread of 0.5 (noise); candidate 2 gains 5.
     let mut w = World::new(noisy_evaluator(), score_proposer(vec![9.9, 5.0]));
     let mut run = start(policy(json!({"repeats": 3, "max_experiments": 2})));
     let r = w.drive(&mut run).expect("report");
     assert_eq!(r.status, Status::BudgetLimited);
-    let outcomes: Vec<(&str, usize)> = r
-        .experiments
-        .iter()
-        .map(|e| (e.outcome(), e.samples.len()))
-        .collect();
+    // Candidate 1's first sample (10.4) is worse than the bar: dropped at once. Candidate 2's
+    // first (4.5) is far better: promising at once, then three fresh samples confirm it.
     assert_eq!(
-        outcomes,
-        [("baseline", 3), ("rejected", 3), ("kept", 3)],
+        outcomes(&r),
+        [("baseline", 3, 0), ("rejected", 1, 0), ("kept", 1, 3)],
         "{r:#?}"
     );
-    assert!((r.experiments[1].metric.unwrap() - 9.9).abs() < 1e-9);
+    assert_eq!(r.experiments[1].metric, Some(10.4));
+    // The reported metric and the new best are the fresh samples' mean, not the screening's.
+    assert_eq!(r.experiments[2].selection_metric(), Some(4.5));
     assert_eq!(r.best.as_ref().unwrap().metric, 5.0);
     assert_eq!(r.noise_floor(), Some(0.5));
-    // Nine attempts, each with its own id (the DSH_AUTORESEARCH_ATTEMPT marker) and metric.
+    // Eight attempts, each with its own id (the DSH_AUTORESEARCH_ATTEMPT marker) and metric.
     let evaluated: Vec<&String> = w.log.iter().filter(|l| l.starts_with("evaluate")).collect();
-    assert_eq!(evaluated.len(), 9);
+    assert_eq!(evaluated.len(), 8);
     assert!(
-        evaluated[8].ends_with("candidate-2-attempt-3"),
+        evaluated[7].ends_with("candidate-2-attempt-4"),
         "{evaluated:?}"
     );
     assert_eq!(
-        w.scalar::<i64>("SELECT count(DISTINCT attempt_id) FROM attempts WHERE metric IS NOT NULL"),
-        9
+        w.scalar::<i64>("SELECT count(*) FROM attempts WHERE purpose = 'confirm'"),
+        3
     );
     let json = r.to_json(16_384);
     assert_eq!(json["repeats"], 3);
     assert_eq!(json["noise_floor"], 0.5);
-    assert_eq!(json["experiments"][2]["samples"], json!([5.5, 4.5, 5.0]));
+    assert_eq!(json["experiments"][2]["samples"], json!([4.5]));
+    assert_eq!(
+        json["experiments"][2]["confirmation"],
+        json!([5.0, 5.5, 4.5])
+    );
+    assert_eq!(json["experiments"][2]["selection_metric"], 4.5);
     assert_eq!(json["experiments"][2]["stddev"], 0.5);
     assert_eq!(json["experiments"][2]["n"], 3);
     // What the calling model reads.
@@ -71,30 +66,55 @@ fn each_experiment_is_evaluated_repeats_times_and_only_a_significant_gain_is_kep
     expect_test::expect![[r##"
         [
             "metric score (minimize): baseline 10 at fc2b2565, best 5 at fcd90b89",
-            "3 evaluations per experiment (mean±stddev); noise floor (baseline spread) 0.5",
+            "repeats 3: up to that many screening and as many fresh confirming evaluations per candidate (mean±stddev); noise floor (baseline spread) 0.5",
             "candidates: 2 started, 1 accepted, 1 rejected, 0 failed, 0 policy violations",
             "branch autoresearch/exp-1-0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9 (your checkout is unchanged)",
             "#0 accepted 10±0.5 -",
-            "#1 rejected 9.9±0.5 234a267e — try 9.9",
-            "#2 accepted 5±0.5 fcd90b89 — try 5",
+            "#1 rejected 10.4 234a267e — try 9.9",
+            "#2 accepted 5±0.5 fcd90b89 — confirmed (screened at 4.5) try 5",
             "picture: run `dsh-autoresearch show --html autoresearch-0b1c2d3e.html 0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9` in the repository",
         ]
     "##]].assert_debug_eq(&summary);
     let table: Vec<String> = r.to_table(20).lines().skip(3).map(str::to_owned).collect();
     expect_test::expect![[r#"
         [
-            "3 evaluations per experiment; noise floor (baseline spread) 0.5",
+            "repeats 3: up to that many screening and as many fresh confirming evaluations per candidate; noise floor (baseline spread) 0.5",
             "   #  state                     metric  decision  commit    note",
             "   0  accepted                  10±0.5  accept    -         ",
-            "   1  rejected                 9.9±0.5  reject    234a267e  try 9.9",
-            "   2  accepted                   5±0.5  accept    fcd90b89  try 5",
+            "   1  rejected                    10.4  reject    234a267e  try 9.9",
+            "   2  accepted                   5±0.5  accept    fcd90b89  confirmed (screened at 4.5) try 5",
         ]
-    "#]]
-    .assert_debug_eq(&table);
+    "#]].assert_debug_eq(&table);
     expect_test::expect_file!["snapshots/repeats-run.html"].assert_eq(&r.to_html());
     let tsv = w.tsv.clone().unwrap();
-    assert!(tsv.lines().next().unwrap().ends_with("\tn\tstddev"));
-    assert!(tsv.lines().nth(1).unwrap().ends_with("\t3\t0.5"), "{tsv}");
+    assert!(
+        tsv.lines()
+            .next()
+            .unwrap()
+            .ends_with("\tn\tstddev\tselection_metric")
+    );
+    assert!(tsv.lines().nth(1).unwrap().ends_with("\t3\t0.5\t"), "{tsv}");
+    assert!(
+        tsv.lines().nth(3).unwrap().ends_with("\t3\t0.5\t4.5"),
+        "{tsv}"
+    );
+}
+
+#[test]
+fn a_promising_candidate_its_fresh_samples_do_not_confirm_is_rejected() {
+    // Against a bar of 10 ± 0.5: candidate 1 (10.5) is dropped at once; candidate 2's first
+    // sample (8.5, the cycle's -0.5) screens it promising, but its fresh 9, 9.5, 8.5 fall short
+    // of Welch's 2.5 % (t 2.45, 4 df): nothing is kept and the bar stays.
+    let mut w = World::new(noisy_evaluator(), score_proposer(vec![10.0, 9.0]));
+    let mut run = start(policy(json!({"repeats": 3, "max_experiments": 2})));
+    let r = w.drive(&mut run).expect("report");
+    assert_eq!(
+        outcomes(&r),
+        [("baseline", 3, 0), ("rejected", 1, 0), ("rejected", 1, 3)],
+        "{r:#?}"
+    );
+    assert_eq!(r.experiments[2].metric, Some(9.0));
+    assert_eq!(r.best.as_ref().unwrap().metric, 10.0);
 }
 
 #[test]
@@ -125,15 +145,14 @@ fn a_failed_repeat_fails_the_experiment() {
     );
     let mut run = start(policy(json!({"repeats": 3, "max_experiments": 2})));
     let r = w.drive(&mut run).expect("report");
-    let outcomes: Vec<(&str, usize)> = r
-        .experiments
-        .iter()
-        .map(|e| (e.outcome(), e.samples.len()))
-        .collect();
-    // Evaluation 5 is candidate 1's second: it fails there, its third never runs.
-    assert_eq!(outcomes, [("baseline", 3), ("failed", 1), ("kept", 3)]);
+    // Evaluation 5 is candidate 1's second (its exact first sample screens it promising, the
+    // second is its first fresh one): it fails there, no other runs.
+    assert_eq!(
+        outcomes(&r),
+        [("baseline", 3, 0), ("failed", 1, 0), ("kept", 1, 3)]
+    );
     assert_eq!(r.experiments[1].failure_code.as_deref(), Some("exit"));
-    assert_eq!(r.counts.attempts, 3 + 2 + 3);
+    assert_eq!(r.counts.attempts, 3 + 2 + 4);
 }
 
 #[test]
@@ -164,14 +183,25 @@ fn every_crash_point_between_repeats_resumes_without_evaluating_a_sample_twice()
                 "SELECT count(*) FROM attempts WHERE experiment_id = '{}' AND state = 'exited'",
                 e.experiment_id
             ));
+            // Every finished evaluation is one sample, screening or fresh, and none is taken
+            // beyond the rule's: `repeats` for the baseline, `repeats` of each kind for a
+            // candidate, and fresh ones only after a promising screening.
+            let (screened, fresh) = (e.samples.len(), e.confirmation.len());
+            let cap = if e.kind == "baseline" { 3 } else { 6 };
             assert!(
-                finished <= 3,
+                finished <= cap,
                 "crash at {k}: {} ran {finished}",
                 e.experiment_id
             );
             if matches!(e.outcome(), "baseline" | "kept" | "rejected") {
-                assert_eq!(e.samples.len(), 3, "crash at {k}: {e:?}");
-                assert_eq!(finished, 3, "crash at {k}: {e:?}");
+                assert_eq!(finished as usize, screened + fresh, "crash at {k}: {e:?}");
+                assert!(screened <= 3 && fresh <= 3, "crash at {k}: {e:?}");
+            }
+            if e.kind == "baseline" {
+                assert_eq!(screened, 3, "crash at {k}: {e:?}");
+            }
+            if e.outcome() == "kept" {
+                assert_eq!(fresh, 3, "crash at {k}: {e:?}");
             }
         }
     }

@@ -7,35 +7,76 @@ use super::ledger::{ExpState, Kind};
 use crate::failure::Failure;
 use crate::protocol::{Blocker, Effect, Point, Statement, Status};
 use crate::state::RunState;
+use crate::stats::{Purpose, Standing};
 use crate::{sql, stats};
 
 impl Run {
-    /// The keep rule ([`stats::improves`]) over the experiment's samples and the best's (a
-    /// point stored without samples, by an earlier version, counts as one).
-    pub(super) fn accepts(&self, exp: usize) -> bool {
-        let e = &self.ledger.experiments[exp];
-        let samples = |metric: f64, samples: &[f64]| {
-            if samples.is_empty() {
-                vec![metric]
-            } else {
-                samples.to_vec()
-            }
+    /// The samples a candidate is measured against: the best's fresh confirmation samples when
+    /// it was confirmed, else its samples (a point stored without samples, by an earlier
+    /// version, counts as one).
+    fn bar(&self) -> Vec<f64> {
+        let Some(best) = &self.ledger.best else {
+            return Vec::new();
         };
-        match (e.metric, e.failure_code.as_ref(), &self.ledger.best) {
-            (Some(m), None, Some(best)) => {
-                let best_samples = self
-                    .ledger
-                    .experiments
-                    .iter()
-                    .find(|x| x.id == best.experiment_id)
-                    .map_or(&[][..], |x| &x.samples);
-                stats::improves(
-                    self.p().direction,
-                    &samples(m, &e.samples),
-                    &samples(best.metric, best_samples),
-                )
-            }
-            _ => false,
+        let stored = self
+            .ledger
+            .experiments
+            .iter()
+            .find(|x| x.id == best.experiment_id);
+        match stored {
+            Some(x) if !x.fresh.is_empty() => x.fresh.clone(),
+            Some(x) if !x.samples.is_empty() => x.samples.clone(),
+            _ => vec![best.metric],
+        }
+    }
+
+    /// Where candidate `exp` stands under the keep rule ([`stats::judge`]); a failed one is
+    /// rejected.
+    pub(super) fn standing(&self, exp: usize) -> Standing {
+        let e = &self.ledger.experiments[exp];
+        if e.failure_code.is_some() || e.kind == Kind::Baseline {
+            return Standing::Rejected;
+        }
+        let selection = if e.samples.is_empty() {
+            e.metric.into_iter().collect()
+        } else {
+            e.samples.clone()
+        };
+        stats::judge(
+            self.p().direction,
+            &selection,
+            &e.fresh,
+            &self.bar(),
+            self.p().repeats as usize,
+        )
+    }
+
+    /// Whether candidate `exp` is kept.
+    pub(super) fn accepts(&self, exp: usize) -> bool {
+        self.standing(exp) == Standing::Kept
+    }
+
+    /// Whether `exp` is measured again after a successful evaluation: the baseline until it has
+    /// `repeats` samples; a candidate while the rule asks for more, a promising one alone at
+    /// once (its confirmation), a promising one of a generation when it is chosen.
+    pub(super) fn wants_sample(&self, exp: usize) -> bool {
+        let e = &self.ledger.experiments[exp];
+        if e.kind == Kind::Baseline {
+            return e.samples.len() < self.p().repeats as usize;
+        }
+        match self.standing(exp) {
+            Standing::Measure(_) => true,
+            Standing::Promising => !self.parallel(),
+            Standing::Kept | Standing::Rejected => false,
+        }
+    }
+
+    /// What the next evaluation of `exp` measures.
+    pub(super) fn next_purpose(&self, exp: usize) -> Purpose {
+        match self.standing(exp) {
+            Standing::Measure(purpose) => purpose,
+            Standing::Promising => Purpose::Confirm,
+            Standing::Kept | Standing::Rejected => Purpose::Select,
         }
     }
 

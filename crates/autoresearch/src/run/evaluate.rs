@@ -12,6 +12,7 @@ use crate::protocol::{
     ArtifactRef, Effect, HashedFile, InputPath, ProcessOutcome, RetentionArtifact,
 };
 use crate::state::RunState;
+use crate::stats::Purpose;
 use crate::surface;
 use crate::{jcs, layout, metric, sql, stats};
 use std::collections::BTreeMap;
@@ -197,26 +198,31 @@ impl Run {
         };
         let a = &mut self.ledger.attempts[attempt];
         a.running = false;
-        let attempt_id = a.id.clone();
-        let repeats = self.p().repeats as usize;
+        let (attempt_id, purpose) = (a.id.clone(), a.purpose);
         let e = &mut self.ledger.experiments[exp];
-        // Another repeat follows a successful one until `repeats` samples are in; the first
-        // failed one fails the experiment.
-        let mut resample = false;
         match &verdict {
-            Verdict::Metric(m) => {
-                e.samples.push(*m);
-                resample = e.samples.len() < repeats;
-                if !resample {
-                    e.metric = Some(stats::mean(&e.samples));
-                }
-            }
+            Verdict::Metric(m) => match purpose {
+                Purpose::Select => e.samples.push(*m),
+                Purpose::Confirm => e.fresh.push(*m),
+            },
             Verdict::Failure { code, message } => {
                 e.failure_code = Some(code.as_str().to_owned());
                 e.failure_message = Some(message.clone());
             }
         }
+        // Another evaluation follows a successful one while the keep rule asks for it; the
+        // first failed one fails the experiment.
+        let resample = matches!(verdict, Verdict::Metric(_)) && self.wants_sample(exp);
         if !resample {
+            let e = &mut self.ledger.experiments[exp];
+            if e.failure_code.is_none() {
+                let reported = if e.fresh.is_empty() {
+                    &e.samples
+                } else {
+                    &e.fresh
+                };
+                e.metric = Some(stats::mean(reported));
+            }
             e.state = ExpState::Evaluated;
         }
         let (failure_code, sample) = match &verdict {

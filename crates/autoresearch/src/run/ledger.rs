@@ -2,6 +2,8 @@
 //! and best, the failure count and the frozen provenance.
 
 use crate::protocol::{ArtifactRef, InputPath, Point, ProcessIdentity, ProposalReport, StoredRows};
+use crate::sql;
+use crate::stats::Purpose;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,10 +76,13 @@ pub(super) struct Experiment {
     pub(super) commit: Option<String>,
     pub(super) report: Option<ProposalReport>,
     pub(super) changed_paths: Vec<String>,
-    /// The mean of `samples` once every repeat is in.
+    /// The reported metric once the experiment is measured: the mean of `fresh` when it was
+    /// confirmed, else of `samples`.
     pub(super) metric: Option<f64>,
-    /// The metric of each successful evaluation, in attempt order.
+    /// The metric of each successful screening evaluation (or each repeat), in attempt order.
     pub(super) samples: Vec<f64>,
+    /// The metric of each fresh confirmation evaluation, in attempt order (`stats::judge`).
+    pub(super) fresh: Vec<f64>,
     pub(super) decision: Option<&'static str>,
     pub(super) failure_code: Option<String>,
     pub(super) failure_message: Option<String>,
@@ -96,6 +101,8 @@ pub(super) struct Attempt {
     /// Stopped by recovery or an ending before it exited (not a sample).
     pub(super) interrupted: bool,
     pub(super) process: Option<ProcessIdentity>,
+    /// Which measurement it is; its metric goes to `samples` or `fresh`.
+    pub(super) purpose: Purpose,
 }
 
 /// A candidate's slot: its place in its generation.
@@ -176,6 +183,7 @@ impl Ledger {
                     .unwrap_or_default(),
                 metric: e.metric,
                 samples: Vec::new(),
+                fresh: Vec::new(),
                 decision: match e.decision.as_deref() {
                     Some("accept") => Some("accept"),
                     Some("reject") => Some("reject"),
@@ -203,8 +211,16 @@ impl Ledger {
                 }),
                 _ => None,
             };
+            let purpose = match a.purpose.as_deref() {
+                Some(sql::PURPOSE_CONFIRM) => Purpose::Confirm,
+                _ => Purpose::Select,
+            };
             if let Some(m) = a.metric {
-                ledger.experiments[exp].samples.push(m);
+                let e = &mut ledger.experiments[exp];
+                match purpose {
+                    Purpose::Select => e.samples.push(m),
+                    Purpose::Confirm => e.fresh.push(m),
+                }
             }
             ledger.attempts.push(Attempt {
                 id: a.attempt_id.clone(),
@@ -212,6 +228,7 @@ impl Ledger {
                 running: a.state == "running" || a.quiescent == Some(false),
                 interrupted: a.state == "interrupted",
                 process,
+                purpose,
             });
         }
         for a in &rows.artifacts {

@@ -25,6 +25,7 @@ use super::ledger::{ExpState, Kind, slot_of};
 use crate::failure::Failure;
 use crate::protocol::{Blocker, Effect, Statement, Status};
 use crate::state::RunState;
+use crate::stats::{self, Standing};
 use crate::{layout, sql};
 
 impl Run {
@@ -113,25 +114,57 @@ impl Run {
         }
     }
 
-    /// Every candidate is in: move the run branch to the winner, if any, then record.
+    /// Every candidate is in: choose one (the one being confirmed, else the kept or promising
+    /// one with the best screening mean), confirm it on fresh samples if the rule asks for
+    /// that, move the run branch to it if it is kept, then record.
     fn decide_generation(&mut self) {
         let direction = self.p().direction;
-        let mut winner: Option<usize> = None;
-        for &exp in &self.generation.members {
-            if self.ledger.experiments[exp].state != ExpState::Evaluated || !self.accepts(exp) {
-                continue;
+        let evaluated: Vec<usize> = self
+            .generation
+            .members
+            .iter()
+            .copied()
+            .filter(|&exp| self.ledger.experiments[exp].state == ExpState::Evaluated)
+            .collect();
+        let screening_mean = |exp: usize| {
+            let e = &self.ledger.experiments[exp];
+            if e.samples.is_empty() {
+                e.metric.unwrap_or(f64::NAN)
+            } else {
+                stats::mean(&e.samples)
             }
-            let mean = self.ledger.experiments[exp].metric.unwrap_or(f64::NAN);
-            if winner.is_none_or(|w| {
-                direction.improves(mean, self.ledger.experiments[w].metric.unwrap_or(f64::NAN))
-            }) {
-                winner = Some(exp);
-            }
+        };
+        let confirming = evaluated
+            .iter()
+            .copied()
+            .find(|&exp| !self.ledger.experiments[exp].fresh.is_empty());
+        let chosen = confirming.or_else(|| {
+            evaluated
+                .iter()
+                .copied()
+                .filter(|&exp| matches!(self.standing(exp), Standing::Kept | Standing::Promising))
+                .reduce(|w, exp| {
+                    if direction.improves(screening_mean(exp), screening_mean(w)) {
+                        exp
+                    } else {
+                        w
+                    }
+                })
+        });
+        match chosen.map(|exp| (exp, self.standing(exp))) {
+            Some((exp, Standing::Kept)) => self.fast_forward_to(exp),
+            Some((exp, Standing::Promising | Standing::Measure(_))) => self.confirm_chosen(exp),
+            _ => self.finish_generation(None),
         }
-        match winner {
-            Some(exp) => self.fast_forward_to(exp),
-            None => self.finish_generation(None),
-        }
+    }
+
+    /// Measures the generation's chosen candidate again in its slot, on fresh samples; it parks
+    /// again when the confirmation is decided.
+    fn confirm_chosen(&mut self, exp: usize) {
+        self.generation.parked.retain(|&e| e != exp);
+        self.ledger.experiments[exp].state = ExpState::Running;
+        let sts = vec![self.set_experiment_state(exp)];
+        self.write(sts, vec![], Then::Resample { exp });
     }
 
     /// The generation's one transaction: every candidate's fate, the new best, the failure
@@ -147,7 +180,8 @@ impl Run {
                 self.ledger.consecutive_failures += 1;
                 continue;
             }
-            let improved = self.accepts(exp);
+            // Kept or promising, but another of its generation was chosen and kept.
+            let improved = matches!(self.standing(exp), Standing::Kept | Standing::Promising);
             let e = &mut self.ledger.experiments[exp];
             let measured = e.metric.is_some() && e.failure_code.is_none();
             let (state, decision) = match (measured, Some(exp) == winner) {
@@ -163,7 +197,7 @@ impl Run {
                 self.ledger.consecutive_failures += 1;
             }
             sts.push(self.finish_experiment(exp));
-            if improved && Some(exp) != winner {
+            if improved && winner.is_some() && Some(exp) != winner {
                 let by = winner_id.clone();
                 self.ledger.experiments[exp].superseded_by = by.clone();
                 sts.push(

@@ -304,6 +304,7 @@ mod tests {
                 pgid: 10,
                 start_time: Some("5".to_owned()),
             }),
+            purpose: crate::stats::Purpose::Select,
         };
         let attempts = [attempt("a1"), attempt("a2")];
         let mut recovery = Recovery::default();

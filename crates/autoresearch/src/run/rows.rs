@@ -5,6 +5,7 @@ use super::Run;
 use super::ledger::{Attempt, ExpState, Experiment, Kind};
 use crate::protocol::{SqlValue, Statement};
 use crate::sql;
+use crate::stats::Purpose;
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -29,6 +30,7 @@ impl Run {
             changed_paths: Vec::new(),
             metric: None,
             samples: Vec::new(),
+            fresh: Vec::new(),
             decision: None,
             failure_code: None,
             failure_message: None,
@@ -53,6 +55,7 @@ impl Run {
             running: true,
             interrupted: false,
             process: None,
+            purpose: self.next_purpose(exp),
         });
         self.ledger.attempts.len() - 1
     }
@@ -117,6 +120,9 @@ impl Run {
                 .unwrap_or_default()
                 .into(),
             timeout_ms: p.timeout_ms.into(),
+            purpose: (a.purpose == Purpose::Confirm)
+                .then_some(sql::PURPOSE_CONFIRM)
+                .into(),
             now: self.now.into(),
         }
         .into()

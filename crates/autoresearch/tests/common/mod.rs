@@ -105,6 +105,25 @@ pub fn score_evaluator() -> Evaluator {
     })
 }
 
+/// `score.txt`'s number plus a fixed offset cycling +0.5, -0.5, 0 per evaluation (spread 0.5).
+pub fn noisy_evaluator() -> Evaluator {
+    let mut score = score_evaluator();
+    Box::new(move |files, n| {
+        let mut out = score(files, n);
+        let offset = [0.0, 0.5, -0.5][(n % 3) as usize];
+        let value: f64 = out
+            .stdout_tail
+            .rsplit(": ")
+            .next()
+            .and_then(|v| v.trim().trim_end_matches('}').parse().ok())
+            .unwrap_or(f64::NAN);
+        if value.is_finite() {
+            out = metric_out("score", value + offset);
+        }
+        out
+    })
+}
+
 /// Writes each value in turn to `score.txt`.
 pub fn score_proposer(values: Vec<f64>) -> Proposer {
     Box::new(move |files, n| {
@@ -595,6 +614,7 @@ impl World {
                     pgid: r.get("pgid")?,
                     process_start_time: r.get("process_start_time")?,
                     quiescent: r.get::<_, Option<i64>>("quiescent")?.map(|q| q == 1),
+                    purpose: r.get("purpose")?,
                     metric: r.get("metric")?,
                 })
             })

@@ -5,7 +5,7 @@
 //! improvement is, over 100 rounds (the issue's figure) and over 100,000 (the expected rate).
 //! Each round measures a fresh baseline and one candidate `repeats` times each.
 //!
-//! Then whole generations of K candidates (K = 1, 2, 4, 8, `repeats` 5, [`GENERATIONS`] each):
+//! Then whole generations of K candidates (K = 1, 2, 4, 8 and 16, the most a row allows, `repeats` 5, [`GENERATIONS`] each):
 //! today's rule (every candidate measured `repeats` times, the best of those passing
 //! `stats::improves` kept) against the generation rule (`stats::judge`, what `Run` calls: screen each
 //! candidate, then confirm the best promising one on fresh samples). Per K: how often a generation of K
@@ -190,7 +190,7 @@ fn main() {
          3 sigma gain kept / evaluations per candidate on the mix (share of {REPEATS})"
     );
     let mut generations = Vec::new();
-    for k in [1, 2, 4, 8] {
+    for k in [1, 2, 4, 8, 16] {
         let today = generation_study(Rule::BestOfPassing, k);
         let new = generation_study(Rule::ScreenThenConfirm, k);
         let share = new.2 / REPEATS as f64;

@@ -1,6 +1,7 @@
 // `repeats` end to end through the headless runner: a real noisy evaluator (its value plus
-// N(0, 1) noise), every evaluation its own attempt, DSH_AUTORESEARCH_ATTEMPT and AUTORESEARCH_SLOT, the keep rule on
-// the samples, and mean, spread and n in the result and the TSV.
+// N(0, 1) noise), every evaluation its own attempt, DSH_AUTORESEARCH_ATTEMPT and AUTORESEARCH_SLOT, the keep rule
+// (screen, then confirm on fresh samples) alone and with four candidates at once, and mean,
+// spread, n and the screening mean in the result and the TSV.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -24,49 +25,75 @@ appendFileSync(process.env.AR_EVAL_LOG, attempt + ' slot ' + process.env.AUTORES
 console.log(JSON.stringify({ score: Number(readFileSync('score.txt', 'utf8')) + noise }))
 `
 
-function noisyRun(t, repeats) {
+function noisyRun(t, { repeats, parallelism = 1, candidates = 6, gainAt = 4 }) {
   const { root, repo } = makeRepo(t, { 'eval.mjs': NOISY_EVAL, 'notes.txt': 'start\n' })
-  // Rounds 1-3 and 5-6 change nothing the evaluator reads; round 4 lowers the score by 3 sigma.
+  // Every round but \`gainAt\` changes nothing the evaluator reads; that one lowers the score by
+  // 3 sigma.
   const prop = proposer(root, `fs.writeFileSync('notes.txt', 'round ' + ordinal + '\\n')
-    return ordinal === 4 ? score - 3 : undefined`)
+    return ordinal === ${gainAt} ? score - 3 : undefined`)
   const log = join(root, 'attempts.log')
   const spec = specFile(root, {
-    proposer: prop, mutable_globs: ['score.txt', 'notes.txt'], max_experiments: 6, repeats,
-    max_consecutive_failures: 6,
+    proposer: prop, mutable_globs: ['score.txt', 'notes.txt'], max_experiments: candidates,
+    repeats, parallelism, max_consecutive_failures: 6,
   })
-  const r = cli(['run', '--json', spec], { cwd: repo, env: { AR_EVAL_LOG: log } })
+  const r = cli(['run', '--json', spec], { cwd: repo, env: { AR_EVAL_LOG: log }, timeout: 600_000 })
   assert.equal(r.status, 0, r.stderr)
   return { result: r.json, repo, attempts: readFileSync(log, 'utf8').trim().split('\n') }
 }
 
-test('repeats 5: no-op candidates are rejected, the 3 sigma gain is kept, every sample reported', (t) => {
-  const { result, repo, attempts } = noisyRun(t, 5)
+const mean = (xs) => xs.reduce((a, b) => a + b) / xs.length
+
+test('repeats 5: no-op candidates are rejected, the 3 sigma gain is confirmed and kept, every sample reported', (t) => {
+  const { result, repo, attempts } = noisyRun(t, { repeats: 5 })
   assert.deepEqual(result.experiments.map((e) => e.outcome),
     ['baseline', 'rejected', 'rejected', 'rejected', 'kept', 'rejected', 'rejected'])
-  // 7 experiments x 5 evaluations, each its own attempt with its own marker.
-  assert.equal(attempts.length, 35)
-  assert.equal(new Set(attempts).size, 35)
+  // Every evaluation is its own attempt with its own marker, fewer than 7 x 5: a candidate is
+  // screened one sample at a time and only a promising one is confirmed on fresh samples.
+  const sampled = result.experiments.reduce((n, e) => n + e.samples.length + e.confirmation.length, 0)
+  assert.equal(attempts.length, sampled)
+  assert.equal(new Set(attempts).size, sampled)
+  assert.ok(sampled < 35, `${sampled} evaluations`)
   // One candidate at a time: every evaluator runs in slot 0.
   assert.ok(attempts.every((line) => line.endsWith(' slot 0')), attempts.join('\n'))
-  assert.equal(result.counts.attempts, 35)
+  assert.equal(result.counts.attempts, sampled)
   assert.equal(result.repeats, 5)
+  assert.equal(result.experiments[0].samples.length, 5)
   for (const e of result.experiments) {
-    assert.equal(e.n, 5)
-    assert.equal(e.samples.length, 5)
-    const mean = e.samples.reduce((a, b) => a + b) / 5
-    assert.ok(Math.abs(e.metric - mean) < 1e-9, `${e.metric} is the mean of ${e.samples}`)
-    assert.ok(e.stddev > 0.2 && e.stddev < 2.5, `spread ${e.stddev}`)
+    const reported = e.confirmation.length > 0 ? e.confirmation : e.samples
+    assert.equal(e.n, reported.length)
+    assert.ok(Math.abs(e.metric - mean(reported)) < 1e-9, `${e.metric} is the mean of ${reported}`)
+    assert.ok(e.samples.length >= 1 && e.samples.length <= 5)
   }
+  const kept = result.experiments[4]
+  assert.equal(kept.confirmation.length, 5)
+  assert.equal(kept.selection_metric, mean(kept.samples))
+  assert.equal(result.best.metric, kept.metric)
   assert.equal(result.noise_floor, result.experiments[0].stddev)
-  assert.equal(result.best.experiment_id, result.experiments[4].experiment_id)
+  assert.equal(result.best.experiment_id, kept.experiment_id)
   const tsv = readFileSync(join(repo, '.git', 'dsh-autoresearch', 'exports', `${result.run_id}.tsv`), 'utf8')
-  const [header, baseline] = tsv.trim().split('\n').map((l) => l.split('\t'))
-  assert.deepEqual(header.slice(-2), ['n', 'stddev'])
-  assert.deepEqual(baseline.slice(-2).map(Number), [5, result.noise_floor])
+  const rows = tsv.trim().split('\n').map((l) => l.split('\t'))
+  assert.deepEqual(rows[0].slice(-3), ['n', 'stddev', 'selection_metric'])
+  assert.deepEqual(rows[1].slice(-3), ['5', String(result.noise_floor), ''])
+  assert.deepEqual(rows[5].slice(-3).map(Number), [5, kept.stddev, kept.selection_metric])
+})
+
+test('parallelism 4, repeats 5: 20 generations of four no-ops keep none, a planted 3 sigma gain is kept', (t) => {
+  const { result, attempts } = noisyRun(t, { repeats: 5, parallelism: 4, candidates: 84, gainAt: 82 })
+  const kept = result.experiments.filter((e) => e.outcome === 'kept')
+  assert.deepEqual(kept.map((e) => e.ordinal), [82], JSON.stringify(result.experiments.map((e) => [e.ordinal, e.outcome, e.metric])))
+  // At most one candidate of a generation is confirmed, on its own slot's fresh samples.
+  for (let g = 0; g < 21; g++) {
+    const confirmed = result.experiments.filter((e) => e.kind === 'candidate' &&
+      Math.floor((e.ordinal - 1) / 4) === g && e.confirmation.length > 0)
+    assert.ok(confirmed.length <= 1, `generation ${g + 1}: ${confirmed.map((e) => e.ordinal)}`)
+  }
+  assert.ok(attempts.some((line) => line.endsWith(' slot 3')))
+  const perCandidate = (attempts.length - 5) / 84
+  assert.ok(perCandidate < 5, `${perCandidate} evaluations per candidate`)
 })
 
 test('repeats 1: the same noise keeps no-op candidates (the original single sample)', (t) => {
-  const { result, attempts } = noisyRun(t, 1)
+  const { result, attempts } = noisyRun(t, { repeats: 1 })
   assert.equal(attempts.length, 7)
   const keptNoOps = result.experiments.filter((e, i) => e.outcome === 'kept' && i !== 4)
   assert.ok(keptNoOps.length >= 1, JSON.stringify(result.experiments.map((e) => [e.outcome, e.metric])))

@@ -144,7 +144,7 @@ test('list and show read the tracker: table, TSV and JSON', (t) => {
   const table = cli(['show', id], { cwd: repo })
   assert.match(table.stdout, new RegExp(`autoresearch run ${id}: budget-limited`))
   const tsv = cli(['show', '--tsv', id], { cwd: repo }).stdout
-  assert.equal(tsv.split('\n')[0], 'ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev')
+  assert.equal(tsv.split('\n')[0], 'ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\tselection_metric')
   assert.equal(tsv, readFileSync(join(repo, '.git', 'dsh-autoresearch', 'exports', `${id}.tsv`), 'utf8'), 'show --tsv equals the export')
   assert.equal(cli(['show', '--json', id], { cwd: repo }).json.best.metric, 8)
   const missing = cli(['show', '00000000-0000-4000-8000-000000000000'], { cwd: repo })
@@ -173,7 +173,8 @@ test('list migrates a tracker of the previous schema (v1) and shows its runs', a
   assert.match(r.stdout, /0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9.*budget-limited/)
   const after = new DatabaseSync(join(dir, 'tracker.sqlite'), { readOnly: true })
   t.after(() => after.close())
-  assert.equal(Number(after.prepare('PRAGMA user_version').get().user_version), 4)
+  const newest = JSON.parse(autoresearchMigrations(0)).at(-1).version
+  assert.equal(Number(after.prepare('PRAGMA user_version').get().user_version), newest)
 })
 
 test("the original's runs are listed and its live locks count toward the active-run limit", async (t) => {

@@ -39,6 +39,9 @@ pub enum Failure {
     /// Not a failure: `max_stale_experiments` candidates in a row were not kept, so the run
     /// ended `budget-limited` early (the code of its stop reason).
     Plateau,
+    /// Not a failure: with `holdout_stop`, a kept candidate's holdout metric was not better than
+    /// the previous best's, so the run ended `budget-limited` (the code of its stop reason).
+    HoldoutDiverged,
     /// The output was truncated and no complete final line survived.
     OutputLimit,
     /// A tracker write failed.
@@ -91,7 +94,7 @@ pub enum Failure {
 
 impl Failure {
     /// Every code.
-    pub const ALL: [Failure; 40] = [
+    pub const ALL: [Failure; 41] = [
         Failure::BaselineFailed,
         Failure::Cancelled,
         Failure::CandidateEmpty,
@@ -109,6 +112,7 @@ impl Failure {
         Failure::MetricProtocol,
         Failure::NotQuiescent,
         Failure::Plateau,
+        Failure::HoldoutDiverged,
         Failure::OutputLimit,
         Failure::PersistFailed,
         Failure::PolicyCorrupt,
@@ -154,6 +158,7 @@ impl Failure {
             Failure::MetricProtocol => "metric-protocol",
             Failure::NotQuiescent => "not-quiescent",
             Failure::Plateau => "plateau",
+            Failure::HoldoutDiverged => "holdout-diverged",
             Failure::OutputLimit => "output-limit",
             Failure::PersistFailed => "persist-failed",
             Failure::PolicyCorrupt => "policy-corrupt",

@@ -185,6 +185,12 @@ impl RunResult {
             "<p class=\"facts\">{}</p>",
             escape(&self.facts(baseline))
         );
+        if let Some((baseline, best, divergences)) = self.holdout_summary() {
+            let lines = crate::render::holdout_lines(baseline, best, &divergences);
+            for line in lines {
+                let _ = writeln!(page, "<p class=\"facts\">{}</p>", escape(&line));
+            }
+        }
         page.push_str(&self.panel(&samples, baseline));
         page.push_str(&legend());
         page.push_str(&table(&samples));
@@ -456,9 +462,12 @@ fn legend() -> String {
 }
 
 fn table(samples: &[Sample]) -> String {
-    let mut out = String::from(
+    // The holdout column only for a run with a holdout.
+    let holdout = samples.iter().any(|s| s.row.holdout.is_some());
+    let mut out = format!(
         "<table><thead><tr><th>#</th><th>experiment</th><th>fate</th><th>metric</th>\
-         <th>spread</th><th>n</th><th>hypothesis or failure</th></tr></thead><tbody>\n",
+         <th>spread</th><th>n</th>{}<th>hypothesis or failure</th></tr></thead><tbody>\n",
+        if holdout { "<th>holdout</th>" } else { "" }
     );
     for s in samples {
         let note = s
@@ -476,7 +485,7 @@ fn table(samples: &[Sample]) -> String {
         };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>",
             s.row.ordinal,
             escape(&s.row.experiment_id),
             s.fate.name(),
@@ -487,6 +496,10 @@ fn table(samples: &[Sample]) -> String {
                 String::new()
             },
             s.values.len(),
+            match (holdout, s.row.holdout) {
+                (false, _) => String::new(),
+                (true, h) => format!("<td>{}</td>", h.map(number).unwrap_or_default()),
+            },
             escape(&note)
         );
     }

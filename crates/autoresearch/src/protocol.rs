@@ -961,6 +961,9 @@ pub struct ExperimentRow {
     pub samples: Vec<f64>,
     /// Each fresh confirmation evaluation's metric (empty unless its generation chose it).
     pub confirmation: Vec<f64>,
+    /// The mean of its holdout evaluations (the baseline and kept candidates, with `holdout`;
+    /// `None` when none ran or one failed).
+    pub holdout: Option<f64>,
     /// `accept`, `reject` or `fail`.
     pub decision: Option<String>,
     /// For a `superseded` candidate: the kept candidate of its generation that beat it.

@@ -8,6 +8,7 @@
 use crate::escape::escape_controls;
 use crate::metric::clip;
 use crate::protocol::{ExperimentRow, Point, RunResult, Status};
+use crate::spec::Direction;
 use crate::{jcs, stats};
 use serde_json::{Map, Value, json};
 use std::fmt::Write as _;
@@ -95,6 +96,7 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
         "samples": e.samples,
         "selection_metric": e.selection_metric(),
         "confirmation": e.confirmation,
+        "holdout": e.holdout,
         "decision": e.decision,
         "superseded_by": e.superseded_by,
         "failure_code": e.failure_code,
@@ -103,7 +105,91 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
     })
 }
 
+/// What a holdout divergence says: kept candidate `now`'s holdout mean is not better than
+/// `before`'s (the best it replaced), though its metric was kept as better. `None` when it is
+/// better, or either has no holdout value.
+pub fn holdout_divergence(
+    metric_name: &str,
+    direction: Direction,
+    before: &ExperimentRow,
+    now: &ExperimentRow,
+) -> Option<String> {
+    let (then, held) = (before.holdout?, now.holdout?);
+    if direction.improves(held, then) {
+        return None;
+    }
+    let shown = |m: Option<f64>| m.map_or("-".into(), jcs::number);
+    Some(format!(
+        "the holdout diverges at candidate {}: {metric_name} went from {} to {}, but the holdout from {} to {} (not better; the gain may not generalize)",
+        now.ordinal,
+        shown(before.metric),
+        shown(now.metric),
+        jcs::number(then),
+        jcs::number(held),
+    ))
+}
+
+/// An experiment's note with what the table and the job output put before it: the screening
+/// mean of a confirmed candidate, and the holdout's mean.
+pub(crate) fn annotated(note: String, selection: Option<f64>, holdout: Option<f64>) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = selection {
+        parts.push(format!("confirmed (screened at {})", short_number(s)));
+    }
+    if let Some(h) = holdout {
+        parts.push(format!("holdout {}", short_number(h)));
+    }
+    if !note.is_empty() {
+        parts.push(note);
+    }
+    parts.join(" ")
+}
+
+/// The holdout's lines of the table and the job output: its means, then each divergence.
+pub fn holdout_lines(
+    baseline: Option<f64>,
+    best: Option<f64>,
+    divergences: &[String],
+) -> Vec<String> {
+    let shown = |m: Option<f64>| m.map_or("-".into(), short_number);
+    let mut lines = vec![format!(
+        "holdout (never shown to the proposer): baseline {}, best {}",
+        shown(baseline),
+        shown(best)
+    )];
+    lines.extend(divergences.iter().map(|d| format!("warning: {d}")));
+    lines
+}
+
 impl RunResult {
+    /// The holdout's means on the baseline and on the best, and each kept candidate's
+    /// divergence ([`holdout_divergence`]); `None` when no holdout ran.
+    pub fn holdout_summary(&self) -> Option<(Option<f64>, Option<f64>, Vec<String>)> {
+        if self.experiments.iter().all(|e| e.holdout.is_none()) {
+            return None;
+        }
+        let direction = Direction::parse(self.direction)?;
+        let kept: Vec<&ExperimentRow> = self
+            .experiments
+            .iter()
+            .filter(|e| e.state == "accepted")
+            .collect();
+        let divergences = kept
+            .windows(2)
+            .filter_map(|w| holdout_divergence(&self.metric_name, direction, w[0], w[1]))
+            .collect();
+        let best = self.best.as_ref().and_then(|b| {
+            self.experiments
+                .iter()
+                .find(|e| e.experiment_id == b.experiment_id)
+        });
+        Some((
+            kept.first().and_then(|e| e.holdout),
+            best.and_then(|e| e.holdout),
+            divergences,
+        ))
+    }
+
     /// `show`'s rendering: `table` (the last [`RESULT_WINDOW`] experiments), `tsv`, `json`
     /// (bounded to `max_chars`, terminal controls escaped) or `html` (every experiment, the
     /// picture), each ending in a newline.
@@ -177,6 +263,15 @@ impl RunResult {
         obj.insert("target".into(), json!(self.target));
         obj.insert("repeats".into(), json!(self.repeats));
         obj.insert("noise_floor".into(), json!(self.noise_floor()));
+        obj.insert(
+            "holdout".into(),
+            match self.holdout_summary() {
+                Some((baseline, best, divergences)) => {
+                    json!({"baseline": baseline, "best": best, "divergences": divergences})
+                }
+                None => Value::Null,
+            },
+        );
         obj.insert("baseline".into(), point(&self.baseline));
         obj.insert("best".into(), point(&self.best));
         let c = &self.counts;
@@ -260,7 +355,7 @@ impl RunResult {
 
     fn tsv_text(&self) -> String {
         let mut out = String::from(
-            "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\tselection_metric\n",
+            "ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\tselection_metric\tholdout\n",
         );
         for e in &self.experiments {
             let cells = [
@@ -278,6 +373,7 @@ impl RunResult {
                 e.reported_samples().len().to_string(),
                 e.stddev().map(jcs::number).unwrap_or_default(),
                 e.selection_metric().map(jcs::number).unwrap_or_default(),
+                e.holdout.map(jcs::number).unwrap_or_default(),
             ];
             let line: Vec<String> = cells.iter().map(|c| tsv_escape(c)).collect();
             out.push_str(&line.join("\t"));
@@ -345,6 +441,11 @@ impl RunResult {
                 let _ = writeln!(out, "  evidence: {}{more}", clip(first, 300));
             }
         }
+        if let Some((baseline, best, divergences)) = self.holdout_summary() {
+            for line in holdout_lines(baseline, best, &divergences) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
         let skip = self.experiments.len().saturating_sub(window);
         if skip > 0 {
             let _ = writeln!(out, "({skip} earlier experiments not shown)");
@@ -375,10 +476,7 @@ impl RunResult {
                 .or_else(|| e.hypothesis.as_deref().map(|h| clip(h, 60)))
                 .unwrap_or_default()
                 .replace(['\n', '\r', '\t'], " ");
-            let note = match e.selection_metric() {
-                Some(s) => format!("confirmed (screened at {}) {note}", short_number(s)),
-                None => note,
-            };
+            let note = annotated(note, e.selection_metric(), e.holdout);
             let _ = writeln!(
                 out,
                 "{:>4}  {:<16}  {:>14}  {:<8}  {:<8}  {}",

@@ -38,6 +38,7 @@ mod evaluate;
 mod finish;
 mod generation;
 mod handoff;
+mod holdout;
 mod ledger;
 mod parallel;
 mod place;
@@ -1141,6 +1142,7 @@ fn row(e: &Experiment) -> ExperimentRow {
         metric: e.metric,
         samples: e.samples.clone(),
         confirmation: e.fresh.clone(),
+        holdout: e.holdout_mean(),
         decision: e.decision.map(str::to_owned),
         failure_code: e.failure_code.clone(),
         failure_message: e.failure_message.clone(),

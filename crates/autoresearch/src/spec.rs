@@ -101,6 +101,13 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// The direction `as_str` names.
+    pub fn parse(name: &str) -> Option<Direction> {
+        [Direction::Minimize, Direction::Maximize]
+            .into_iter()
+            .find(|d| d.as_str() == name)
+    }
+
     /// `minimize` or `maximize`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -216,6 +223,12 @@ pub struct RunPolicy {
     pub environment: BTreeMap<String, EnvValue>,
     /// Headless proposer program (required by the headless runner, unused inside DSH).
     pub proposer: Option<Command>,
+    /// A second evaluator, run on the baseline and on each kept candidate only, whose metric the
+    /// proposer never sees; its inputs lie outside the repository ([`holdout_problem`]).
+    pub holdout: Option<Evaluation>,
+    /// Whether a kept candidate whose holdout metric is not better than the previous best's ends
+    /// the run (else the result warns).
+    pub holdout_stop: bool,
     /// Repository as given (resolved by the driver against the caller's cwd, never the host's).
     pub repository: Option<String>,
 }
@@ -278,6 +291,8 @@ const TOP_KEYS: &[&str] = &[
     "environment",
     "mode",
     "proposer",
+    "holdout",
+    "holdout_stop",
     "repository",
     "abandon_run_id",
     "reason",
@@ -653,6 +668,16 @@ impl RunPolicy {
                 json!({"command": p.command, "args": p.args}),
             );
         }
+        // Written only when set, as `repeats`: a policy without one hashes as before.
+        if let Some(h) = &self.holdout {
+            obj.insert(
+                "holdout".into(),
+                json!({"command": h.argv.command, "args": h.argv.args, "cwd": h.cwd}),
+            );
+        }
+        if self.holdout_stop {
+            obj.insert("holdout_stop".into(), json!(true));
+        }
         Value::Object(obj)
     }
 
@@ -704,7 +729,35 @@ fn policy(
             None
         }
     });
-    let evaluation = v.required(obj, "evaluation").and_then(|x| evaluation(v, x));
+    let evaluation = v
+        .required(obj, "evaluation")
+        .and_then(|x| evaluator(v, "evaluation", x));
+    let holdout = match obj.get("holdout") {
+        None | Some(Value::Null) => Some(None),
+        Some(x) => evaluator(v, "holdout", x).and_then(|h| {
+            let problems = holdout_problem(&h);
+            for (field, value) in &problems {
+                v.err(
+                    field,
+                    "must be an absolute path outside the repository (a proposer can read every \
+                     file of its worktree, and the holdout's must stay unseen)",
+                    Some(&json!(value)),
+                );
+            }
+            problems.is_empty().then_some(Some(h))
+        }),
+    };
+    let holdout_stop = match obj.get("holdout_stop") {
+        None => Some(false),
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            v.err("holdout_stop", "must be true or false", Some(other));
+            None
+        }
+    };
+    if holdout_stop == Some(true) && matches!(holdout, Some(None)) {
+        v.err("holdout_stop", "needs a holdout", Some(&json!(true)));
+    }
     let metric_name = v.required(obj, "metric_name").and_then(|x| match x {
         Value::String(s) if is_metric_name(s) => Some(s.clone()),
         other => {
@@ -716,12 +769,10 @@ fn policy(
             None
         }
     });
-    let direction = v
-        .required(obj, "metric_direction")
-        .and_then(|x| match x.as_str() {
-            Some("minimize") => Some(Direction::Minimize),
-            Some("maximize") => Some(Direction::Maximize),
-            _ => {
+    let direction = v.required(obj, "metric_direction").and_then(|x| {
+        match x.as_str().and_then(Direction::parse) {
+            Some(d) => Some(d),
+            None => {
                 v.err(
                     "metric_direction",
                     "must be \"minimize\" or \"maximize\"",
@@ -729,7 +780,8 @@ fn policy(
                 );
                 None
             }
-        });
+        }
+    });
     let run_tag = v.required(obj, "run_tag").and_then(|x| match x {
         Value::String(s) if is_run_tag(s) => Some(s.clone()),
         other => {
@@ -868,6 +920,8 @@ fn policy(
         provenance_dataset: prov_data?,
         environment: environment?,
         proposer: proposer?,
+        holdout: holdout?,
+        holdout_stop: holdout_stop?,
         repository,
     })
 }
@@ -925,21 +979,38 @@ fn command(v: &mut Check, prefix: &str, obj: &Map<String, Value>) -> Option<Comm
     })
 }
 
-fn evaluation(v: &mut Check, x: &Value) -> Option<Evaluation> {
+/// The holdout's inputs a proposer could read: every path its argv names that is not absolute
+/// (relative paths resolve inside the worktree), as (field, value). A path inside the repository
+/// given absolutely is caught by the run once the repository is known.
+pub fn holdout_problem(h: &Evaluation) -> Vec<(String, String)> {
+    let inside = |value: &str| {
+        crate::surface::evaluator_inputs("-", &[value.to_owned()], &h.cwd, &[])
+            .iter()
+            .any(|i| !matches!(i, crate::protocol::InputPath::External(p) if p.starts_with('/')))
+    };
+    let mut out = Vec::new();
+    if h.argv.command.contains('/') && !h.argv.command.starts_with('/') {
+        out.push(("holdout.command".to_owned(), h.argv.command.clone()));
+    }
+    for (i, arg) in h.argv.args.iter().enumerate() {
+        if inside(arg) {
+            out.push((format!("holdout.args[{i}]"), arg.clone()));
+        }
+    }
+    out
+}
+
+fn evaluator(v: &mut Check, field: &str, x: &Value) -> Option<Evaluation> {
     let Value::Object(obj) = x else {
-        v.err(
-            "evaluation",
-            "must be an object {command, args, cwd?}",
-            Some(x),
-        );
+        v.err(field, "must be an object {command, args, cwd?}", Some(x));
         return None;
     };
-    v.unknown_keys("evaluation.", obj, EVALUATION_KEYS);
-    let argv = command(v, "evaluation", obj);
+    v.unknown_keys(&format!("{field}."), obj, EVALUATION_KEYS);
+    let argv = command(v, field, obj);
     let cwd = match obj.get("cwd") {
         None => Some(".".to_owned()),
         Some(Value::String(s)) if s == "." => Some(".".to_owned()),
-        Some(c) => v.safe_path("evaluation.cwd", c),
+        Some(c) => v.safe_path(&format!("{field}.cwd"), c),
     };
     Some(Evaluation {
         argv: argv?,

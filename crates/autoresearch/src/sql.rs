@@ -259,13 +259,16 @@ ALTER TABLE experiments ADD COLUMN superseded_by TEXT;
 
 /// Which measurement an attempt is: NULL for a screening sample (or one of `repeats` under the
 /// single-test rule, and every attempt of an earlier version), [`PURPOSE_CONFIRM`] for a fresh
-/// sample of a generation's chosen candidate (`stats::judge`).
+/// sample of a generation's chosen candidate (`stats::judge`), [`PURPOSE_HOLDOUT`] for a run of
+/// the holdout evaluator.
 const V5: &str = "
 ALTER TABLE attempts ADD COLUMN purpose TEXT;
 ";
 
 /// `attempts.purpose` of a confirmation sample.
 pub const PURPOSE_CONFIRM: &str = "confirm";
+/// `attempts.purpose` of a holdout evaluation.
+pub const PURPOSE_HOLDOUT: &str = "holdout";
 
 /// The statements the core writes with: each a type whose fields are exactly the `:name`
 /// parameters of its text (in order of first use), so a call site names every parameter once.

@@ -105,6 +105,9 @@ pub enum Purpose {
     Select,
     /// A fresh sample of the generation's chosen candidate.
     Confirm,
+    /// Not a sample of the keep rule: the holdout evaluator's, on the baseline or a kept
+    /// candidate ([`judge`] never asks for one).
+    Holdout,
 }
 
 /// Where a candidate stands on its samples so far ([`judge`]).

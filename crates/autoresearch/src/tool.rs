@@ -254,6 +254,19 @@ pub fn summary(run: &Value) -> String {
                 .map_or("-".into(), crate::render::short_number)
         );
     }
+    if let Some(h) = run["holdout"].as_object() {
+        let divergences: Vec<String> = h
+            .get("divergences")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(|d| d.as_str().map(str::to_owned))
+            .collect();
+        let mean = |key: &str| h.get(key).and_then(Value::as_f64);
+        for line in crate::render::holdout_lines(mean("baseline"), mean("best"), &divergences) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     let c = &run["counts"];
     let superseded = match c["superseded"].as_u64() {
         Some(n) if n > 0 => format!(", {n} superseded"),
@@ -298,13 +311,8 @@ pub fn summary(run: &Value) -> String {
             .or_else(|| e["hypothesis"].as_str().map(|h| clip(h, 120)))
             .unwrap_or_default()
             .replace(['\n', '\r', '\t'], " ");
-        let note = match e["selection_metric"].as_f64() {
-            Some(s) => format!(
-                "confirmed (screened at {}) {note}",
-                crate::render::short_number(s)
-            ),
-            None => note,
-        };
+        let note =
+            crate::render::annotated(note, e["selection_metric"].as_f64(), e["holdout"].as_f64());
         let _ = writeln!(
             out,
             "#{} {} {} {}{}",

@@ -233,6 +233,9 @@ impl Run {
     }
 
     pub(super) fn next_round(&mut self) {
+        if self.holdout_step() {
+            return;
+        }
         let p = self.p();
         let started = self.candidates_started();
         if let (Some(target), Some(best)) = (p.target, &self.ledger.best)

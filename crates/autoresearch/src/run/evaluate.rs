@@ -199,21 +199,31 @@ impl Run {
         let a = &mut self.ledger.attempts[attempt];
         a.running = false;
         let (attempt_id, purpose) = (a.id.clone(), a.purpose);
+        let holdout = purpose == Purpose::Holdout;
         let e = &mut self.ledger.experiments[exp];
-        match &verdict {
-            Verdict::Metric(m) => match purpose {
-                Purpose::Select => e.samples.push(*m),
-                Purpose::Confirm => e.fresh.push(*m),
-            },
-            Verdict::Failure { code, message } => {
+        match (&verdict, purpose) {
+            (Verdict::Metric(m), Purpose::Select) => e.samples.push(*m),
+            (Verdict::Metric(m), Purpose::Confirm) => e.fresh.push(*m),
+            (Verdict::Metric(m), Purpose::Holdout) => e.holdout.push(Some(*m)),
+            // A failed holdout is reported; its experiment stands.
+            (Verdict::Failure { code, message }, Purpose::Holdout) => {
+                e.holdout.push(None);
+                let note = format!(
+                    "the holdout failed on {} ({}): {message}",
+                    e.id,
+                    code.as_str()
+                );
+                self.warn(note);
+            }
+            (Verdict::Failure { code, message }, _) => {
                 e.failure_code = Some(code.as_str().to_owned());
                 e.failure_message = Some(message.clone());
             }
         }
         // Another evaluation follows a successful one while the keep rule asks for it; the
         // first failed one fails the experiment.
-        let resample = matches!(verdict, Verdict::Metric(_)) && self.wants_sample(exp);
-        if !resample {
+        let resample = !holdout && matches!(verdict, Verdict::Metric(_)) && self.wants_sample(exp);
+        if !resample && !holdout {
             let e = &mut self.ledger.experiments[exp];
             if e.failure_code.is_none() {
                 let reported = if e.fresh.is_empty() {
@@ -280,10 +290,11 @@ impl Run {
             });
         }
         let mut cas = Vec::new();
-        if !resample {
+        if !resample && !holdout {
             sts.push(self.finish_experiment(exp));
         }
         if !resample
+            && !holdout
             && self.ledger.experiments[exp].kind == Kind::Candidate
             && self.durability.state == RunState::CandidateRunning
             && !self.parallel()
@@ -301,7 +312,9 @@ impl Run {
                 false,
             );
         }
-        let then = if resample {
+        let then = if holdout {
+            Then::Ready
+        } else if resample {
             Then::Resample { exp }
         } else {
             Then::Measured { exp }
@@ -399,14 +412,21 @@ impl Run {
 
     pub(super) fn spawn(&mut self, exp: usize, attempt: usize) {
         let p = self.p();
-        let argv: Vec<String> = std::iter::once(p.evaluation.argv.command.clone())
-            .chain(p.evaluation.argv.args.iter().cloned())
+        let evaluator = self.evaluator_of(attempt);
+        let argv: Vec<String> = std::iter::once(evaluator.argv.command.clone())
+            .chain(evaluator.argv.args.iter().cloned())
             .collect();
-        let worktree = self.worktree_of(exp);
-        let cwd = if p.evaluation.cwd == "." {
+        // The holdout measures the best, in the run's worktree, where the last round left it.
+        let holdout = self.ledger.attempts[attempt].purpose == Purpose::Holdout;
+        let worktree = if holdout {
+            self.place.worktree.clone()
+        } else {
+            self.worktree_of(exp)
+        };
+        let cwd = if evaluator.cwd == "." {
             worktree.clone()
         } else {
-            format!("{worktree}/{}", p.evaluation.cwd)
+            format!("{worktree}/{}", evaluator.cwd)
         };
         let mut env: BTreeMap<String, String> = p
             .environment
@@ -427,7 +447,11 @@ impl Run {
         let artifact_dir =
             layout::attempt_artifacts_dir(self.state_dir(), &self.place.run_id, &attempt_id);
         let state_dir = self.state_dir().to_owned();
-        let commit = self.evaluated_commit(exp);
+        let commit = if holdout {
+            self.restore_commit()
+        } else {
+            self.evaluated_commit(exp)
+        };
         self.emit(
             |id| Effect::RunEvaluator {
                 id,

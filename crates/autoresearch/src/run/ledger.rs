@@ -83,6 +83,9 @@ pub(super) struct Experiment {
     pub(super) samples: Vec<f64>,
     /// The metric of each fresh confirmation evaluation, in attempt order (`stats::judge`).
     pub(super) fresh: Vec<f64>,
+    /// Each finished holdout evaluation's metric, `None` for a failed one (baseline and kept
+    /// candidates only).
+    pub(super) holdout: Vec<Option<f64>>,
     pub(super) decision: Option<&'static str>,
     pub(super) failure_code: Option<String>,
     pub(super) failure_message: Option<String>,
@@ -103,6 +106,16 @@ pub(super) struct Attempt {
     pub(super) process: Option<ProcessIdentity>,
     /// Which measurement it is; its metric goes to `samples` or `fresh`.
     pub(super) purpose: Purpose,
+}
+
+impl Experiment {
+    /// The mean of its holdout metrics; `None` before any, or when one failed.
+    pub(super) fn holdout_mean(&self) -> Option<f64> {
+        let values: Option<Vec<f64>> = self.holdout.iter().copied().collect();
+        values
+            .filter(|v| !v.is_empty())
+            .map(|v| crate::stats::mean(&v))
+    }
 }
 
 /// A candidate's slot: its place in its generation.
@@ -184,6 +197,7 @@ impl Ledger {
                 metric: e.metric,
                 samples: Vec::new(),
                 fresh: Vec::new(),
+                holdout: Vec::new(),
                 decision: match e.decision.as_deref() {
                     Some("accept") => Some("accept"),
                     Some("reject") => Some("reject"),
@@ -213,14 +227,15 @@ impl Ledger {
             };
             let purpose = match a.purpose.as_deref() {
                 Some(sql::PURPOSE_CONFIRM) => Purpose::Confirm,
+                Some(sql::PURPOSE_HOLDOUT) => Purpose::Holdout,
                 _ => Purpose::Select,
             };
-            if let Some(m) = a.metric {
-                let e = &mut ledger.experiments[exp];
-                match purpose {
-                    Purpose::Select => e.samples.push(m),
-                    Purpose::Confirm => e.fresh.push(m),
-                }
+            let e = &mut ledger.experiments[exp];
+            match (purpose, a.metric) {
+                (Purpose::Select, Some(m)) => e.samples.push(m),
+                (Purpose::Confirm, Some(m)) => e.fresh.push(m),
+                (Purpose::Holdout, m) if a.state == "exited" => e.holdout.push(m),
+                _ => {}
             }
             ledger.attempts.push(Attempt {
                 id: a.attempt_id.clone(),

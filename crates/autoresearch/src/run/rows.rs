@@ -31,6 +31,7 @@ impl Run {
             metric: None,
             samples: Vec::new(),
             fresh: Vec::new(),
+            holdout: Vec::new(),
             decision: None,
             failure_code: None,
             failure_message: None,
@@ -42,6 +43,11 @@ impl Run {
     }
 
     pub(super) fn new_attempt(&mut self, exp: usize) -> usize {
+        let purpose = self.next_purpose(exp);
+        self.new_attempt_for(exp, purpose)
+    }
+
+    pub(super) fn new_attempt_for(&mut self, exp: usize, purpose: Purpose) -> usize {
         let k = self
             .ledger
             .attempts
@@ -55,7 +61,7 @@ impl Run {
             running: true,
             interrupted: false,
             process: None,
-            purpose: self.next_purpose(exp),
+            purpose,
         });
         self.ledger.attempts.len() - 1
     }
@@ -93,8 +99,9 @@ impl Run {
     pub(super) fn insert_attempt(&self, attempt: usize) -> Statement {
         let a = &self.ledger.attempts[attempt];
         let p = self.p();
-        let argv: Vec<&String> = std::iter::once(&p.evaluation.argv.command)
-            .chain(&p.evaluation.argv.args)
+        let evaluator = self.evaluator_of(attempt);
+        let argv: Vec<&String> = std::iter::once(&evaluator.argv.command)
+            .chain(&evaluator.argv.args)
             .collect();
         let env: BTreeMap<&String, String> = p
             .environment
@@ -111,7 +118,7 @@ impl Run {
                 .count() as u64)
                 .into(),
             argv_json: json!(argv).to_string().into(),
-            cwd: p.evaluation.cwd.clone().into(),
+            cwd: evaluator.cwd.clone().into(),
             env_json: json!(env).to_string().into(),
             provenance_sha256: self
                 .ledger
@@ -120,9 +127,12 @@ impl Run {
                 .unwrap_or_default()
                 .into(),
             timeout_ms: p.timeout_ms.into(),
-            purpose: (a.purpose == Purpose::Confirm)
-                .then_some(sql::PURPOSE_CONFIRM)
-                .into(),
+            purpose: match a.purpose {
+                Purpose::Select => None,
+                Purpose::Confirm => Some(sql::PURPOSE_CONFIRM),
+                Purpose::Holdout => Some(sql::PURPOSE_HOLDOUT),
+            }
+            .into(),
             now: self.now.into(),
         }
         .into()

@@ -31,6 +31,8 @@ pub struct World {
     pub worktree_head: Option<String>,
     pub files: Files,
     pub evaluator: Evaluator,
+    /// What an evaluator under [`HOLDOUT_DIR`] prints (the holdout's), when set.
+    pub holdout: Option<Evaluator>,
     pub proposer: Proposer,
     pub evaluations: u32,
     pub rounds: u32,
@@ -144,6 +146,9 @@ pub fn base_files() -> Files {
     f
 }
 
+/// Where the tests' holdout evaluator lives (outside any repository).
+pub const HOLDOUT_DIR: &str = "/srv/holdout/";
+
 pub fn spec_json(extra: serde_json::Value) -> serde_json::Value {
     let mut v = serde_json::json!({
         "objective": "lower the score",
@@ -200,6 +205,7 @@ impl World {
             worktree_head: None,
             files: Files::new(),
             evaluator,
+            holdout: None,
             proposer,
             evaluations: 0,
             rounds: 0,
@@ -349,6 +355,7 @@ impl World {
                 attempt_id,
                 artifact_dir,
                 env,
+                argv,
                 ..
             } => {
                 self.evaluations += 1;
@@ -377,7 +384,11 @@ impl World {
                     self.held.push(id);
                     return out;
                 }
-                let mut o = (self.evaluator)(&mut self.files, self.evaluations);
+                let holdout = argv.iter().any(|a| a.starts_with(HOLDOUT_DIR));
+                let mut o = match (&mut self.holdout, holdout) {
+                    (Some(h), true) => h(&mut self.files, self.evaluations),
+                    _ => (self.evaluator)(&mut self.files, self.evaluations),
+                };
                 if self.write_artifacts {
                     for (kind, text) in [("stdout", &o.stdout_tail), ("stderr", &o.stderr_tail)] {
                         o.artifacts.push(ArtifactFact {

@@ -133,6 +133,10 @@ pub enum Effect {
         grace_ms: u64,
         /// The run's state directory, as for [`Effect::RunEvaluator`].
         state_dir: String,
+        /// The run has a holdout: the DSH shim keeps the child agent's file tools inside
+        /// `worktree` (`tool::outside_worktree`), so the holdout's files stay unseen. The
+        /// headless runner's proposer is a program and cannot be held so.
+        confined: bool,
     },
     /// Check the worktree's `.git` link (restore it if it changed), walk the worktree for what
     /// status cannot show, read the git config, and run `git status --porcelain=v1 -z

@@ -118,14 +118,14 @@ pub fn holdout_divergence(
     if direction.improves(held, then) {
         return None;
     }
-    let shown = |m: Option<f64>| m.map_or("-".into(), jcs::number);
+    let shown = |m: Option<f64>| m.map_or("-".into(), short_number);
     Some(format!(
         "the holdout diverges at candidate {}: {metric_name} went from {} to {}, but the holdout from {} to {} (not better; the gain may not generalize)",
         now.ordinal,
         shown(before.metric),
         shown(now.metric),
-        jcs::number(then),
-        jcs::number(held),
+        short_number(then),
+        short_number(held),
     ))
 }
 

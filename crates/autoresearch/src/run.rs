@@ -953,6 +953,7 @@ impl Run {
                     self.settings.termination_grace_ms,
                 );
                 let state_dir = self.state_dir().to_owned();
+                let confined = p.holdout.is_some();
                 self.emit(
                     |id| Effect::RunProposer {
                         id,
@@ -962,6 +963,7 @@ impl Run {
                         timeout_ms,
                         grace_ms,
                         state_dir,
+                        confined,
                     },
                     Await::Propose { exp },
                 );

@@ -58,9 +58,21 @@ pub fn parameters() -> Value {
             "max_experiments": {"type": "integer", "description": "Candidate budget (the baseline is extra)."},
             "max_consecutive_failures": {"type": "integer", "description": "Failed rounds in a row that end the run (default 3)."},
             "max_stale_experiments": {"type": "integer", "description": "End the run early (budget-limited, reason plateau) after this many candidates in a row without a kept one."},
-            "repeats": {"type": "integer", "description": "Evaluations of the baseline and of each candidate, 1-20 (default 1). With 2 or more a candidate is kept only when its mean gain passes Welch's one-sided t-test at 2.5 %, so noise is not kept."},
-            "parallelism": {"type": "integer", "description": "Candidates proposed and evaluated at once, each by its own child agent in its own worktree, 1 to the row's maxParallelism (default 1). Of those that beat the best, the best is kept and the others are recorded as superseded; the next ones start from it. Each evaluator gets AUTORESEARCH_SLOT=0..parallelism-1."},
+            "repeats": {"type": "integer", "description": "Evaluations of the baseline, and at most of each candidate's screening and confirmation, 1-20 (default 1). With 2 or more a candidate is screened one sample at a time and the best promising one of each generation is kept only when fresh samples pass Welch's one-sided t-test at 2.5 %, so noise is not kept."},
+            "parallelism": {"type": "integer", "description": "Candidates proposed and evaluated at once, each by its own child agent in its own worktree, 1 to the row's maxParallelism (default 1). Of those that beat the best, the best (with repeats 2 or more: once confirmed on fresh samples) is kept and the others are recorded as superseded; the next ones start from it. Each evaluator gets AUTORESEARCH_SLOT=0..parallelism-1."},
             "target": {"type": "number", "description": "Stop as soon as the best metric reaches this value (inclusive)."},
+            "holdout": {
+                "type": "object",
+                "description": "A second evaluator printing the same metric on held-out data, run on the baseline and on each kept candidate and never shown to the proposal agents; its program and data paths must be absolute and outside the repository. The result warns when a kept candidate's holdout is not better than the best's before it.",
+                "properties": {
+                    "command": {"type": "string", "description": "Program (a name on PATH or an absolute path)."},
+                    "args": {"type": "array", "items": {"type": "string"}, "description": "Arguments, passed exactly; paths absolute, outside the repository."},
+                    "cwd": {"type": "string", "description": "Working directory relative to the repository root (default `.`)."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            },
+            "holdout_stop": {"type": "boolean", "description": "With holdout: end the run (budget-limited, reason holdout-diverged) instead of warning when the holdout diverges."},
             "provenance": {
                 "type": "object",
                 "description": "Labels {evaluator?, dataset?}; a label that is a path in the repository is hashed and protected.",
@@ -128,6 +140,44 @@ pub const REPORT_ACCEPTED: &str =
 /// What a guard answers for a call after the report.
 pub fn round_over(tool: &str) -> String {
     format!("the autoresearch round is over (already reported); `{tool}` refused")
+}
+
+/// Why a confined proposal child's file-tool call is refused ([`crate::protocol::Effect`]'s
+/// `RunProposer.confined`): a path argument of `read`, `write`, `edit`, `glob` or `grep` that is
+/// absolute, starts at a home directory, or climbs out of the worktree with `..`. `None` lets it
+/// run. A symbolic link the repository itself holds is not seen through.
+pub fn outside_worktree(tool: &str, args_json: &str) -> Option<String> {
+    let keys: &[&str] = match tool {
+        "read" | "write" | "edit" => &["file_path"],
+        "glob" => &["pattern", "path"],
+        "grep" => &["path", "include"],
+        _ => return None,
+    };
+    let args: Value = serde_json::from_str(args_json).unwrap_or(Value::Null);
+    let escapes = |path: &str| {
+        if path.starts_with('/') || path.starts_with('~') || path.starts_with('\\') {
+            return true;
+        }
+        let mut depth = 0i64;
+        for seg in path.split(['/', '\\']) {
+            match seg {
+                "" | "." => {}
+                ".." => depth -= 1,
+                _ => depth += 1,
+            }
+            if depth < 0 {
+                return true;
+            }
+        }
+        false
+    };
+    let (key, path) = keys
+        .iter()
+        .find_map(|k| Some((*k, args.get(*k)?.as_str()?)).filter(|(_, p)| escapes(p)))?;
+    Some(format!(
+        "`{tool}` refused: this run has a holdout, so a proposal round works only inside its \
+         worktree; give `{key}` relative to it without leaving it (got {path:?})"
+    ))
 }
 
 /// Checks the report tool's arguments: `{"ok": {hypothesis, summary}}` or `{"error": text}`. A

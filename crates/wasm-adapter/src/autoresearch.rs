@@ -194,6 +194,12 @@ pub fn round_over(tool_name: &str) -> String {
     tool::round_over(tool_name)
 }
 
+/// Why a confined proposal child's file-tool call is refused, or "" to let it run.
+#[wasm_bindgen(js_name = autoresearchOutsideWorktree)]
+pub fn outside_worktree(tool_name: &str, args_json: &str) -> String {
+    tool::outside_worktree(tool_name, args_json).unwrap_or_default()
+}
+
 /// Checks the report tool's arguments against the row's `maxHandoffChars`: `{"ok": {hypothesis,
 /// summary}}` or `{"error"}`.
 #[wasm_bindgen(js_name = checkAutoresearchReport)]

@@ -371,7 +371,7 @@ export async function drive(run, io) {
       outstanding.set(e.id, { interrupt: () => controller.abort('cancelled') })
       const timer = setTimeout(() => controller.abort('timeout'), e.timeoutMs)
       try {
-        const report = await propose({ worktree: e.worktree, handoff: e.handoff, timeoutMs: e.timeoutMs, signal: controller.signal })
+        const report = await propose({ worktree: e.worktree, handoff: e.handoff, confined: e.confined, timeoutMs: e.timeoutMs, signal: controller.signal })
         return { type: 'proposed', id: e.id, report }
       } finally {
         clearTimeout(timer)

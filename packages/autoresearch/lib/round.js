@@ -5,7 +5,7 @@
 // a child-scoped autoresearch_report tool. The report ends the round; a guard refuses every later
 // call; the child is always disposed. The texts and the report check are Rust's.
 import { randomUUID } from 'node:crypto'
-import { autoresearchRoundOver, autoresearchRoundPrompt, checkAutoresearchReport } from './core.js'
+import { autoresearchOutsideWorktree, autoresearchRoundOver, autoresearchRoundPrompt, checkAutoresearchReport } from './core.js'
 
 const PLUGIN = 'autoresearch'
 /** How long a disposed child may take to leave the agent registry. */
@@ -47,7 +47,7 @@ function pluginMessage(text) {
 export function createRound({ ctx, parent, texts, row, subagent = loadSubagent }) {
   const configJson = JSON.stringify(row)
   const route = routeOverride(row)
-  return async function propose({ worktree, handoff, signal }) {
+  return async function propose({ worktree, handoff, confined, signal }) {
     signal?.throwIfAborted()
     let sub
     try {
@@ -96,9 +96,16 @@ export function createRound({ ctx, parent, texts, row, subagent = loadSubagent }
         childCtx.tools.presentAs('native')
         childCtx.tools.register(reportTool)
         childCtx.get('systemPrompt')?.section({ name: 'autoresearch:round', order: 190, text: texts.childSection })
-        childCtx.tools.guard((exec) => (round.report !== undefined && exec.name !== texts.report.name
-          ? autoresearchRoundOver(String(exec.name))
-          : undefined))
+        childCtx.tools.guard((exec) => {
+          if (round.report !== undefined && exec.name !== texts.report.name) return autoresearchRoundOver(String(exec.name))
+          if (!confined) return undefined
+          try {
+            return autoresearchOutsideWorktree(String(exec.name), JSON.stringify(exec.arguments ?? null)) || undefined
+          } catch (error) {
+            // Confinement fails closed: arguments that cannot be read cannot be judged.
+            return `\`${String(exec.name)}\` refused: its arguments cannot be read (${error.message})`
+          }
+        })
       },
     })
     const agent = handle.agent

@@ -4,7 +4,7 @@
 // spread, n and the screening mean in the result and the TSV.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cli, makeRepo, proposer, specFile } from './support/fixture.mjs'
 
@@ -25,8 +25,12 @@ appendFileSync(process.env.AR_EVAL_LOG, attempt + ' slot ' + process.env.AUTORES
 console.log(JSON.stringify({ score: Number(readFileSync('score.txt', 'utf8')) + noise }))
 `
 
-function noisyRun(t, { repeats, parallelism = 1, candidates = 6, gainAt = 4 }) {
+function noisyRun(t, { repeats, parallelism = 1, candidates = 6, gainAt = 4, holdout = false }) {
   const { root, repo } = makeRepo(t, { 'eval.mjs': NOISY_EVAL, 'notes.txt': 'start\n' })
+  // The holdout, outside the repository: the same noise around 5 for the starting score and 6
+  // below it, so the planted gain does not generalize.
+  const check = join(root, 'holdout.mjs')
+  writeFileSync(check, NOISY_EVAL.replace("Number(readFileSync('score.txt', 'utf8'))", "(Number(readFileSync('score.txt', 'utf8')) >= 10 ? 5 : 6)"))
   // Every round but \`gainAt\` changes nothing the evaluator reads; that one lowers the score by
   // 3 sigma.
   const prop = proposer(root, `fs.writeFileSync('notes.txt', 'round ' + ordinal + '\\n')
@@ -35,11 +39,25 @@ function noisyRun(t, { repeats, parallelism = 1, candidates = 6, gainAt = 4 }) {
   const spec = specFile(root, {
     proposer: prop, mutable_globs: ['score.txt', 'notes.txt'], max_experiments: candidates,
     repeats, parallelism, max_consecutive_failures: 6,
+    ...holdout ? { holdout: { command: 'node', args: [check] } } : {},
   })
   const r = cli(['run', '--json', spec], { cwd: repo, env: { AR_EVAL_LOG: log }, timeout: 600_000 })
   assert.equal(r.status, 0, r.stderr)
   return { result: r.json, repo, attempts: readFileSync(log, 'utf8').trim().split('\n') }
 }
+
+test('repeats 5 with a holdout: the kept gain that does not generalize is reported', (t) => {
+  const { result, repo } = noisyRun(t, { repeats: 5, candidates: 3, gainAt: 2, holdout: true })
+  assert.deepEqual(result.experiments.map((e) => e.outcome), ['baseline', 'rejected', 'kept', 'rejected'])
+  const kept = result.experiments[2]
+  assert.ok(result.experiments[0].holdout < 5.9 && kept.holdout > 5.1, JSON.stringify(result.holdout))
+  assert.equal(result.holdout.divergences.length, 1)
+  assert.match(result.holdout.divergences[0], /^the holdout diverges at candidate 2: score went from 9\.794 to 7\.073, but the holdout from 5\.153 to 6\.023 /)
+  // Each holdout ran `repeats` times, on the baseline and on the kept candidate only.
+  assert.equal(result.counts.attempts, result.experiments.reduce((n, e) => n + e.samples.length + e.confirmation.length, 0) + 10)
+  const table = cli(['show', result.run_id], { cwd: repo }).stdout
+  assert.match(table, /\nwarning: the holdout diverges at candidate 2/)
+})
 
 const mean = (xs) => xs.reduce((a, b) => a + b) / xs.length
 
@@ -72,9 +90,9 @@ test('repeats 5: no-op candidates are rejected, the 3 sigma gain is confirmed an
   assert.equal(result.best.experiment_id, kept.experiment_id)
   const tsv = readFileSync(join(repo, '.git', 'dsh-autoresearch', 'exports', `${result.run_id}.tsv`), 'utf8')
   const rows = tsv.trim().split('\n').map((l) => l.split('\t'))
-  assert.deepEqual(rows[0].slice(-3), ['n', 'stddev', 'selection_metric'])
-  assert.deepEqual(rows[1].slice(-3), ['5', String(result.noise_floor), ''])
-  assert.deepEqual(rows[5].slice(-3).map(Number), [5, kept.stddev, kept.selection_metric])
+  assert.deepEqual(rows[0].slice(-4), ['n', 'stddev', 'selection_metric', 'holdout'])
+  assert.deepEqual(rows[1].slice(-4), ['5', String(result.noise_floor), '', ''])
+  assert.deepEqual(rows[5].slice(-3, -1).map(Number), [kept.stddev, kept.selection_metric])
 })
 
 test('parallelism 4, repeats 5: 20 generations of four no-ops keep none, a planted 3 sigma gain is kept', (t) => {

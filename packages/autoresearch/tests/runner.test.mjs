@@ -144,7 +144,7 @@ test('list and show read the tracker: table, TSV and JSON', (t) => {
   const table = cli(['show', id], { cwd: repo })
   assert.match(table.stdout, new RegExp(`autoresearch run ${id}: budget-limited`))
   const tsv = cli(['show', '--tsv', id], { cwd: repo }).stdout
-  assert.equal(tsv.split('\n')[0], 'ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\tselection_metric')
+  assert.equal(tsv.split('\n')[0], 'ordinal\tkind\texperiment_id\tparent_commit\tcandidate_commit\tstate\tmetric\tdecision\tfailure_code\tfailure_message\thypothesis\tn\tstddev\tselection_metric\tholdout')
   assert.equal(tsv, readFileSync(join(repo, '.git', 'dsh-autoresearch', 'exports', `${id}.tsv`), 'utf8'), 'show --tsv equals the export')
   assert.equal(cli(['show', '--json', id], { cwd: repo }).json.best.metric, 8)
   const missing = cli(['show', '00000000-0000-4000-8000-000000000000'], { cwd: repo })

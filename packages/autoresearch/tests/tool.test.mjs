@@ -3,7 +3,7 @@
 // proposal rounds are child agents, with DSH's subprocess service as the process runner.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createRound } from '../lib/round.js'
 import { Agents, Plugin, fakeSubagent, mount, parentAgent } from './support/dsh.mjs'
@@ -191,6 +191,44 @@ test('a foreground run whose rounds are child agents improves the metric', async
   assert.ok(subprocess.spawned.some((argv) => argv[0] === 'git'), 'git ran through ctx.subprocess')
   assert.ok(subprocess.spawned.some((argv) => argv.at(-1) === 'eval.mjs'), 'the evaluator ran through ctx.subprocess')
   assert.equal(git(repo, 'rev-parse', 'main'), head)
+})
+
+test('a holdout: the child never sees its files or values, and its divergence is reported', async (t) => {
+  const { root, repo } = makeRepo(t)
+  const held = join(root, 'holdout')
+  mkdirSync(held)
+  // Follows the metric down to 8, then turns back up: 10 -> 5, 7 -> 4.25, 4 -> 5.
+  writeFileSync(join(held, 'check.mjs'), `import { readFileSync } from 'node:fs'
+const s = Number(readFileSync('score.txt', 'utf8'))
+console.log(JSON.stringify({ score: s >= 8 ? s / 2 : 4 + (8 - s) / 4 }))
+`)
+  const { tools, agents } = await mount({})
+  parentTools(tools, ['read', 'write', 'edit', 'glob', 'grep'])
+  const seen = []
+  agents.turn = async (child, msg) => {
+    seen.push(msg.content[0].text)
+    const refused = []
+    for (const [name, a] of [['read', { file_path: join(held, 'check.mjs') }], ['read', { file_path: '../../../../../holdout/check.mjs' }],
+      ['grep', { pattern: 'score', path: '/' }], ['glob', { pattern: '/**/check.mjs' }], ['write', { file_path: '~/x' }]]) {
+      refused.push((await child.call(name, a)).error)
+    }
+    assert.ok(refused.every((e) => /this run has a holdout, so a proposal round works only inside its worktree/.test(e)), refused.join('\n'))
+    // Paths inside the worktree pass the guard (this stand-in host has no read or grep to run).
+    assert.doesNotMatch(String((await child.call('read', { file_path: 'score.txt' })).error), /has a holdout/)
+    assert.doesNotMatch(String((await child.call('grep', { pattern: 'x', path: 'src/../' })).error), /has a holdout/)
+    const file = join(child.options.meta.cwd, 'score.txt')
+    writeFileSync(file, `${Number(readFileSync(file, 'utf8')) - 3}\n`)
+    await child.call('autoresearch_report', { hypothesis: 'lower by 3', summary: 'edited score.txt' })
+  }
+  globalThis.__dshAutoresearchSubagent = fakeSubagent()
+  t.after(() => { delete globalThis.__dshAutoresearchSubagent })
+  const spec = args({ mode: 'foreground', max_experiments: 2, holdout: { command: 'node', args: [join(held, 'check.mjs')] } })
+  const r = await tools.call('autoresearch', spec, parentAgent(repo))
+  assert.equal(r.error, undefined, r.error)
+  const run = r.value.run
+  assert.deepEqual(run.experiments.map((e) => [e.outcome, e.holdout, e.failure_message]), [['baseline', 5, null], ['kept', 4.25, null], ['kept', 5, null]])
+  assert.deepEqual(run.holdout.divergences, ['the holdout diverges at candidate 2: score went from 7 to 4, but the holdout from 4.25 to 5 (not better; the gain may not generalize)'])
+  assert.ok(seen.length === 2 && seen.every((text) => !text.includes('holdout') && !text.includes('4.25')), seen.join('\n'))
 })
 
 test('a round without a report, or with a malformed one, fails that round only', async (t) => {

@@ -166,8 +166,9 @@ fn migrations_and_sql_for_the_driver() {
     assert_eq!(after_v1[0]["version"], 2);
     assert_eq!(plan[2]["version"], 3);
     assert_eq!(plan[3]["version"], 4);
-    assert_eq!(migrations_json(4).unwrap(), "[]");
-    expect_test::expect!["the tracker's schema version 9 is newer than this dsh-autoresearch understands (4); upgrade the package"].assert_eq(&migrations_json(9).unwrap_err());
+    assert_eq!(plan[4]["version"], 5);
+    assert_eq!(migrations_json(5).unwrap(), "[]");
+    expect_test::expect!["the tracker's schema version 9 is newer than this dsh-autoresearch understands (5); upgrade the package"].assert_eq(&migrations_json(9).unwrap_err());
     let sql: Value = serde_json::from_str(&sql_texts()).unwrap();
     expect_test::expect![[r#"
         SELECT run_id, run_tag, state, branch, baseline_metric, best_metric,

@@ -104,10 +104,12 @@ pub fn effect_json(effect: &Effect) -> Value {
             timeout_ms,
             grace_ms,
             state_dir,
+            confined,
             ..
         } => json!({
             "kind": "runProposer", "worktree": worktree, "argv": argv, "handoff": handoff,
             "timeoutMs": timeout_ms, "graceMs": grace_ms, "stateDir": state_dir,
+            "confined": confined,
         }),
         Effect::ListChanges { worktree, .. } => {
             json!({"kind": "listChanges", "worktree": worktree})

@@ -65,6 +65,12 @@ fn the_holdout_measures_the_baseline_and_each_kept_candidate_and_reports_a_diver
         w.scalar::<i64>("SELECT count(*) FROM attempts WHERE purpose = 'holdout'"),
         3
     );
+    // Its inputs are frozen with the evaluator's.
+    let provenance: String = w.scalar("SELECT provenance_json FROM runs");
+    assert!(
+        provenance.contains("\"/srv/holdout/check.mjs\""),
+        "{provenance}"
+    );
     // The holdout's command and values never reach a proposer.
     for handoff in &w.handoffs {
         assert!(

@@ -40,15 +40,23 @@ impl Run {
                 .chain(&p.allowlists.datasets)
                 .any(|a| a == path)
         };
-        let inputs: Vec<InputPath> = surface::evaluator_inputs(
+        // The holdout's inputs (outside the repository) are frozen with the evaluator's.
+        let holdout = p
+            .holdout
+            .iter()
+            .flat_map(|h| surface::evaluator_inputs(&h.argv.command, &h.argv.args, &h.cwd, &[]));
+        let mut inputs: Vec<InputPath> = surface::evaluator_inputs(
             &p.evaluation.argv.command,
             &p.evaluation.argv.args,
             &p.evaluation.cwd,
             &labels,
         )
         .into_iter()
+        .chain(holdout)
         .filter(|i| !matches!(i, InputPath::Worktree(w) if allowed(w)))
         .collect();
+        inputs.sort();
+        inputs.dedup();
         self.ledger.inputs = inputs.clone();
         let worktree = match purpose {
             HashFor::Freeze => self.place.worktree.clone(),

@@ -389,10 +389,7 @@ pub fn failure_text(bytes: usize) -> String {
         text.push('\n');
         i += 1;
     }
-    let mut cut = bytes.min(text.len());
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let cut = text::head_bytes(&text, bytes).len();
     text.truncate(cut);
     text
 }

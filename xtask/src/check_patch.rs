@@ -168,11 +168,7 @@ fn diagnose(
 
 /// The schema's message, with a hint for a `!!js` value where DSH does not evaluate one.
 fn message(error: &ValidationError<'_>) -> String {
-    let mut text = error.to_string();
-    if let Some((cut, _)) = text.char_indices().nth(MESSAGE_MAX_CHARS) {
-        text.truncate(cut);
-        text.push('…');
-    }
+    let text = text::clip(&error.to_string(), MESSAGE_MAX_CHARS);
     let is_js = error
         .instance()
         .as_object()

@@ -156,13 +156,7 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn clip(text: &str, width: usize) -> String {
-    let one_line = text.replace('\n', " ");
-    if one_line.chars().count() <= width {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(width - 1).collect();
-        format!("{cut}…")
-    }
+    text::clip_within(&text.replace('\n', " "), width)
 }
 
 /// The debt a call added and why, from two consecutive replay lines.

@@ -80,7 +80,7 @@ pub fn render(rows: &[Map<String, Value>], format: &str) -> Result<String, Strin
                 out.push_str(&format!(
                     "{:<36}  {:<16}  {:<18}  {:>10}  {:>10}  {:>5}  {}\n",
                     cell(r, "run_id"),
-                    crate::metric::clip(&cell(r, "run_tag"), 16),
+                    text::clip_within(&cell(r, "run_tag"), 16),
                     cell(r, "state"),
                     or_dash(cell(r, "baseline_metric")),
                     or_dash(cell(r, "best_metric")),

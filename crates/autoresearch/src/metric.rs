@@ -63,7 +63,11 @@ impl fmt::Display for ParseError {
                 )
             }
             ParseError::NotAnObject(line) => {
-                write!(f, "final line is not a JSON object: {}", clip(line, 200))
+                write!(
+                    f,
+                    "final line is not a JSON object: {}",
+                    text::clip_within(line, 200)
+                )
             }
             ParseError::DuplicateKey(key) => write!(f, "final line repeats key {key:?}"),
             ParseError::MissingKey(key) => write!(f, "final line has no key {key:?}"),
@@ -77,7 +81,7 @@ impl fmt::Display for ParseError {
                 f,
                 "key {key:?} on the final line is a number out of range ({}: not a finite \
                  64-bit float)",
-                clip(number, 40)
+                text::clip_within(number, 40)
             ),
             ParseError::BadField(key) => {
                 write!(
@@ -197,14 +201,4 @@ impl<'de> Deserialize<'de> for Entries {
         }
         deserializer.deserialize_map(V)
     }
-}
-
-/// `text` cut to at most `max` characters, with `…` marking a cut.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }

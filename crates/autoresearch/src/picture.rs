@@ -9,8 +9,8 @@
 //! fixed ([`COLORS`]) so a screenshot can be checked pixel by pixel.
 
 use crate::protocol::{ExperimentRow, RunResult};
-use html::escape;
 use std::fmt::Write as _;
+use text::escape_html;
 
 /// The fixed colors of the page (CSS hex). `cargo xtask chart-test` looks for them in a
 /// screenshot.
@@ -177,18 +177,18 @@ impl RunResult {
             page,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <title>{}</title>\n<style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
-            escape(&title),
-            escape(&title)
+            escape_html(&title),
+            escape_html(&title)
         );
         let _ = writeln!(
             page,
             "<p class=\"facts\">{}</p>",
-            escape(&self.facts(baseline))
+            escape_html(&self.facts(baseline))
         );
         if let Some((baseline, best, divergences)) = self.holdout_summary() {
             let lines = crate::render::holdout_lines(baseline, best, &divergences);
             for line in lines {
-                let _ = writeln!(page, "<p class=\"facts\">{}</p>", escape(&line));
+                let _ = writeln!(page, "<p class=\"facts\">{}</p>", escape_html(&line));
             }
         }
         page.push_str(&self.panel(&samples, baseline));
@@ -312,7 +312,7 @@ impl RunResult {
         for s in samples {
             let x = scale.x(s.row.ordinal);
             let fill = s.fate.color();
-            let tip = escape(&tooltip(s));
+            let tip = escape_html(&tooltip(s));
             match s.value {
                 Some(v) => {
                     if s.spread > 0.0 {
@@ -369,7 +369,7 @@ impl RunResult {
             WIDTH - RIGHT,
             (TOP + plot_bottom) / 2.0,
             (TOP + plot_bottom) / 2.0,
-            escape(&self.metric_name),
+            escape_html(&self.metric_name),
             (LEFT + WIDTH - RIGHT) / 2.0,
             plot_bottom + 34.0
         );
@@ -487,7 +487,7 @@ fn table(samples: &[Sample]) -> String {
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td></tr>",
             s.row.ordinal,
-            escape(&s.row.experiment_id),
+            escape_html(&s.row.experiment_id),
             s.fate.name(),
             s.value.map(number).unwrap_or_default(),
             if s.values.len() > 1 {
@@ -500,7 +500,7 @@ fn table(samples: &[Sample]) -> String {
                 (false, _) => String::new(),
                 (true, h) => format!("<td>{}</td>", h.map(number).unwrap_or_default()),
             },
-            escape(&note)
+            escape_html(&note)
         );
     }
     out.push_str("</tbody></table>\n");
@@ -545,7 +545,7 @@ mod tests {
     #[test]
     fn text_is_escaped() {
         assert_eq!(
-            escape("<a href=\"x\">&\u{1b}"),
+            escape_html("<a href=\"x\">&\u{1b}"),
             "&lt;a href=&quot;x&quot;&gt;&amp; "
         );
     }

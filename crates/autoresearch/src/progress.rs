@@ -3,7 +3,6 @@
 
 use crate::escape::escape_controls;
 use crate::jcs;
-use crate::metric::clip;
 use crate::{Effect, RunResult};
 
 /// Human progress lines, derived from the experiments' states as they change.
@@ -43,7 +42,7 @@ impl Progress {
                 let blocker = result
                     .blocker
                     .as_ref()
-                    .map(|b| format!(" ({}: {})", b.code, clip(&b.message, 200)))
+                    .map(|b| format!(" ({}: {})", b.code, text::clip_within(&b.message, 200)))
                     .unwrap_or_default();
                 self.lines.push(format!(
                     "run {} ended: {}{blocker}",
@@ -88,7 +87,7 @@ impl Progress {
                     "{who}: {} ({}: {})",
                     e.state,
                     e.failure_code.as_deref().unwrap_or("-"),
-                    clip(e.failure_message.as_deref().unwrap_or(""), 200)
+                    text::clip_within(e.failure_message.as_deref().unwrap_or(""), 200)
                 ),
                 ("cancelled", _) => format!("{who}: cancelled"),
                 _ => continue,

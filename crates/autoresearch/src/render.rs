@@ -6,7 +6,6 @@
 //! about 27 candidates).
 
 use crate::escape::escape_controls;
-use crate::metric::clip;
 use crate::protocol::{ExperimentRow, Point, RunResult, Status};
 use crate::spec::Direction;
 use crate::{jcs, stats};
@@ -100,8 +99,8 @@ fn experiment_json(e: &ExperimentRow, text_max: usize) -> Value {
         "decision": e.decision,
         "superseded_by": e.superseded_by,
         "failure_code": e.failure_code,
-        "failure_message": e.failure_message.as_deref().map(|m| clip(m, text_max)),
-        "hypothesis": e.hypothesis.as_deref().map(|m| clip(m, text_max)),
+        "failure_message": e.failure_message.as_deref().map(|m| text::clip_within(m, text_max)),
+        "hypothesis": e.hypothesis.as_deref().map(|m| text::clip_within(m, text_max)),
     })
 }
 
@@ -328,8 +327,8 @@ impl RunResult {
             match &self.blocker {
                 Some(b) => json!({
                     "code": b.code,
-                    "message": clip(&b.message, text_max * 2),
-                    "evidence": b.evidence.iter().take(window.max(1)).map(|e| clip(e, text_max)).collect::<Vec<_>>(),
+                    "message": text::clip_within(&b.message, text_max * 2),
+                    "evidence": b.evidence.iter().take(window.max(1)).map(|e| text::clip_within(e, text_max)).collect::<Vec<_>>(),
                     "evidence_total": b.evidence.len(),
                 }),
                 None => Value::Null,
@@ -340,7 +339,7 @@ impl RunResult {
             json!(
                 self.warnings
                     .iter()
-                    .map(|w| clip(w, text_max))
+                    .map(|w| text::clip_within(w, text_max))
                     .collect::<Vec<_>>()
             ),
         );
@@ -431,14 +430,19 @@ impl RunResult {
             c.attempts
         );
         if let Some(b) = &self.blocker {
-            let _ = writeln!(out, "blocker {}: {}", b.code, clip(&b.message, 300));
+            let _ = writeln!(
+                out,
+                "blocker {}: {}",
+                b.code,
+                text::clip_within(&b.message, 300)
+            );
             // The first line of evidence is what the reader acts on (git's own error, say).
             if let Some(first) = b.evidence.first() {
                 let more = match b.evidence.len() - 1 {
                     0 => String::new(),
                     n => format!(" (+{n} more in the JSON result)"),
                 };
-                let _ = writeln!(out, "  evidence: {}{more}", clip(first, 300));
+                let _ = writeln!(out, "  evidence: {}{more}", text::clip_within(first, 300));
             }
         }
         if let Some((baseline, best, divergences)) = self.holdout_summary() {
@@ -470,10 +474,10 @@ impl RunResult {
                 .map(|c| {
                     format!(
                         "{c}: {}",
-                        clip(e.failure_message.as_deref().unwrap_or(""), 60)
+                        text::clip_within(e.failure_message.as_deref().unwrap_or(""), 60)
                     )
                 })
-                .or_else(|| e.hypothesis.as_deref().map(|h| clip(h, 60)))
+                .or_else(|| e.hypothesis.as_deref().map(|h| text::clip_within(h, 60)))
                 .unwrap_or_default()
                 .replace(['\n', '\r', '\t'], " ");
             let note = annotated(note, e.selection_metric(), e.holdout);

@@ -624,7 +624,7 @@ impl Run {
                         format!(
                             "the proposer {}: {}",
                             ended_how(&outcome),
-                            metric::clip(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS)
+                            text::clip_within(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS)
                         ),
                     ))
                 } else {
@@ -733,7 +733,7 @@ impl Run {
     }
 
     fn on_failure(&mut self, awaiting: Await, error: String) {
-        let error = metric::clip(&error, 2_000);
+        let error = text::clip_within(&error, 2_000);
         match awaiting {
             Await::Discover => self.refuse(
                 Failure::RepositoryUnavailable,

@@ -1124,7 +1124,7 @@ impl Check {
             field: field.to_owned(),
             rule: rule.to_owned(),
             value: value
-                .map(|v| crate::metric::clip(&v.to_string(), 120))
+                .map(|v| text::clip_within(&v.to_string(), 120))
                 .unwrap_or_default(),
             did_you_mean: None,
         });

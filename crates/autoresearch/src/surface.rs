@@ -566,7 +566,7 @@ pub fn parse_status_z(stdout: &str) -> Result<WorktreeChanges, String> {
         if entry.len() < 4 || entry.as_bytes()[2] != b' ' || !entry.is_char_boundary(3) {
             return Err(format!(
                 "malformed status entry {:?}",
-                crate::metric::clip(entry, 80)
+                text::clip_within(entry, 80)
             ));
         }
         let (xy, path) = (&entry[..2], &entry[3..]);

@@ -676,7 +676,7 @@ fn paths_git_would_refuse_to_commit_fail_the_round_by_name() {
     };
     let reasons: Vec<_> = v
         .iter()
-        .map(|v| (crate::metric::clip(&v.path, 12), v.reason))
+        .map(|v| (text::clip_within(&v.path, 12), v.reason))
         .collect();
     expect_test::expect![[r#"
         [

@@ -3,7 +3,7 @@
 //! renderings of the tool output and the job output. The shim registers and drives; every word
 //! the models read comes from here; the adapter only passes JSON text through.
 
-use crate::metric::{clip, report_too_long};
+use crate::metric::report_too_long;
 use crate::protocol::ProposalReport;
 use crate::spec::MAX_OBJECTIVE_CHARS;
 use serde_json::{Map, Value, json};
@@ -202,7 +202,7 @@ pub fn check_report(args_json: &str, max_chars: usize) -> Value {
         Some(other) => {
             problems.push(format!(
                 "{key}: must be a non-empty string (got {})",
-                clip(&other.to_string(), VALUE_PREVIEW_CHARS)
+                text::clip_within(&other.to_string(), VALUE_PREVIEW_CHARS)
             ));
             None
         }
@@ -355,10 +355,10 @@ pub fn summary(run: &Value) -> String {
             .map(|code| {
                 format!(
                     "{code}: {}",
-                    clip(e["failure_message"].as_str().unwrap_or(""), 120)
+                    text::clip_within(e["failure_message"].as_str().unwrap_or(""), 120)
                 )
             })
-            .or_else(|| e["hypothesis"].as_str().map(|h| clip(h, 120)))
+            .or_else(|| e["hypothesis"].as_str().map(|h| text::clip_within(h, 120)))
             .unwrap_or_default()
             .replace(['\n', '\r', '\t'], " ");
         let note =

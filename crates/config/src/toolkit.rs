@@ -298,14 +298,7 @@ fn js_sentinel(object: &Map<String, Value>) -> Option<&str> {
 pub fn render(value: &Value) -> String {
     let mut out = String::new();
     write_value(value, &mut out);
-    match out.char_indices().nth(VALUE_PREVIEW_CHARS) {
-        Some((cut, _)) => {
-            out.truncate(cut);
-            out.push('…');
-            out
-        }
-        None => out,
-    }
+    text::clip(&out, VALUE_PREVIEW_CHARS)
 }
 
 /// Enough bytes that a rendering this long surely exceeds the preview (4 bytes per char at most).

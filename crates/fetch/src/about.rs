@@ -6,7 +6,7 @@
 //! and article `<meta>` (`og:title`, `author`, `article:author`, `article:published_time`,
 //! `date`), then the `<title>`. Nothing is guessed from the body.
 
-use crate::html::{Declared, invisible};
+use crate::html::Declared;
 use serde_json::Value;
 
 /// The page's title, author and date, and a product's declared facts.
@@ -210,15 +210,8 @@ fn fill(slot: &mut String, value: String) {
 
 /// One line, whitespace collapsed, invisible characters removed, at most 300 characters.
 fn one_line(text: &str) -> String {
-    let line = text
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace(invisible, "");
-    match line.char_indices().nth(300) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
-    }
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    text::clip(&text::strip_invisible(&line), 300)
 }
 
 /// `2025-09-04T10:00:00+02:00` is `2025-09-04`; other dates as written.

@@ -141,14 +141,6 @@ pub fn truncate_utf16(text: &str, max: usize) -> (&str, bool) {
     (text, false)
 }
 
-/// At most `max` characters of `text`, with `…` when cut (for messages).
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((index, _)) => format!("{}…", &text[..index]),
-        None => text.to_owned(),
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Html,
@@ -243,7 +235,7 @@ fn decode(body: &[u8], byte_cut: bool, charset: Option<String>, notes: &mut Vec<
         ) => return body.iter().map(|&b| html::windows_1252(b)).collect(),
         Some(other) => notes.push(format!(
             "charset {} is not supported; the body was decoded as UTF-8",
-            clip(other, 40)
+            text::clip(other, 40)
         )),
     }
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);

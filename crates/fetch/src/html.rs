@@ -497,20 +497,6 @@ pub(crate) fn colour(value: &str) -> Option<u32> {
     }
 }
 
-/// Characters a person cannot see that can carry text to a model: the Unicode tag block
-/// (U+E0000–E007F), bidirectional controls and zero-width characters.
-pub(crate) fn invisible(c: char) -> bool {
-    matches!(c,
-        '\u{E0000}'..='\u{E007F}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{061C}'
-        | '\u{FEFF}'
-        | '\u{180E}')
-}
-
 fn after_gt(bytes: &[u8], from: usize) -> usize {
     bytes[from..]
         .iter()
@@ -589,7 +575,7 @@ impl Out {
 
     fn text(&mut self, text: &str, pre: bool) {
         for c in text.chars() {
-            if invisible(c) {
+            if text::invisible(c) {
                 continue;
             }
             if pre {

@@ -431,7 +431,7 @@ impl Ladder {
                 let detail = if stderr.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", body::clip(stderr, 300))
+                    format!(": {}", text::clip(stderr, 300))
                 };
                 self.rung_failed(
                     now,
@@ -481,7 +481,7 @@ impl Ladder {
                 let message = format!(
                     "stopped after {} redirects (the limit); the last one pointed to {}",
                     active.redirects,
-                    body::clip(location, 200)
+                    text::clip(location, 200)
                 );
                 let active = active.clone();
                 self.record(
@@ -861,7 +861,7 @@ fn is_redirect(status: u16) -> bool {
 }
 
 fn describe(error: &TransportError) -> String {
-    let message = body::clip(error.message.trim(), 300);
+    let message = text::clip(error.message.trim(), 300);
     match (error.code.is_empty(), message.is_empty()) {
         (false, false) => format!("{}: {message}", error.code),
         (false, true) => error.code.clone(),

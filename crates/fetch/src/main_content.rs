@@ -23,7 +23,7 @@
 //! 6. The title, author and date the page declares go on top (the crate's `about` module).
 
 use crate::about::About;
-use crate::html::{Attrs, Event, Out, heading_level, invisible, tokenize, tokenize_declaring};
+use crate::html::{Attrs, Event, Out, heading_level, tokenize, tokenize_declaring};
 use std::ops::Range;
 
 /// Element names that are chrome by their HTML meaning.
@@ -294,7 +294,7 @@ fn tree(events: &[Event]) -> Vec<Node> {
                 // the page, however deep it nests).
                 let chars = text
                     .chars()
-                    .filter(|&c| !c.is_whitespace() && !invisible(c))
+                    .filter(|&c| !c.is_whitespace() && !text::invisible(c))
                     .count();
                 if let Some(&n) = open.last() {
                     nodes[n].chars += chars;

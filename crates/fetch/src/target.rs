@@ -90,7 +90,7 @@ pub fn check_redirect(
 ) -> Result<Url, UrlProblem> {
     let next = current
         .join(location.trim())
-        .map_err(|_| UrlProblem::BadLocation(crate::body::clip(location, 200)))?;
+        .map_err(|_| UrlProblem::BadLocation(text::clip(location, 200)))?;
     if !matches!(next.scheme(), "http" | "https") {
         return Err(UrlProblem::Scheme(next.scheme().to_owned()));
     }

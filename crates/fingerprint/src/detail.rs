@@ -17,7 +17,7 @@
 //! Only the last [`DETAIL_BYTES`] bytes are read (cut on a char boundary), where a test runner
 //! prints its summary and an interpreter its exception, so the cost is constant.
 
-use crate::Fnv1a;
+use text::Fnv1a;
 
 /// Bytes at the end of a failure text that [`detail`] reads.
 pub const DETAIL_BYTES: usize = 2048;
@@ -25,13 +25,9 @@ pub const DETAIL_BYTES: usize = 2048;
 /// The detail hash of a failure's text (see the module docs): equal for two runs of unchanged
 /// code, different when the error, its line, or a test summary moved.
 pub fn detail(text: &str) -> u64 {
-    let mut start = text.len().saturating_sub(DETAIL_BYTES);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let window = &text[start..];
+    let window = text::tail_bytes(text, DETAIL_BYTES);
     // A cut window starts inside a token: drop it.
-    let window = if start > 0 {
+    let window = if window.len() < text.len() {
         window
             .split_once(char::is_whitespace)
             .map_or("", |(_, rest)| rest)
@@ -48,7 +44,7 @@ pub fn detail(text: &str) -> u64 {
         }
         hash.byte(b' ');
     }
-    hash.finish()
+    hash.value()
 }
 
 /// Whether a token changes between two runs of the same code (rule 1 of the module docs).

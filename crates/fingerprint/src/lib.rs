@@ -111,6 +111,7 @@
 //! ```
 
 use std::fmt;
+use text::Fnv1a;
 
 mod detail;
 pub use detail::{DETAIL_BYTES, detail};
@@ -228,7 +229,7 @@ pub fn fingerprint(failure: &Failure<'_>) -> Option<Fingerprint> {
     if text_bytes == 0 && failure.exit_code.is_none() {
         None
     } else {
-        Some(Fingerprint(hash.finish()))
+        Some(Fingerprint(hash.value()))
     }
 }
 
@@ -264,7 +265,7 @@ pub fn shell_fingerprint_from_end(
     Some(if from_tail == 0 && exit_code.is_none() {
         None
     } else {
-        Some(Fingerprint(hash.finish()))
+        Some(Fingerprint(hash.value()))
     })
 }
 
@@ -298,20 +299,12 @@ pub fn normalize(text: &str) -> String {
 
 /// The first `<= WINDOW_BYTES` bytes of `text`, cut on a char boundary.
 fn clip_head(text: &str) -> &str {
-    let mut end = text.len().min(WINDOW_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.get(..end).unwrap_or("")
+    text::head_bytes(text, WINDOW_BYTES)
 }
 
 /// The last `<= WINDOW_BYTES` bytes of `text`, cut on a char boundary.
 fn clip_tail(text: &str) -> &str {
-    let mut start = text.len().saturating_sub(WINDOW_BYTES);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text.get(start..).unwrap_or("")
+    text::tail_bytes(text, WINDOW_BYTES)
 }
 
 /// A head window without the token its end may have cut in two: up to its last ASCII
@@ -334,47 +327,6 @@ fn drop_partial_first_token(window: &str) -> &str {
 
 // ---------------------------------------------------------------------------------------------
 // Hashing
-
-/// FNV-1a, 64 bits.
-struct Fnv1a(u64);
-
-impl Fnv1a {
-    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-
-    fn new() -> Self {
-        Self(Self::OFFSET_BASIS)
-    }
-
-    #[inline(always)]
-    fn byte(&mut self, b: u8) {
-        self.0 ^= u64::from(b);
-        self.0 = self.0.wrapping_mul(Self::PRIME);
-    }
-
-    #[inline(always)]
-    fn bytes(&mut self, bytes: &[u8]) {
-        let mut h = self.0;
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(Self::PRIME);
-        }
-        self.0 = h;
-    }
-
-    /// Hashes `bytes` with ASCII letters lowercased.
-    #[inline(always)]
-    fn lowered(&mut self, bytes: &[u8]) {
-        let mut h = self.0;
-        for &b in bytes {
-            h = (h ^ u64::from(lower(b))).wrapping_mul(Self::PRIME);
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 /// `b` with an ASCII capital lowercased (one table look-up).
 #[inline(always)]
@@ -446,7 +398,7 @@ impl Sink for HashAll<'_> {
 
     #[inline(always)]
     fn put_lowered(&mut self, bytes: &[u8]) {
-        self.0.lowered(bytes);
+        self.0.bytes_mapped(bytes, lower);
     }
 }
 
@@ -477,7 +429,8 @@ impl Sink for HashFirst<'_> {
     #[inline(always)]
     fn put_lowered(&mut self, bytes: &[u8]) {
         let room = self.limit.saturating_sub(self.pos);
-        self.hash.lowered(bytes.get(..room).unwrap_or(bytes));
+        self.hash
+            .bytes_mapped(bytes.get(..room).unwrap_or(bytes), lower);
         self.pos += bytes.len();
     }
 

@@ -14,25 +14,25 @@ use serde_json::Value;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ArgsHash(pub u64);
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-pub(crate) struct Fnv(pub(crate) u64);
+/// The arguments hash: [`::text::Fnv1a`] with a length before every text.
+pub(crate) struct Fnv(::text::Fnv1a);
 
 impl Fnv {
     pub(crate) fn new() -> Self {
-        Self(FNV_OFFSET)
+        Self(::text::Fnv1a::new())
     }
 
     pub(crate) fn byte(&mut self, b: u8) {
-        self.0 ^= u64::from(b);
-        self.0 = self.0.wrapping_mul(FNV_PRIME);
+        self.0.byte(b);
     }
 
     pub(crate) fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.byte(b);
-        }
+        self.0.bytes(bytes);
+    }
+
+    /// The hash so far.
+    pub(crate) fn value(&self) -> u64 {
+        self.0.value()
     }
 
     fn len(&mut self, n: usize) {
@@ -54,7 +54,7 @@ pub fn canonical_args_hash(value: &Value) -> ArgsHash {
 pub(crate) fn json_hash(value: &Json<'_>) -> ArgsHash {
     let mut h = Fnv::new();
     feed(&mut h, value);
-    ArgsHash(h.0)
+    ArgsHash(h.value())
 }
 
 /// Hashes arguments given as JSON text. Empty (or all-whitespace) text is `{}`, as DSH parses an
@@ -70,7 +70,7 @@ pub fn canonical_args_hash_str(text: &str) -> ArgsHash {
             let mut h = Fnv::new();
             h.byte(b'R');
             h.text(text);
-            ArgsHash(h.0)
+            ArgsHash(h.value())
         }
     }
 }
@@ -144,7 +144,7 @@ impl CallKey {
         h.text(name);
         h.byte(0xFF);
         h.bytes(&args.0.to_le_bytes());
-        Self(h.0)
+        Self(h.value())
     }
 }
 
@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(hash("null").0, {
             let mut h = Fnv::new();
             h.byte(b'n');
-            h.0
+            h.value()
         });
         assert_eq!(hash("null").0, 0xaf63_e34c_8601_f871);
     }

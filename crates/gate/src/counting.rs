@@ -137,7 +137,7 @@ impl Counts {
                     h.byte(u8::from(outcome.killed) | u8::from(outcome.timed_out) << 1);
                     h.bytes(&failure.print.map_or(0, Fingerprint::value).to_le_bytes());
                 }
-                h.0
+                h.value()
             }
         };
         let [last, second_last] = self.recent;

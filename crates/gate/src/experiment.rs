@@ -190,7 +190,7 @@ fn target_hash<'w>(tag: u8, words: impl IntoIterator<Item = &'w str>) -> u64 {
     for word in words {
         h.text(word);
     }
-    h.0
+    h.value()
 }
 
 /// The main command of a shell command line as `[program, first operand]` (see the module docs);

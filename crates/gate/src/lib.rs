@@ -232,7 +232,7 @@ impl Site {
     pub fn root_key(call_id: &str) -> u64 {
         let mut h = args::Fnv::new();
         h.bytes(call_id.as_bytes());
-        h.0.max(1)
+        h.value().max(1)
     }
 }
 

@@ -2,7 +2,7 @@
 //! the crate trusts. Every message names the field, the rule and the value; an unknown key gets a
 //! did-you-mean.
 
-use crate::failure::{Code, Failure, clip_chars, show};
+use crate::failure::{Code, Failure, show};
 use serde_json::{Map, Value};
 
 /// Longest id, in characters.
@@ -351,7 +351,7 @@ fn unknown_keys(map: &Map<String, Value>, known: &[&'static str]) -> Result<(), 
             };
             return Err(invalid(format!(
                 "unknown argument `{}`{hint} The arguments are: {}.",
-                clip_chars(key, 40),
+                ::text::clip(key, 40),
                 known
                     .iter()
                     .map(|k| format!("`{k}`"))
@@ -370,7 +370,7 @@ fn check_len(field: &str, text: &str, max: usize) -> Result<(), Failure> {
             Code::TooLarge,
             format!(
                 "`{field}` must be at most {max} characters (got {n}: {})",
-                clip_chars(text, 40)
+                ::text::clip(text, 40)
             ),
         ));
     }

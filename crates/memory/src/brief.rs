@@ -123,23 +123,18 @@ fn fact_line(fact: &Fact) -> String {
     )
 }
 
-/// `text` with every run of whitespace (newlines too) as one space and control characters
-/// dropped, cut to `max` characters with `…`.
+/// `text` with every run of whitespace (newlines too) as one space, control and invisible
+/// characters ([`::text::invisible`]: Unicode tags, bidi controls, zero-width characters) dropped,
+/// in at most `max` characters with `…`.
 fn one_line(text: &str, max: usize) -> String {
     let flat: String = text
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|&c| !c.is_control() && !::text::invisible(c))
         .collect();
-    if chars(&flat) <= max {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    }
+    ::text::clip_within(&flat, max)
 }
 
 /// Breaks up `{{` and `}}`, so no host renders a fact's text as a template variable.

@@ -1,7 +1,7 @@
 //! Pure helpers for the people CLI the driver exposes (`list`, `show`, `forget`, `export`,
 //! `import`). Each takes the store text (`None`: no file) and returns what to print or write.
 
-use crate::failure::{Code, Failure, clip_chars};
+use crate::failure::{Code, Failure};
 use crate::store::Store;
 use serde_json::Value;
 
@@ -40,7 +40,7 @@ pub fn list(text: Option<&str>) -> Result<String, Failure> {
             "{:<width$}  {:<24}  {}{marks}\n",
             f.id,
             ts,
-            clip_chars(&f.statement.replace('\n', " "), 80)
+            ::text::clip(&f.statement.replace('\n', " "), 80)
         ));
     }
     let superseded = store

@@ -99,13 +99,5 @@ impl std::error::Error for Failure {}
 /// A short JSON rendering of a value for an error message (at most about 60 characters).
 pub(crate) fn show(value: &Value) -> String {
     let text = value.to_string();
-    clip_chars(&text, 60)
-}
-
-/// `text` cut to at most `max` characters, with `…` marking a cut.
-pub(crate) fn clip_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((at, _)) => format!("{}…", &text[..at]),
-    }
+    ::text::clip(&text, 60)
 }

@@ -18,32 +18,11 @@
 use crate::concepts::CONCEPTS;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
-/// FNV-1a: a small, fast hasher for short token strings (no `HashMap` DoS concern here: the
-/// index is built from the user's own store).
-#[derive(Default)]
-pub(crate) struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+/// A map hashed with FNV-1a ([`::text::Fnv1a`]), small and fast for short token strings (no
+/// `HashMap` DoS concern here: the index is built from the user's own store).
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<::text::Fnv1a>>;
 
 /// Weight of a plain word or CJK bigram.
 pub(crate) const WORD_WEIGHT: f32 = 1.0;
@@ -290,7 +269,7 @@ pub(crate) struct Analyzer {
     /// Longest Chinese surface, in characters.
     zh_max: usize,
     /// [`EN_STOPWORDS`] as a set.
-    stopwords: HashSet<&'static str, BuildHasherDefault<Fnv>>,
+    stopwords: HashSet<&'static str, BuildHasherDefault<::text::Fnv1a>>,
 }
 
 impl std::fmt::Debug for Analyzer {

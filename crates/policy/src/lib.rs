@@ -461,30 +461,10 @@ pub struct Tool {
     pub normalized: String,
 }
 
-/// FNV-1a over the name's bytes: tool names are short and trusted to be few, so the name cache
-/// does not need SipHash's protection against chosen collisions (it is bounded anyway).
-#[derive(Default)]
-struct NameHasher(u64);
-
-impl std::hash::Hasher for NameHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type NameMap = HashMap<String, Tool, std::hash::BuildHasherDefault<NameHasher>>;
+/// FNV-1a ([`text::Fnv1a`]) over the name's bytes: tool names are short and trusted to be few,
+/// so the name cache does not need SipHash's protection against chosen collisions (it is
+/// bounded anyway).
+type NameMap = HashMap<String, Tool, std::hash::BuildHasherDefault<text::Fnv1a>>;
 
 /// The policy: settings plus a cache of resolved tool names.
 #[derive(Clone, Debug)]

@@ -6,7 +6,7 @@
 //!    `Exception`, `error:`, `error[`, `panicked`, `fatal:`), else the last line with a weak one
 //!    (`error`, `fail`, `not found`, `cannot`, `undefined`, `denied`), else the last non-blank line.
 //! 2. **Invisible characters.** Control and invisible format characters (zero-width, bidi
-//!    overrides, soft hyphen, BOM) are dropped, so the quoted text is what a reader sees.
+//!    controls, soft hyphen, BOM, Unicode tags) are dropped, so the quoted text is what a reader sees.
 //! 3. **Noise.** Whitespace-separated words that only this run knows are dropped: hex addresses
 //!    (`0x7ffe…`), numbers (`123`, `12:5`), UUIDs and hashes (8+ hex digits with a digit and a
 //!    letter). A path keeps its file name only (`/tmp/x/src/app.py:12:5` → `app.py`).
@@ -64,10 +64,9 @@ fn strength(line: &str) -> u8 {
     )
 }
 
+/// A control character, a soft hyphen, or one of the family's [`text::invisible`] characters.
 fn invisible(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    c.is_control() || c == '\u{00AD}' || text::invisible(c)
 }
 
 /// A word as the phrase keeps it: `None` for noise, a path's file name for a path.

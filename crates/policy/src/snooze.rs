@@ -64,11 +64,7 @@ pub fn minutes_from_args(args_json: &str, max_minutes: u32) -> Result<u32, Strin
 }
 
 fn brief(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
+    text::clip(&value.to_string(), 40)
 }
 
 #[cfg(test)]

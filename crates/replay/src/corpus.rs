@@ -258,12 +258,7 @@ pub enum Half {
 impl Half {
     /// The half a run id falls in.
     pub fn of(id: &str) -> Half {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in id.bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        if hash & 1 == 0 {
+        if text::Fnv1a::of(id.as_bytes()) & 1 == 0 {
             Half::Tune
         } else {
             Half::Report

@@ -509,7 +509,7 @@ impl Session {
                     format!(
                         "{:>5}  {:<24}  {:<12}  {:<9}  {what}",
                         line,
-                        clip(&label, 24),
+                        text::clip_within(&label, 24),
                         result,
                         out["gate"].as_str().unwrap_or_default()
                     )
@@ -582,14 +582,6 @@ fn outcome_label(outcome: &Outcome, out: &Value) -> String {
     } else {
         "ok".to_owned()
     }
-}
-
-fn clip(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_owned();
-    }
-    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
-    format!("{kept}…")
 }
 
 /// A timeline entry in words, for the JSON lines and the session-log timeline.

@@ -687,11 +687,7 @@ fn text_of(blocks: &[Value]) -> String {
 
 /// A value for an error message, cut to 40 characters.
 fn brief(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
-    }
+    text::clip(&value.to_string(), 40)
 }
 
 fn shown(value: Option<&Value>) -> String {

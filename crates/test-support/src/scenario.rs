@@ -449,7 +449,7 @@ impl Scenario {
                         first.map_or("none".to_owned(), |n| n.to_string())
                     );
                 }
-                checked.push(format!("{:?} from request {at}", clip(text, 40)));
+                checked.push(format!("{:?} from request {at}", text::clip(text, 40)));
             }
         }
         for text in expect["never_seen"]
@@ -466,7 +466,7 @@ impl Scenario {
             if !turn.stderr.contains(text) {
                 bail!("stderr lacks {text:?}");
             }
-            checked.push(format!("stderr has {:?}", clip(text, 60)));
+            checked.push(format!("stderr has {:?}", text::clip(text, 60)));
         }
         if let Some(map) = expect["files"].as_object() {
             for (file, needle) in map {
@@ -512,7 +512,7 @@ impl Scenario {
                         "{text:?} appears at most {most} times in one conversation request, expected {want}"
                     );
                 }
-                checked.push(format!("{:?} {want}x", clip(text, 40)));
+                checked.push(format!("{:?} {want}x", text::clip(text, 40)));
             }
         }
         for (key, every) in [("offered", true), ("not_offered", false)] {
@@ -544,7 +544,7 @@ impl Scenario {
             if !turn.stderr.lines().any(|l| l.trim() == line) {
                 bail!("stderr has no line `{line}`");
             }
-            checked.push(format!("stderr line {:?}", clip(line, 60)));
+            checked.push(format!("stderr line {:?}", text::clip(line, 60)));
         }
         if let Some(want) = expect["tools"].as_array() {
             checked.push(check_tools(h, turn, want)?);
@@ -708,7 +708,7 @@ fn check_replay(h: &Harness, turn: &Turn, spec: &Value, texts: &[String]) -> Res
 fn lines_of(lines: &[Value]) -> String {
     lines
         .iter()
-        .map(|l| clip(&l.to_string(), 300))
+        .map(|l| text::clip(&l.to_string(), 300))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -816,27 +816,23 @@ pub fn transcript(turn: &Turn) -> Vec<String> {
                     let said = if text.is_empty() {
                         String::new()
                     } else {
-                        format!("says {:?}; ", clip(&text.replace('\n', " | "), 90))
+                        format!("says {:?}; ", text::clip(&text.replace('\n', " | "), 90))
                     };
-                    format!("model     {said}calls {}", clip(&calls.join(", "), 80))
+                    format!(
+                        "model     {said}calls {}",
+                        text::clip(&calls.join(", "), 80)
+                    )
                 }
-                "tool" => format!("result    {}", clip(first, 110)),
-                "user" if i == 0 => format!("task      {}", clip(first, 110)),
-                "user" => format!("notice    {}", clip(first, 110)),
-                other => format!("{other:<9} {}", clip(first, 110)),
+                "tool" => format!("result    {}", text::clip(first, 110)),
+                "user" if i == 0 => format!("task      {}", text::clip(first, 110)),
+                "user" => format!("notice    {}", text::clip(first, 110)),
+                other => format!("{other:<9} {}", text::clip(first, 110)),
             };
             lines.push(format!("  req {:>2}  {line}", i + 1));
         }
         seen.insert(key, messages.len());
     }
     lines
-}
-
-fn clip(text: &str, width: usize) -> String {
-    match text.char_indices().nth(width) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
 
 /// `cargo xtask scenario [NAME...]`: the release-smoke setup (`setup`, given the run's name),

@@ -553,12 +553,9 @@ fn value_diffs(expected: &Value, actual: &Value, path: &str) -> Vec<String> {
     }
 }
 
+/// A line of a diff, at most 400 characters.
 fn truncate(line: &str) -> String {
-    const MAX: usize = 400;
-    match line.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.to_string(),
-    }
+    text::clip(line, 400)
 }
 
 fn indent(text: &str) -> String {

@@ -151,7 +151,7 @@ impl Run {
         outcome: ProcessOutcome,
         spawn_error: Option<String>,
     ) {
-        let stderr = metric::clip(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS);
+        let stderr = text::clip_within(outcome.stderr_tail.trim(), STDERR_EXCERPT_CHARS);
         self.note_containment(&outcome.containment);
         let verdict = if let Some(e) = spawn_error {
             Verdict::Failure {

@@ -3,7 +3,6 @@
 //! whose fixed part alone cannot fit is refused before the run starts ([`handoff_problem`]).
 
 use super::settings::Settings;
-use crate::metric;
 use crate::spec::{RunPolicy, SpecError};
 use serde_json::{Value, json};
 
@@ -102,7 +101,7 @@ pub fn handoff_problem(policy: &RunPolicy, settings: &Settings) -> Option<SpecEr
         rule: format!(
             "makes the proposal handoff {chars} characters before any history, and maxHandoffChars allows {max} (shorten objective, constraints or mutable_globs, or raise maxHandoffChars)"
         ),
-        value: metric::clip(&value.to_string(), 60),
+        value: text::clip_within(&value.to_string(), 60),
         did_you_mean: None,
     })
 }

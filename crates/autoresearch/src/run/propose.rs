@@ -79,7 +79,7 @@ impl Run {
                 exp,
                 ExpState::PolicyViolation,
                 Failure::PolicyViolation,
-                metric::clip(
+                text::clip_within(
                     &format!(
                         "{} path(s) git status cannot show are not allowed ({}); the worktree \
                          was restored",
@@ -195,8 +195,8 @@ impl Run {
                         "metric": x.metric,
                         "decision": x.decision,
                         "failure_code": x.failure_code,
-                        "failure_message": x.failure_message.as_deref().map(|m| metric::clip(m, 300)),
-                        "hypothesis": x.report.as_ref().map(|r| metric::clip(&r.hypothesis, 300)),
+                        "failure_message": x.failure_message.as_deref().map(|m| text::clip_within(m, 300)),
+                        "hypothesis": x.report.as_ref().map(|r| text::clip_within(&r.hypothesis, 300)),
                         "changed_paths": x.changed_paths.iter().take(20).collect::<Vec<_>>(),
                     })
                 })

@@ -5,7 +5,6 @@
 use super::ledger::Attempt;
 use crate::failure::Failure;
 use crate::jcs;
-use crate::metric;
 use crate::protocol::{StoredRows, StoredRun};
 use crate::spec::{Limits, RunPolicy, check_resume, policy_from_json};
 use crate::state::RunState;
@@ -257,7 +256,7 @@ fn describe_host(recorded: &str) -> String {
         (Some(name), Some(pid)) => format!("host {} pid {pid}", name.escape_debug()),
         _ => format!(
             "host record {}",
-            metric::clip(&recorded.escape_debug().to_string(), 200)
+            text::clip_within(&recorded.escape_debug().to_string(), 200)
         ),
     }
 }

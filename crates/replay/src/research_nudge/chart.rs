@@ -16,8 +16,8 @@
 //! values, the first marker of the span, failed when any row failed) and at most [`MAX_AGENTS`]
 //! agents; the page says what was merged or left out.
 
-use html::escape;
 use std::fmt::Write;
+use text::escape_html;
 
 /// What happened at one row, drawn as a marker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,14 +204,14 @@ impl Chart {
     pub fn html(&self, title: &str, subtitle: &str, notes: &str, t: Thresholds) -> String {
         let mut out = String::with_capacity(64 * 1024);
         out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        let _ = writeln!(out, "<title>{}</title>", escape(title));
+        let _ = writeln!(out, "<title>{}</title>", escape_html(title));
         out.push_str(
             "<style>\nbody{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#111827;background:#ffffff}\nh1{font-size:18px;margin:0 0 4px}\nh2{font-size:15px;margin:20px 0 4px}\np.sub{margin:0 0 8px;color:#374151}\npre{background:#f3f4f6;padding:8px 12px;margin:8px 0;white-space:pre-wrap}\n.legend span{display:inline-block;margin-right:16px}\n.legend svg{vertical-align:middle;margin-right:4px}\nsvg text{font:11px system-ui,sans-serif;fill:#374151}\n</style>\n</head>\n<body>\n",
         );
-        let _ = writeln!(out, "<h1>{}</h1>", escape(title));
-        let _ = writeln!(out, "<p class=\"sub\">{}</p>", escape(subtitle));
+        let _ = writeln!(out, "<h1>{}</h1>", escape_html(title));
+        let _ = writeln!(out, "<p class=\"sub\">{}</p>", escape_html(subtitle));
         if !notes.is_empty() {
-            let _ = writeln!(out, "<pre>{}</pre>", escape(notes.trim_matches('\n')));
+            let _ = writeln!(out, "<pre>{}</pre>", escape_html(notes.trim_matches('\n')));
         }
         legend(&mut out);
         if self.agents.is_empty() {
@@ -226,7 +226,7 @@ impl Chart {
         }
         for (name, series) in &self.agents {
             if self.agents.len() > 1 {
-                let _ = writeln!(out, "<h2>agent {}</h2>", escape(name));
+                let _ = writeln!(out, "<h2>agent {}</h2>", escape_html(name));
             }
             if series.stride > 1 {
                 let _ = writeln!(
@@ -403,7 +403,7 @@ fn agent_svg(out: &mut String, points: &[Point], t: Thresholds) {
             color("threshold"),
             WIDTH - RIGHT - 4.0,
             y - 4.0,
-            escape(&label)
+            escape_html(&label)
         );
     }
     // The three step lines.
@@ -445,7 +445,7 @@ fn agent_svg(out: &mut String, points: &[Point], t: Thresholds) {
                 x(i) - 2.0,
                 debt.top + debt.height - 8.0,
                 color("failure"),
-                escape(&p.label)
+                escape_html(&p.label)
             );
         }
     }
@@ -455,7 +455,7 @@ fn agent_svg(out: &mut String, points: &[Point], t: Thresholds) {
             let _ = writeln!(
                 out,
                 "<g><title>{}</title><polygon points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/></g>",
-                escape(&p.label),
+                escape_html(&p.label),
                 cx,
                 cy - 34.0,
                 cx - 8.0,
@@ -467,7 +467,7 @@ fn agent_svg(out: &mut String, points: &[Point], t: Thresholds) {
         }
         let Some(mark) = p.mark else { continue };
         let (cx, cy) = (x(i), debt.y(f64::from(p.debt)));
-        let title = escape(&p.label);
+        let title = escape_html(&p.label);
         let shape = match mark {
             Mark::Nudge => format!(
                 "<polygon points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"{}\" stroke=\"#ffffff\"/>",

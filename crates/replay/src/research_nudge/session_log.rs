@@ -146,7 +146,11 @@ impl SessionLog {
     /// fork, thresholds).
     pub fn heading(&self, plugin: &Plugin) -> String {
         let h = self.header();
-        let mut out = format!("DSH session {} (started {} UTC", h.id, utc(h.created_at));
+        let mut out = format!(
+            "DSH session {} (started {} UTC",
+            h.id,
+            text::utc_seconds(h.created_at)
+        );
         if let Some(cwd) = &h.cwd {
             out.push_str(&format!(", cwd {cwd}"));
         }
@@ -871,35 +875,12 @@ fn elapsed(ms: Millis) -> String {
     }
 }
 
-/// Unix epoch milliseconds as `YYYY-MM-DD HH:MM:SS` (UTC).
-fn utc(ms: Millis) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
-}
-
 /// The start of a prompt on one line.
 fn excerpt(text: &str) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.char_indices().nth(PROMPT_EXCERPT) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
-    }
+    text::clip(
+        &text.split_whitespace().collect::<Vec<_>>().join(" "),
+        PROMPT_EXCERPT,
+    )
 }
 
 #[cfg(test)]

@@ -702,9 +702,12 @@ peaks: debt 21/20 at call 5, calls since research 5/15 at call 5"
 
 #[test]
 fn time_formats() {
-    assert_eq!(utc(0), "1970-01-01 00:00:00");
-    assert_eq!(utc(CREATED), "2026-01-01 00:00:00");
-    assert_eq!(utc(951_782_400_000 + 86_399_000), "2000-02-29 23:59:59");
+    assert_eq!(text::utc_seconds(0), "1970-01-01 00:00:00");
+    assert_eq!(text::utc_seconds(CREATED), "2026-01-01 00:00:00");
+    assert_eq!(
+        text::utc_seconds(951_782_400_000 + 86_399_000),
+        "2000-02-29 23:59:59"
+    );
     assert_eq!(elapsed(0), "+0:00");
     assert_eq!(elapsed(61_999), "+1:01");
     assert_eq!(elapsed(3_600_000 + 62_000), "+1:01:02");

@@ -11,9 +11,10 @@
 //!   invalid code points become U+FFFD) and about 90 common named ones (the rest stay as written).
 //!
 //! What it drops: `<head>` (ended by `</head>`, `<body>` or the first tag that cannot be in a
-//! head), `<script>`, `<style>`, `<noscript>`, `<template>`, `<svg>`, `<iframe>`, `<noembed>`,
-//! `<noframes>`, `<object>`, comments, doctype and processing instructions, every attribute
-//! (image `alt` text included), and a tag left open at the end of input.
+//! head), `<script>`, `<style>`, `<noscript>` in the head, `<template>`, `<svg>`, `<iframe>`,
+//! `<noembed>`, `<noframes>`, `<object>`, comments, doctype and processing instructions, every
+//! attribute (image `alt` text included), and a tag left open at the end of input. A
+//! `<noscript>` in the body is read as markup: it is what a browser without scripts shows.
 //!
 //! It never fails and never panics: any byte sequence that is a `str` gives a `String`, in one
 //! pass over the input.
@@ -185,7 +186,10 @@ pub(crate) fn tokenize_declaring(html: &str) -> (Vec<Event>, Declared) {
                 }
             }
             Markup::Start(name, attrs, self_closing) => {
-                if RAW_DROPPED.contains(&name.as_str()) {
+                // A `noscript` in the body is what a browser without scripts shows, and this
+                // reader runs none: its markup is read (a forum's posts can live only there).
+                let shown_without_scripts = name == "noscript" && !in_head;
+                if RAW_DROPPED.contains(&name.as_str()) && !shown_without_scripts {
                     i = skip_raw_text(html, end, &name);
                     if name == "script" && attrs.json_ld {
                         declared

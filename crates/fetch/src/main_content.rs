@@ -28,7 +28,7 @@ use std::ops::Range;
 
 /// Element names that are chrome by their HTML meaning.
 const CHROME_ELEMENTS: &[&str] = &[
-    "nav", "aside", "footer", "form", "dialog", "button", "select", "menu",
+    "nav", "aside", "footer", "form", "dialog", "button", "select", "menu", "noscript",
 ];
 
 /// ARIA roles that are chrome (`banner` is handled like `header`).

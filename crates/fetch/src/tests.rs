@@ -790,8 +790,14 @@ break"#
 #[test]
 fn html_drops_non_content() {
     assert_eq!(
-        text("<p>a<script>alert('<b>x</b>')</script>b</p><noscript>enable js</noscript>"),
+        text("<p>a<script>alert('<b>x</b>')</script>b</p>"),
         "ab"
+    );
+    // This reader runs no script: a `noscript` in the body is read as a browser without
+    // scripts shows it; one in the head holds no text.
+    assert_eq!(
+        text("<head><noscript><img src='p.gif'></noscript></head><p>ab</p><noscript><p>enable <b>js</b></p></noscript>"),
+        "ab\n\nenable js"
     );
     assert_eq!(text("<p>x<style>.a{}</style>y</p>"), "xy");
     assert_eq!(
@@ -1766,6 +1772,27 @@ fn several_articles_are_all_kept_and_a_feed_is_not_the_main_content() {
         text.contains("Tide pools") && !text.contains("Story 1"),
         "{text}"
     );
+}
+
+#[test]
+fn a_thread_written_only_for_readers_without_scripts_is_the_main_content() {
+    // A forum that renders its posts by script, and serves them to readers without scripts in
+    // `noscript`; a small `noscript` notice is chrome.
+    let posts: String = (1..=3)
+        .map(|n| format!("<div class='post'><p>Post {n}: {PROSE}</p></div>"))
+        .collect();
+    let page = format!(
+        "<body><noscript><p>Please enable JavaScript.</p></noscript><section id='splash'><p>Loading</p></section><noscript><div role='main'><h1>Shore</h1>{posts}</div></noscript></body>"
+    );
+    expect_test::expect![[r#"
+        # Shore
+
+        Post 1: Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Post 2: Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Post 3: Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]]
+    .assert_eq(&main_content::to_text(&page));
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //!    the colour of its inline background) count nowhere, unless one holds most of the page's
 //!    text: then the page's script shows it, and it is kept.
 //! 2. Chrome is marked: the elements HTML gives that meaning (`nav`, `aside`, `footer`, forms,
-//!    dialogs, a `header` without the page's `h1`), the matching ARIA roles, hidden elements, and
+//!    dialogs, a small `noscript`, a `header` without the page's `h1`), the matching ARIA roles, hidden elements, and
 //!    elements whose `class` or `id` words name chrome (a word starting with `nav`, `menu`,
 //!    `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see [`CHROME_WORDS`]); never an element
 //!    holding most of the page's visible text outside links.

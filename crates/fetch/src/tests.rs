@@ -789,14 +789,13 @@ break"#
 
 #[test]
 fn html_drops_non_content() {
-    assert_eq!(
-        text("<p>a<script>alert('<b>x</b>')</script>b</p>"),
-        "ab"
-    );
+    assert_eq!(text("<p>a<script>alert('<b>x</b>')</script>b</p>"), "ab");
     // This reader runs no script: a `noscript` in the body is read as a browser without
     // scripts shows it; one in the head holds no text.
     assert_eq!(
-        text("<head><noscript><img src='p.gif'></noscript></head><p>ab</p><noscript><p>enable <b>js</b></p></noscript>"),
+        text(
+            "<head><noscript><img src='p.gif'></noscript></head><p>ab</p><noscript><p>enable <b>js</b></p></noscript>"
+        ),
         "ab\n\nenable js"
     );
     assert_eq!(text("<p>x<style>.a{}</style>y</p>"), "xy");

@@ -8,10 +8,10 @@
 //!    the colour of its inline background) count nowhere, unless one holds most of the page's
 //!    text: then the page's script shows it, and it is kept.
 //! 2. Chrome is marked: the elements HTML gives that meaning (`nav`, `aside`, `footer`, forms,
-//!    dialogs, a small `noscript`, a `header` without the page's `h1`), the matching ARIA roles, hidden elements, and
-//!    elements whose `class` or `id` words name chrome (a word starting with `nav`, `menu`,
-//!    `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see [`CHROME_WORDS`]); never an element
-//!    holding most of the page's visible text outside links.
+//!    dialogs, a small `noscript`, a `header` without the page's `h1`), the matching ARIA
+//!    roles, hidden elements, and elements whose `class` or `id` words name chrome (a word
+//!    starting with `nav`, `menu`, `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see
+//!    [`CHROME_WORDS`]); never an element holding most of the page's visible text outside links.
 //! 3. The root is the declared main content (every `main`, `role="main"` and `article`, and the
 //!    nearest common ancestor of several articles) with the most paragraph text, narrowed to the
 //!    smallest holding nearly all of it, when it holds enough of the page's text outside chrome;

@@ -484,10 +484,7 @@ fn an_abandoned_take_over_mutex_is_removed_and_the_dead_lock_taken_over() {
         world.run(&mut Rng(seed), None, None);
         world.check();
         assert_eq!(answers(&world), ["ok", "ok"], "seed {seed}");
-        assert!(
-            !world.files.contains_key(&path(TAKEOVER_FILE)),
-            "seed {seed}"
-        );
+        assert!(!world.files.contains_key(&path(TAKEOVER_FILE)), "seed {seed}");
     }
     // Three writers: the residual the crate docs name ("What is left"). Two writers removing the
     // one abandoned mutex can let two take-overs overlap; then a winner's lock may be displaced

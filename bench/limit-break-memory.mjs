@@ -200,6 +200,8 @@ for (const n of [1000, 10000]) {
       ['save median (whole protocol)', median(saves), target.save, row.ratios.save],
       ['  before (cache bypassed), same run', median(beforeSaves), null, null],
       ['  the disk alone (write, fsync, rename)', median(disk), null, null],
+      // The goal relative to the disk: a save within 1.5x of writing the same bytes.
+      ['  save against 1.5x the disk alone', median(saves), 1.5 * median(disk), median(saves) / (1.5 * median(disk))],
       ['  2 s after the last write (no read)', median(idleSaves), null, null],
       ['recall right after a save, median', median(afterSaves), target.after_save, row.ratios.after_save],
       ['  before (cache bypassed), same run', median(beforeAfterSave), null, null],

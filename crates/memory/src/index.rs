@@ -75,11 +75,15 @@ pub struct Index {
     vocab: Vocab,
     /// Per fact, its analysis (kept so a rebuild after a save reuses it).
     analyzed: Vec<Analyzed>,
-    /// `postings[term]`: `(fact, pseudo-frequency)` in fact order.
-    postings: Vec<Vec<(u32, f32)>>,
-    /// `weights[term]`: per posting, the term's token weights summed per field, from which
-    /// [`Index::refresh`] computes the pseudo-frequencies when the average lengths change.
+    /// `postings[term]`: the facts holding it, in fact order.
+    postings: Vec<Vec<u32>>,
+    /// `weights[term]`: per posting, the term's token weights summed per field; a search turns
+    /// them into the posting's pseudo-frequency with its fact's `scale`
+    /// ([`Index::frequencies`]), so a save does not recompute every posting.
     weights: Vec<FieldWeights>,
+    /// Per fact, each field's BM25F factor: its weight over its length normalisation for the
+    /// current average lengths ([`Index::refresh`]).
+    scale: Vec<[f32; FIELDS]>,
     /// Per field, the summed lengths of every fact (whole numbers, so exact in any order).
     totals: [f64; FIELDS],
     /// Ids of prefix-matchable terms (words) some fact holds, sorted by text.
@@ -142,8 +146,8 @@ impl Index {
 
     /// Applies a save's edits in place: each `(position, fact)` replaces the fact there, or
     /// appends it at the position one past the last (positions ascending). Only the edited facts
-    /// are tokenised and only their postings move; then the pseudo-frequencies are recomputed
-    /// for the new average lengths. Ranks exactly as [`Index::build`] of the edited store does.
+    /// are tokenised and only their postings move; then each fact's field factors follow the
+    /// new average lengths. Ranks exactly as [`Index::build`] of the edited store does.
     pub fn update(&mut self, edits: Vec<(usize, Fact)>) {
         let mut memo = Memo::default();
         let mut moved = false;
@@ -187,7 +191,7 @@ impl Index {
         let doc = i as u32;
         for (term, _) in summed(&self.analyzed[i]) {
             let t = term as usize;
-            if let Ok(at) = self.postings[t].binary_search_by_key(&doc, |p| p.0) {
+            if let Ok(at) = self.postings[t].binary_search(&doc) {
                 self.postings[t].remove(at);
                 self.weights[t].remove(at);
                 if self.postings[t].is_empty() && self.vocab.prefixable[t] {
@@ -214,12 +218,12 @@ impl Index {
         }
     }
 
-    /// Puts fact `i`'s analysis into the postings (pseudo-frequencies left for [`Index::refresh`]).
+    /// Puts fact `i`'s analysis into the postings (its field factors left for [`Index::refresh`]).
     fn insert_postings(&mut self, i: usize) {
         let doc = i as u32;
         for (term, sums) in summed(&self.analyzed[i]) {
             let t = term as usize;
-            let at = self.postings[t].partition_point(|p| p.0 < doc);
+            let at = self.postings[t].partition_point(|&d| d < doc);
             if self.postings[t].is_empty() && self.vocab.prefixable[t] {
                 let text = self.vocab.terms[t].as_str();
                 let vocab = &self.vocab;
@@ -228,7 +232,7 @@ impl Index {
                     .partition_point(|&w| vocab.terms[w as usize].as_str() < text);
                 self.words_sorted.insert(w, term);
             }
-            self.postings[t].insert(at, (doc, 0.0));
+            self.postings[t].insert(at, doc);
             self.weights[t].insert(at, &sums);
         }
         for (total, len) in self.totals.iter_mut().zip(self.analyzed[i].len) {
@@ -236,7 +240,8 @@ impl Index {
         }
     }
 
-    /// Recomputes every pseudo-frequency from the summed weights and the average lengths.
+    /// Recomputes each fact's field factors from the average lengths: one row per fact, not one
+    /// per posting.
     fn refresh(&mut self) {
         let n = self.analyzed.len();
         let avg: Vec<f32> = self
@@ -250,7 +255,7 @@ impl Index {
                 }
             })
             .collect();
-        let scale: Vec<[f32; FIELDS]> = self
+        self.scale = self
             .analyzed
             .iter()
             .map(|a| {
@@ -260,19 +265,25 @@ impl Index {
                 })
             })
             .collect();
-        for (postings, weights) in self.postings.iter_mut().zip(&self.weights) {
-            let mut sums = weights.sums.iter();
-            for (posting, &mask) in postings.iter_mut().zip(&weights.masks) {
-                let scale = &scale[posting.0 as usize];
+    }
+
+    /// Term `t`'s postings with their pseudo-frequencies: each field's summed weight times its
+    /// fact's factor, summed.
+    fn frequencies(&self, t: usize) -> impl Iterator<Item = (u32, f32)> + '_ {
+        let weights = &self.weights[t];
+        let mut sums = weights.sums.iter();
+        self.postings[t]
+            .iter()
+            .zip(&weights.masks)
+            .map(move |(&doc, &mask)| {
                 let mut tf = 0f32;
-                for (f, s) in scale.iter().enumerate() {
+                for (f, s) in self.scale[doc as usize].iter().enumerate() {
                     if mask & (1 << f) != 0 {
                         tf += s * sums.next().copied().unwrap_or(0.0);
                     }
                 }
-                posting.1 = tf;
-            }
-        }
+                (doc, tf)
+            })
     }
 
     /// The id of the term `text` when some fact holds it (after a rebuild the vocabulary can
@@ -346,13 +357,14 @@ impl Index {
         let sat = |tf: f32| tf * (K1 + 1.0) / (K1 + tf);
         let mut phrase_idf = 0f32;
         for (text, kind) in &distinct {
-            let exact = self.term(text).map(|t| &self.postings[t as usize]);
-            if let Some(post) = exact {
-                let w = idf(post.len());
+            let exact_term = self.term(text);
+            let exact = exact_term.map(|t| &self.postings[t as usize]);
+            if let Some(t) = exact_term {
+                let w = idf(self.postings[t as usize].len());
                 if kind.in_phrase() {
                     phrase_idf += w;
                 }
-                for &(d, tf) in post {
+                for (d, tf) in self.frequencies(t as usize) {
                     if ok(d as usize) {
                         bump(&mut acc, &mut touched, d, w * sat(tf));
                     }
@@ -372,9 +384,8 @@ impl Index {
                     if word == text {
                         continue;
                     }
-                    for &(d, tf) in &self.postings[t as usize] {
-                        let has_exact =
-                            exact.is_some_and(|p| p.binary_search_by_key(&d, |x| x.0).is_ok());
+                    for (d, tf) in self.frequencies(t as usize) {
+                        let has_exact = exact.is_some_and(|p| p.binary_search(&d).is_ok());
                         if ok(d as usize) && !has_exact {
                             cand.push((d, tf));
                         }
@@ -515,7 +526,7 @@ fn analyze(fact: &Fact, analyzer: &Analyzer, vocab: &mut Vocab, memo: &mut Memo)
     out
 }
 
-/// Pass 2: the postings with each fact's summed field weights, the pseudo-frequencies for the
+/// Pass 2: the postings with each fact's summed field weights, the field factors for the
 /// average field lengths ([`Index::refresh`]), the prefix word list, tags and ids.
 fn assemble(store: Store, analyzer: Analyzer, vocab: Vocab, analyzed: Vec<Analyzed>) -> Index {
     let mut totals = [0f64; FIELDS];
@@ -524,12 +535,12 @@ fn assemble(store: Store, analyzer: Analyzer, vocab: Vocab, analyzed: Vec<Analyz
             *t += f64::from(l);
         }
     }
-    let mut postings: Vec<Vec<(u32, f32)>> = vec![Vec::new(); vocab.terms.len()];
+    let mut postings: Vec<Vec<u32>> = vec![Vec::new(); vocab.terms.len()];
     let mut weights: Vec<FieldWeights> = Vec::new();
     weights.resize_with(vocab.terms.len(), FieldWeights::default);
     for (doc, a) in analyzed.iter().enumerate() {
         for (term, sums) in summed(a) {
-            postings[term as usize].push((doc as u32, 0.0));
+            postings[term as usize].push(doc as u32);
             weights[term as usize].push(&sums);
         }
     }
@@ -550,6 +561,7 @@ fn assemble(store: Store, analyzer: Analyzer, vocab: Vocab, analyzed: Vec<Analyz
         analyzed,
         postings,
         weights,
+        scale: Vec::new(),
         totals,
         words_sorted,
         tags,

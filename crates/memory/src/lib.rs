@@ -63,11 +63,13 @@
 //! mistake: put it back with `link(renamed, file)` (never `rename`, which could clobber a newer
 //! file; `EEXIST` means another writer already created a new one) and unlink the renamed name.
 //!
-//! 1. `args = parse_save_args(&value)`; on `Err(f)` answer `f.to_json()`. Create `dir`
-//!    (recursive) if missing.
+//! 1. `args = parse_save_args(&value)`; on `Err(f)` answer `f.to_json()`. When the first
+//!    exclusive create of 2.1 fails with `ENOENT`, create `dir` (recursive) and try again, once.
 //! 2. **Acquire.** `start = now`; `attempt = 0`. Loop:
 //!    1. `open(lock, O_CREAT | O_EXCL | O_WRONLY, 0o644)` (Node flag `"wx"`). On success write
-//!       `LockRecord { token, pid, host, created: now }.to_text()`, `fsync`, close: go to 3.
+//!       `LockRecord { token, pid, host, created: now }.to_text()` and close, without `fsync`
+//!       (only other processes of this machine read it, from the page cache; after a power loss
+//!       every holder is dead and the lock's age decides): go to 3.
 //!    2. On `EEXIST` (on Windows also `EPERM` when `lstat(lock)` shows it exists): read the
 //!       lock's text and `mtime`; if it vanished (`ENOENT`) retry 2.1 at once.
 //!       `age_ms = max(0, now − mtime)`. If [`lock::pid_to_probe`] gives a pid, probe it with
@@ -149,8 +151,8 @@
 //! let two take-overs overlap, and then the old failure above is possible, or a live writer's
 //! mutex is left behind (the next save waits 5 s and removes it). Nothing is lost either way.
 //! `tests/save_world.rs` replays it on a fake file system and clock: over 1,000 interleavings of
-//! three writers chosen at random step by step after a crash mid take-over, 2 displace a writer
-//! and 18 leave a mutex; with two writers none does. A writer that violates (A1) fails its own
+//! three writers chosen at random step by step after a crash mid take-over, 1 displaces a writer
+//! and 13 leave a mutex; with two writers none does. A writer that violates (A1) fails its own
 //! commit check (step 5) and saves nothing.
 //!
 //! # The recall cache

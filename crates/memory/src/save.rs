@@ -411,11 +411,14 @@ pub struct Save {
     rename_started: f64,
     rename_attempt: u32,
     sweep: VecDeque<String>,
+    /// The directory was made (at most once a save).
+    made_dir: bool,
 }
 
 impl Save {
     /// A save in `place` by `writer`, started at `now`; `seed` is random bits for the backoff's
-    /// jitter. The first step creates the store's directory.
+    /// jitter. The first step is the lock's exclusive create; the store's directory is made only
+    /// when that create finds it missing.
     pub fn new(place: Place, writer: Writer, seed: u64, now: Now) -> Save {
         let mut save = Save {
             target: String::new(),
@@ -437,9 +440,9 @@ impl Save {
             rename_started: 0.0,
             rename_attempt: 0,
             sweep: VecDeque::new(),
+            made_dir: false,
         };
-        let path = save.place.dir.clone();
-        save.plan(Phase::MakeDir, |id| Step::MakeDir { id, path });
+        save.create(Which::Lock, String::new(), now);
         save
     }
 
@@ -579,8 +582,10 @@ impl Save {
             path,
             mode: LOCK_MODE,
             data: Data::Text(text),
-            // After a crash the mutex's holder is dead anyway.
-            sync: which == Which::Lock,
+            // No fsync for the lock nor the mutex: it only has to survive a crash of this
+            // process (the page cache keeps it), and after a crash of the machine its holder is
+            // dead anyway and its age decides.
+            sync: false,
             stat: false,
         });
     }
@@ -744,7 +749,12 @@ impl Save {
                 self.read(Phase::Reread { judged }, path);
             }
             (Phase::Create { which, .. }, Input::Failed { code, message }) => {
-                if code == "EEXIST" {
+                if which == Which::Lock && code == "ENOENT" && !self.made_dir {
+                    // 1. No directory yet: make it, once, and try again.
+                    self.made_dir = true;
+                    let path = self.place.dir.clone();
+                    self.plan(Phase::MakeDir, |id| Step::MakeDir { id, path });
+                } else if code == "EEXIST" {
                     self.contended(which);
                 } else if self.place.windows && code == "EPERM" {
                     // On Windows EPERM can mean the file exists (pending deletion, or held).

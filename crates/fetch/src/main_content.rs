@@ -17,7 +17,9 @@
 //!    smallest holding nearly all of it, when it holds enough of the page's text outside chrome;
 //!    otherwise the body, narrowed to the one child that holds nearly all of its text.
 //! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out, and in
-//!    prose, small blocks that are mostly links left out too.
+//!    prose, small blocks that are mostly links left out too; so are comments (containers whose
+//!    words start with `comment`) below an article of at least 2,000 characters of paragraphs,
+//!    while a thread with a short opening post keeps them all.
 //! 5. When that is unsure (a small share of the page's text, or mostly link text), the answer is
 //!    the page's visible text, and [`Extraction::page_text_because`] says why.
 //! 6. The title, author and date the page declares go on top (the crate's `about` module).
@@ -116,6 +118,11 @@ const LINK_BLOCK_MIN_LINK_SHARE: f64 = 0.5;
 
 /// … holding less than this share of the root's text is left out.
 const LINK_BLOCK_MAX_SHARE: f64 = 0.25;
+
+/// Comments (an element whose `class` or `id` word starts with `comment`) are left out when
+/// the root holds at least this much paragraph text outside them: they follow an article. In a
+/// thread, the comments are the content.
+const ARTICLE_BESIDE_COMMENTS_MIN_CHARS: usize = 2000;
 
 /// Blocks that can be a list of links.
 const LINK_BLOCKS: &[&str] = &[
@@ -513,6 +520,12 @@ fn words<'a>(name: &str, attrs: &'a Attrs) -> impl Iterator<Item = String> + 'a 
         .map(str::to_lowercase)
 }
 
+/// A container whose `class` or `id` words name comments.
+fn names_comments(node: &Node) -> bool {
+    NAMED_CONTAINERS.contains(&node.name.as_str())
+        && words(&node.name, &node.attrs).any(|w| w.starts_with("comment"))
+}
+
 /// The element whose content is the page's main content, or `None` for a page without text
 /// outside chrome.
 fn choose_root(nodes: &[Node]) -> Option<usize> {
@@ -606,6 +619,24 @@ impl Kept {
         // In prose, a block that is mostly links is a list of other pages (related stories,
         // tags, share bars); in a list of links, it is an item.
         let prose = (nodes[root].link_chars as f64) < PROSE_MAX_LINK_SHARE * root_chars as f64;
+        // Comments below an article are not the article; in a thread, they are the thread.
+        // Counted from the outermost comment containers, so one comment is never weighed
+        // against the others.
+        let mut in_comments = 0;
+        let mut walk = vec![root];
+        while let Some(id) = walk.pop() {
+            if nodes[id].hidden {
+                continue;
+            }
+            if id != root && names_comments(&nodes[id]) {
+                in_comments += nodes[id].paragraph_chars;
+            } else {
+                walk.extend(&nodes[id].children);
+            }
+        }
+        let article_beside_comments = in_comments > 0
+            && nodes[root].paragraph_chars.saturating_sub(in_comments)
+                >= ARTICLE_BESIDE_COMMENTS_MIN_CHARS;
         while let Some(id) = stack.pop() {
             let node = &nodes[id];
             // A form that holds most of the root's text wraps the content (whole-page forms).
@@ -614,7 +645,8 @@ impl Kept {
                 && LINK_BLOCKS.contains(&node.name.as_str())
                 && node.link_chars as f64 > LINK_BLOCK_MIN_LINK_SHARE * node.chars as f64
                 && (node.chars as f64) < LINK_BLOCK_MAX_SHARE * root_chars as f64;
-            if id != root && (node.chrome && !wrapper || links_in_prose) {
+            let comments = article_beside_comments && names_comments(node);
+            if id != root && (node.chrome && !wrapper || links_in_prose || comments) {
                 kept.dropped.push(node.events.clone());
                 if !node.hidden {
                     kept.chars -= node.chars;

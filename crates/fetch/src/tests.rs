@@ -1795,6 +1795,35 @@ fn a_thread_written_only_for_readers_without_scripts_is_the_main_content() {
 }
 
 #[test]
+fn comments_below_an_article_are_left_out_and_a_thread_keeps_them() {
+    let comments: String = (1..=3)
+        .map(|n| format!("<li class='comment'><p>Reply {n}: nice shore.</p></li>"))
+        .collect();
+    let comments = format!("<ol class='comment-list'>{comments}</ol>");
+    // An article of more than 2,000 characters of paragraphs (16 × 135 letters): its comments
+    // are not the article.
+    let article: String = (0..16).map(|_| format!("<p>{PROSE}</p>")).collect();
+    let page = format!("<body><article><h1>Shore</h1>{article}{comments}</article></body>");
+    let text = main_content::to_text(&page);
+    assert!(text.contains("Tide pools") && !text.contains("Reply"), "{text}");
+    // A thread: a short opening post, then the replies, which are the thread.
+    let page = format!(
+        "<body><article><h1>Shore</h1><p>Where are the tide pools?</p>{comments}</article></body>"
+    );
+    expect_test::expect![[r#"
+        # Shore
+
+        Where are the tide pools?
+
+        - Reply 1: nice shore.
+
+        - Reply 2: nice shore.
+
+        - Reply 3: nice shore."#]]
+    .assert_eq(&main_content::to_text(&page));
+}
+
+#[test]
 fn an_unsure_extraction_gives_the_page_text_and_says_so() {
     // The only declared main content is an advertisement label; the page's text is a list of
     // links.

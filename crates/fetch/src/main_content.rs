@@ -520,9 +520,10 @@ fn words<'a>(name: &str, attrs: &'a Attrs) -> impl Iterator<Item = String> + 'a 
         .map(str::to_lowercase)
 }
 
-/// A container whose `class` or `id` words name comments.
+/// A block whose `class` or `id` words name comments (not a `span`: highlighted code marks
+/// its comments so).
 fn names_comments(node: &Node) -> bool {
-    NAMED_CONTAINERS.contains(&node.name.as_str())
+    matches!(node.name.as_str(), "div" | "section" | "ul" | "ol" | "li")
         && words(&node.name, &node.attrs).any(|w| w.starts_with("comment"))
 }
 

@@ -1803,9 +1803,13 @@ fn comments_below_an_article_are_left_out_and_a_thread_keeps_them() {
     // An article of more than 2,000 characters of paragraphs (16 × 135 letters): its comments
     // are not the article.
     let article: String = (0..16).map(|_| format!("<p>{PROSE}</p>")).collect();
-    let page = format!("<body><article><h1>Shore</h1>{article}{comments}</article></body>");
+    let code = "<pre><span class='comment'>// the tide</span>\nlet shore = 1;</pre>";
+    let page = format!("<body><article><h1>Shore</h1>{article}{code}{comments}</article></body>");
     let text = main_content::to_text(&page);
-    assert!(text.contains("Tide pools") && !text.contains("Reply"), "{text}");
+    assert!(
+        text.contains("Tide pools") && text.contains("// the tide") && !text.contains("Reply"),
+        "{text}"
+    );
     // A thread: a short opening post, then the replies, which are the thread.
     let page = format!(
         "<body><article><h1>Shore</h1><p>Where are the tide pools?</p>{comments}</article></body>"

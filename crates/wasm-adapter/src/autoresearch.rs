@@ -21,9 +21,6 @@ use config::autoresearch::RowConfig;
 use serde_json::{Map, Value, json};
 use wasm_bindgen::prelude::*;
 
-/// The plugin name DSH shows.
-pub const PLUGIN_NAME: &str = "autoresearch";
-
 validate_config_binding!(validateAutoresearchConfig, RowConfig);
 
 /// Validates a run spec against the deployment's limits for the headless runner (`headless`) or

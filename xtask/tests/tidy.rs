@@ -273,7 +273,7 @@ fn no_import_cycles_between_files() {
 /// `#[cfg(test)] mod tests { … }` blocks): every line counts, docs and blank lines too. The
 /// adapter only binds; logic that makes it grow belongs in a core. Lower it when the adapter
 /// shrinks.
-const ADAPTER_MAX_LINES: usize = 2_616;
+const ADAPTER_MAX_LINES: usize = 2_500;
 
 #[test]
 fn the_adapter_stays_small() {

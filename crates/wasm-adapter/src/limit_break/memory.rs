@@ -304,6 +304,13 @@ impl StoreSave {
     }
 }
 
+/// The brief of a store file of `bytes` bytes when it is too large to read for the brief
+/// ([`memory::brief::unread`]).
+#[wasm_bindgen(js_name = memoryBriefUnread)]
+pub fn brief_unread(bytes: f64) -> Option<String> {
+    memory::brief::unread(bytes as u64)
+}
+
 /// The store layout under the DSH home, as JSON: `{ "dir", "store", "lock", "takeover" }`
 /// (names).
 #[wasm_bindgen(js_name = memoryLayout)]

@@ -270,7 +270,11 @@ fn a_save_strips_invisible_characters_from_every_string() {
     );
     let fact = &Store::parse(&saved.text).unwrap_or_default().facts[0];
     assert_eq!(
-        (fact.id.as_str(), fact.statement.as_str(), fact.details.as_str()),
+        (
+            fact.id.as_str(),
+            fact.statement.as_str(),
+            fact.details.as_str()
+        ),
         ("net.proxy", "the proxy is 10.0.0.1", "ab")
     );
     assert_eq!(fact.tags, ["xy"]);
@@ -996,4 +1000,32 @@ fn lock_decisions_and_names_as_a_driver_reads_them() {
         lock::layout_json(),
         json!({"dir": "memory", "store": "facts.json", "lock": ".facts.lock", "takeover": ".facts.lock.takeover"})
     );
+}
+
+#[test]
+fn cli_recall_lays_out_the_memory_recall_answer() {
+    let mut text = save(
+        None,
+        json!({"id": "net.proxy", "statement": "The corporate proxy is\nproxy.example:3128"}),
+    )
+    .text;
+    text = save(
+        Some(&text),
+        json!({"id": "net.dns", "statement": "DNS goes through the proxy host"}),
+    )
+    .text;
+    text = save(
+        Some(&text),
+        json!({"id": "user.editor", "statement": "The user prefers vim"}),
+    )
+    .text;
+    let args =
+        parse_recall_args(&json!({"query": "proxy", "limit": 1})).unwrap_or_else(|f| panic!("{f}"));
+    let answer = crate::recall::recall_text(Some(&text), &args).unwrap_or_default();
+    expect_test::expect![[r#"
+          1.453  net.proxy  The corporate proxy is proxy.example:3128
+        1 of 2 matching
+        showing 1 to 1 of 2 matching facts; call memory_recall again with the same arguments and offset 1 for the next page
+    "#]]
+    .assert_eq(&cli::recall_lines(&answer));
 }

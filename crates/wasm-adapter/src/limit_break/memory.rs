@@ -136,6 +136,12 @@ pub fn show(current: Option<Vec<u8>>, id: &str) -> Edit {
     Edit::of(driver::show(current.as_deref(), id))
 }
 
+/// People CLI `recall QUERY`: the lines to print for a `memory_recall` success answer (JSON).
+#[wasm_bindgen(js_name = recallLines)]
+pub fn recall_lines(answer_json: &str) -> String {
+    memory::cli::recall_lines(&serde_json::from_str(answer_json).unwrap_or_default())
+}
+
 /// People CLI `export`: the whole store in its canonical form.
 #[wasm_bindgen(js_name = exportFacts)]
 pub fn export(current: Option<Vec<u8>>) -> Edit {

@@ -197,10 +197,15 @@ mod tests {
     fn invisible_characters_never_reach_the_answer() {
         let body = "plain\u{200B} text\u{202E} with \u{E0041}\u{E0042}tags\u{2066}".as_bytes();
         for format in [Format::Text, Format::Page, Format::Raw] {
-            let rendered = crate::body::render(body, true, Some("text/plain"), format, 0, 1000, 1000);
-            assert_eq!(rendered.map(|r| r.text).ok().as_deref(), Some("plain text with tags"));
+            let rendered =
+                crate::body::render(body, true, Some("text/plain"), format, 0, 1000, 1000);
+            assert_eq!(
+                rendered.map(|r| r.text).ok().as_deref(),
+                Some("plain text with tags")
+            );
         }
-        let failure = json!({"ok": false, "code": "fetch.failed", "message": "a\u{202E}b\u{E0041}"});
+        let failure =
+            json!({"ok": false, "code": "fetch.failed", "message": "a\u{202E}b\u{E0041}"});
         expect_test::expect![[r#"
             {
               "ok": false,

@@ -197,11 +197,9 @@ fn visible(args: &Value) -> std::borrow::Cow<'_, Value> {
         match v {
             Value::String(s) => Value::String(::text::strip_invisible(s).into_owned()),
             Value::Array(items) => Value::Array(items.iter().map(strip).collect()),
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), strip(v)))
-                    .collect(),
-            ),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| (k.clone(), strip(v))).collect())
+            }
             other => other.clone(),
         }
     }

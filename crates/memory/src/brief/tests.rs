@@ -161,3 +161,19 @@ fn a_store_past_the_read_limit_is_briefed_from_its_size() {
         Call memory_recall with a query to search them, or without one to list facts newest first (offset pages on)."#]]
         .assert_eq(&unread(35_200_000).unwrap_or_default());
 }
+
+#[test]
+fn the_frame_costs_174_characters() {
+    let framed = brief(
+        &store_of(&[(json!({"id": "a.b", "statement": "c"}), None)]),
+        None,
+        DEFAULT_MAX_CHARS,
+    );
+    let bare = framed
+        .replace(&format!(" {NOTES_NOTICE}"), "")
+        .replace(", between the memory-notes lines.", "")
+        .replace(OPEN, "")
+        .replace(CLOSE, "");
+    // The README's "Model Experience" gives this figure.
+    assert_eq!(framed.chars().count() - bare.chars().count(), 174);
+}

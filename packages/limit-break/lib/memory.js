@@ -78,11 +78,14 @@ export function createMemory(wasm, plugin, paths, env) {
     return JSON.parse(answer)
   }
 
-  /** Brings the cached index up to date with the file: `undefined`, or the failure's JSON text. */
-  async function load() {
+  /**
+   * Brings the cached index up to date with the file, unless `unread(stat)` says the file is not
+   * to be read (then the cache is left as it is): `undefined`, or the failure's JSON text.
+   */
+  async function load(unread = () => false) {
     let found
     try {
-      found = await readStore(paths.store, needsBytes)
+      found = await readStore(paths.store, (st) => !unread(st) && needsBytes(st))
     } catch (error) {
       return wasm.memoryReadFailed(describe(error))
     }
@@ -104,9 +107,11 @@ export function createMemory(wasm, plugin, paths, env) {
 
   /** The session-start brief for `project` (`''`: nothing to show), or the failure as an object. */
   async function brief(project, maxChars) {
-    const failure = await load()
+    // A store too large to read for the brief is briefed from its size (the core's rule).
+    let unread
+    const failure = await load((st) => (unread = wasm.memoryBriefUnread(st.size)) !== undefined)
     if (failure !== undefined) return { failure: JSON.parse(failure) }
-    return { text: index.brief(project, maxChars) }
+    return { text: unread ?? index.brief(project, maxChars) }
   }
 
   async function stats() {

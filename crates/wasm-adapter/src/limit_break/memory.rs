@@ -136,6 +136,12 @@ pub fn show(current: Option<Vec<u8>>, id: &str) -> Edit {
     Edit::of(driver::show(current.as_deref(), id))
 }
 
+/// People CLI `recall QUERY`: the lines to print for a `memory_recall` success answer (JSON).
+#[wasm_bindgen(js_name = recallLines)]
+pub fn recall_lines(answer_json: &str) -> String {
+    memory::cli::recall_lines(&serde_json::from_str(answer_json).unwrap_or_default())
+}
+
 /// People CLI `export`: the whole store in its canonical form.
 #[wasm_bindgen(js_name = exportFacts)]
 pub fn export(current: Option<Vec<u8>>) -> Edit {
@@ -302,6 +308,13 @@ impl StoreSave {
             )
             .map_err(|e| JsError::new(&e.to_string()))
     }
+}
+
+/// The brief of a store file of `bytes` bytes when it is too large to read for the brief
+/// ([`memory::brief::unread`]).
+#[wasm_bindgen(js_name = memoryBriefUnread)]
+pub fn brief_unread(bytes: f64) -> Option<String> {
+    memory::brief::unread(bytes as u64)
 }
 
 /// The store layout under the DSH home, as JSON: `{ "dir", "store", "lock", "takeover" }`

@@ -230,7 +230,7 @@ async function briefMs(wasm, paths, rounds) {
 }
 
 const BRIEF_TARGET_MS = 20
-const readInFull = new Proxy(wasm, { get: (target, key) => (key === 'memoryBriefUnread' ? () => undefined : target[key]) })
+const readInFull = new Proxy(wasm, { get: (target, key) => (key === 'memoryBriefTailRead' ? () => undefined : target[key]) })
 for (const n of [1000, 10000, 100000]) {
   const home = await mkdtemp(path.join(tmpdir(), 'limit-break-bench-'))
   try {

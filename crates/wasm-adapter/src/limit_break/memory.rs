@@ -310,11 +310,18 @@ impl StoreSave {
     }
 }
 
-/// The brief of a store file of `bytes` bytes when it is too large to read for the brief
-/// ([`memory::brief::unread`]).
-#[wasm_bindgen(js_name = memoryBriefUnread)]
-pub fn brief_unread(bytes: f64) -> Option<String> {
-    memory::brief::unread(bytes as u64)
+/// How many bytes from the end of a store file of `bytes` bytes the brief reads; `undefined`
+/// when it reads the whole file ([`memory::brief::tail_read`]).
+#[wasm_bindgen(js_name = memoryBriefTailRead)]
+pub fn brief_tail_read(bytes: f64) -> Option<f64> {
+    memory::brief::tail_read(bytes as u64).map(|n| n as f64)
+}
+
+/// The brief of a store file of `bytes` bytes from its last bytes `tail`
+/// ([`memory::brief::of_tail`]).
+#[wasm_bindgen(js_name = memoryBriefOfTail)]
+pub fn brief_of_tail(tail: &[u8], bytes: f64, project: Option<String>, max_chars: u32) -> String {
+    memory::brief::of_tail(tail, bytes as u64, project.as_deref(), max_chars as usize)
 }
 
 /// The store layout under the DSH home, as JSON: `{ "dir", "store", "lock", "takeover" }`

@@ -6,7 +6,10 @@
 // parses and re-serialises the file, `applySave`; a second cache rebuilds its index from the file
 // for the recall after it), then through the cached store. Also the disk's share: writing the
 // same bytes through a temp file, fsync, rename and directory fsync, with nothing else. Prints
-// medians and p95, each against its target.
+// medians and p95, each against its target. Then the session brief on stores of 1 000, 10 000 and
+// 100 000 facts: its time before the session's first request (an upper bound of the event-loop
+// time it takes: the wall time, awaits included), against 20 ms, and the same brief with the
+// store read in full (the core's read limit turned off), as it was before the limit.
 import { mkdir, mkdtemp, open, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -209,6 +212,41 @@ for (const n of [1000, 10000]) {
     results[n] = row
     const f = (v) => v.toFixed(1)
     console.error(`${n} facts (${(text.length / 1e6).toFixed(1)} MB): first recall ${f(first)} ms; warm recall median ${row.warm_recall_ms.median.toFixed(2)} ms, p95 ${row.warm_recall_ms.p95.toFixed(2)} ms; save median ${f(median(saves))} ms, p95 ${f(pct(saves, 0.95))} ms (before ${f(median(beforeSaves))} ms, ${row.to_before.save.toFixed(2)}x; the disk alone ${f(median(disk))} ms; 2 s after the last write ${f(median(idleSaves))} ms; after another writer ${f(afterOtherWriter)} ms); recall right after a save median ${f(median(afterSaves))} ms, p95 ${f(pct(afterSaves, 0.95))} ms (before ${f(median(beforeAfterSave))} ms, ${row.to_before.after_save.toFixed(2)}x); stats ${f(stats)} ms; racy recall ${f(row.racy_recall_ms.median)} ms`)
+  } finally {
+    await rm(home, { recursive: true, force: true })
+  }
+}
+/** Median milliseconds of `rounds` briefs, each by a fresh driver (nothing cached, as at a
+ * session's start), through `wasm`. */
+async function briefMs(wasm, paths, rounds) {
+  const ms = []
+  for (let i = 0; i < rounds; i++) {
+    const memory = createMemory(wasm, plugin, paths, {})
+    const [t, brief] = await time(() => memory.brief(undefined, 4000))
+    if (typeof brief.text !== 'string' || brief.text === '') throw new Error(JSON.stringify(brief))
+    ms.push(t)
+  }
+  return pct(ms, 0.5)
+}
+
+const BRIEF_TARGET_MS = 20
+const readInFull = new Proxy(wasm, { get: (target, key) => (key === 'memoryBriefTailRead' ? () => undefined : target[key]) })
+for (const n of [1000, 10000, 100000]) {
+  const home = await mkdtemp(path.join(tmpdir(), 'limit-break-bench-'))
+  try {
+    const paths = storePaths(wasm, home)
+    await mkdir(paths.dir, { recursive: true })
+    const { text } = storeText(n)
+    await writeFile(paths.store, text)
+    const brief = await briefMs(wasm, paths, 9)
+    const full = await briefMs(readInFull, paths, n > 10000 ? 3 : 9)
+    const row = (results[n] ??= { store_bytes: text.length, table: [] })
+    row.brief_ms = { median: brief, target: BRIEF_TARGET_MS, ratio: brief / BRIEF_TARGET_MS, read_in_full: full }
+    row.table.push(
+      ['session brief, median (wall time)', brief, BRIEF_TARGET_MS, brief / BRIEF_TARGET_MS],
+      ['  the store read in full (no limit)', full, null, null],
+    )
+    console.error(`${n} facts (${(text.length / 1e6).toFixed(1)} MB): session brief median ${brief.toFixed(2)} ms; read in full ${full.toFixed(1)} ms`)
   } finally {
     await rm(home, { recursive: true, force: true })
   }

@@ -157,7 +157,6 @@ fn observe(policy: &mut Policy, states: &mut [AgentState], e: &Event, now: Milli
         tail,
         unknown_tool: false,
         snooze_minutes: e.snooze_minutes,
-        fingerprint: None,
     };
     let observation = policy.observe(&mut states[e.agent], now, black_box(&call));
     matches!(observation, policy::Observation::Nudge { .. })

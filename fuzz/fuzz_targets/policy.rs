@@ -154,7 +154,6 @@ fn run(input: &Input<'_>) -> (Vec<Observation>, Vec<AgentState>) {
                     tail,
                     snooze_minutes,
                     unknown_tool,
-                    fingerprint: None,
                 };
                 runner.call(usize::from(agent), clock(step), &call);
             }

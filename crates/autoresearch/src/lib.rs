@@ -12,7 +12,8 @@
 //! **Architecture invariant:** it performs no I/O: no `std::fs`, `std::process`, SQLite, clock
 //! or RNG. Time arrives as an argument, run ids from the driver, and every fact about the world
 //! (git output, file hashes, process outcomes, stored rows) as an [`Input`]. It knows nothing of
-//! WebAssembly, JavaScript or DSH; its types are not serializable (only adapters serialize).
+//! WebAssembly, JavaScript or DSH. The driver contract's JSON encoding ([`wire`]) is written here, as
+//! limit-break's save steps are in `limit-break-memory`, so the adapter passes JSON text through.
 //!
 //! **Architecture invariant:** every effect touches only the run's own worktree and run branch.
 //! The caller's checkout and branches are never written; the run branch only ever fast-forwards
@@ -39,6 +40,7 @@ pub mod state;
 pub mod stats;
 pub mod surface;
 pub mod tool;
+pub mod wire;
 
 pub use protocol::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, DriverError, Effect, EffectId, HashedFile,

@@ -8,6 +8,8 @@
 //!   the WHATWG Encoding standard all decodes as windows-1252. Any other label is decoded as UTF-8
 //!   and a note says so. Invalid UTF-8 is replaced with U+FFFD and a note says so; a multi-byte
 //!   character cut by the byte cap is dropped, not replaced. A leading BOM is dropped.
+//! - The invisible characters ([`text::invisible`]: Unicode tags, bidi controls, zero-width
+//!   characters) are removed from every text, HTML or not, before the cap.
 //! - The character cap counts UTF-16 code units (what JavaScript's `length` counts) and cuts on a
 //!   character boundary, after HTML is turned into text, so the budget goes to content.
 
@@ -87,7 +89,7 @@ pub fn render(
             extraction.text
         }
         (Kind::Html, Format::Page) => main_content::page_text(&decoded),
-        _ => decoded,
+        _ => text::strip_invisible(&decoded).into_owned(),
     };
     let total_chars = text.encode_utf16().count();
     let (start_byte, start_index) = utf16_offset(&text, start_index);

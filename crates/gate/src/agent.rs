@@ -15,6 +15,22 @@ use crate::{
 use outcome::Outcome;
 use std::cell::LazyCell;
 
+/// A failed call's result waiting for its text ([`AgentGate::on_result_or_need_text`]): what
+/// [`AgentGate::on_failure_text`] counts it with. Constant-size; no argument or output text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeedText {
+    site: Site,
+    shot: Shot,
+    outcome: Outcome,
+}
+
+impl NeedText {
+    /// How the failed call ended.
+    pub fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+}
+
 /// A pending episode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Pending {
@@ -280,6 +296,47 @@ impl AgentGate {
             missing: MarkerSet::ALL,
         });
         Observation::Armed(trigger)
+    }
+
+    /// A driver's first step for a finished call whose text costs to pass (across a WebAssembly
+    /// boundary): [`on_result_at`](Self::on_result_at) without the text. A success is counted
+    /// at once; a failure is not counted yet and answers [`NeedText`], which
+    /// [`on_failure_text`](Self::on_failure_text) counts once the driver has the failure's text
+    /// windows. A failure's shot is made at once, so the driver's argument text need not outlive
+    /// this call.
+    pub fn on_result_or_need_text<T: ToolFacts + ?Sized>(
+        &mut self,
+        settings: &Settings,
+        tool: &T,
+        site: Site,
+        shot: impl Deferred<Shot>,
+        outcome: Outcome,
+    ) -> Result<Observation, NeedText> {
+        if outcome.failed() {
+            return Err(NeedText {
+                site,
+                shot: shot.get(),
+                outcome,
+            });
+        }
+        Ok(self.on_result_at(settings, tool, site, shot, outcome, FailureKeys::default()))
+    }
+
+    /// Counts the failure [`on_result_or_need_text`](Self::on_result_or_need_text) answered
+    /// `waiting` for, of the same `tool`, with its text's keys ([`crate::failure_keys`]).
+    pub fn on_failure_text<T: ToolFacts + ?Sized>(
+        &mut self,
+        settings: &Settings,
+        tool: &T,
+        waiting: NeedText,
+        failure: impl Deferred<FailureKeys>,
+    ) -> Observation {
+        let NeedText {
+            site,
+            shot,
+            outcome,
+        } = waiting;
+        self.on_result_at(settings, tool, site, shot, outcome, failure)
     }
 
     /// A step is about to start: returns the check block once per arming, or the escape notice

@@ -28,7 +28,7 @@
 //! | `agent/pre-step` | if the claimed messages hold a user prompt, [`AgentGate::on_user_prompt`] with its text first; then [`AgentGate::pre_step`], and append the returned [`Notice`] (if any) as a plugin notice |
 //! | `session/event`, `assistant/message` (not interrupted) | [`AgentGate::on_assistant_text`] with the reply's `text` blocks joined by `\n` (never reasoning) |
 //! | `tools/pre-execute` or `ctx.tools.guard` | [`AgentGate::pre_execute`] for **every** call, Code Mode sub-dispatches (`exec.parent` set) included, by their own names; deny with the returned reason (while [`AgentGate::may_deny`] is false every call is allowed, so the driver may skip it) |
-//! | `tools/result` | [`AgentGate::on_result`] for every call that went through `pre_execute` (or skipped it), the denied ones included; the shot and the fingerprint may be closures ([`Deferred`]), called only when the result is counted |
+//! | `tools/result` | [`AgentGate::on_result`] for every call that went through `pre_execute` (or skipped it), the denied ones included; the shot and the fingerprint may be closures ([`Deferred`]), called only when the result is counted. A driver that pays to pass text calls [`AgentGate::on_result_or_need_text`] without it, and, when that answers [`NeedText`] (a failure), [`AgentGate::on_failure_text`] with the failure's text |
 //!
 //! A replay engine can feed the same facts as [`Input`]s through [`AgentGate::handle`] and read a
 //! timeline of arm, check, deny, lift and escape from [`Reaction::timeline_entry`].
@@ -112,7 +112,7 @@ mod settings;
 mod text;
 mod tool;
 
-pub use agent::AgentGate;
+pub use agent::{AgentGate, NeedText};
 pub use answers::{MIN_ANSWER_WEIGHT, Marker, MarkerSet, answered_markers, missing_answers};
 pub use args::{ArgsHash, canonical_args_hash, canonical_args_hash_str};
 pub use counting::PROBLEM_SLOTS;

@@ -1370,3 +1370,35 @@ fn a_script_written_whole_fails_once_as_expected_then_counts() {
     fail_with(&mut gate, &s, "bash", &run, text);
     assert_eq!(gate.failures(), 1);
 }
+
+/// The two-step result: a success is counted at once, a failure waits for its text, and the
+/// same facts end where one `on_result` with the text would.
+#[test]
+fn a_failure_waits_for_its_text_and_counts_as_in_one_step() {
+    let s = defaults();
+    let mut one = AgentGate::new();
+    let mut two = AgentGate::new();
+    let text = "error: cannot find crate `foo`";
+    for (json, outcome) in [
+        (X0, Outcome::error()),
+        (X1, Outcome::success()),
+        (X1, Outcome::error()),
+    ] {
+        let keys = failure_keys(PROBE, &outcome, text, "");
+        let expected = one.on_result(&s, PROBE, shot(PROBE, json), outcome, keys);
+        let got =
+            match two.on_result_or_need_text(&s, PROBE, Site::DIRECT, shot(PROBE, json), outcome) {
+                Ok(observation) => {
+                    assert!(!outcome.failed(), "a failure waits for its text");
+                    observation
+                }
+                Err(waiting) => {
+                    assert!(outcome.failed(), "a success needs no text");
+                    assert_eq!(waiting.outcome(), outcome);
+                    two.on_failure_text(&s, PROBE, waiting, keys)
+                }
+            };
+        assert_eq!(got, expected);
+        assert_eq!(two, one);
+    }
+}

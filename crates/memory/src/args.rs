@@ -141,9 +141,12 @@ const ALIASES: &[(&str, &str)] = &[
     ("category", "topic"),
 ];
 
-/// Validates `memory_save` arguments.
+/// Validates `memory_save` arguments. Invisible characters ([`::text::invisible`]: Unicode tags,
+/// bidi controls, zero-width characters) are stripped from every string first, so a fact holds
+/// only what a person reading the store sees (and a value of nothing else is blank).
 pub fn parse_save_args(args: &Value) -> Result<SaveArgs, Failure> {
-    let map = object(args, "memory_save")?;
+    let visible = visible(args);
+    let map = object(&visible, "memory_save")?;
     unknown_keys(map, SAVE_KEYS)?;
     let id = check_id("id", &required_string(map, "id", MAX_ID_CHARS)?)?;
     let statement = required_string(map, "statement", MAX_STATEMENT_CHARS)?;
@@ -177,6 +180,34 @@ pub fn parse_save_args(args: &Value) -> Result<SaveArgs, Failure> {
         supersedes,
         scope,
     })
+}
+
+/// `args` with the invisible characters stripped from its strings and arrays' strings (the
+/// shapes `memory_save` takes); borrowed when there are none.
+fn visible(args: &Value) -> std::borrow::Cow<'_, Value> {
+    fn has(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.chars().any(::text::invisible),
+            Value::Array(items) => items.iter().any(has),
+            Value::Object(map) => map.values().any(has),
+            _ => false,
+        }
+    }
+    fn strip(v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(::text::strip_invisible(s).into_owned()),
+            Value::Array(items) => Value::Array(items.iter().map(strip).collect()),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| (k.clone(), strip(v))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    if has(args) {
+        std::borrow::Cow::Owned(strip(args))
+    } else {
+        std::borrow::Cow::Borrowed(args)
+    }
 }
 
 /// Validates `memory_recall` arguments. `null` (no arguments) is accepted as `{}`.

@@ -1,5 +1,7 @@
 //! Pure helpers for the people CLI the driver exposes (`list`, `show`, `forget`, `export`,
 //! `import`). Each takes the store text (`None`: no file) and returns what to print or write.
+//! `recall` is answered by `memory_recall` itself ([`crate::index::Index::recall`]: the same
+//! ranking and filters); [`recall_lines`] only lays its answer out for a person.
 
 use crate::failure::{Code, Failure};
 use crate::store::Store;
@@ -74,4 +76,49 @@ pub fn show(text: Option<&str>, id: &str) -> Result<String, Failure> {
 /// The whole store in its canonical form (as a save would write it); validates it on the way.
 pub fn export(text: Option<&str>) -> Result<String, Failure> {
     Ok(read(text)?.to_text())
+}
+
+/// A `memory_recall` success answer for a person: one line per fact (`score  id  statement`,
+/// the score blank when listing, the statement on one line cut at 100 characters), then how many
+/// of how many matched and the answer's note, if any.
+pub fn recall_lines(answer: &Value) -> String {
+    let facts = answer["facts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let width = facts
+        .iter()
+        .map(|f| f["id"].as_str().unwrap_or_default().chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(48);
+    let mut out = String::new();
+    for f in facts {
+        let score = f["score"]
+            .as_f64()
+            .map_or(String::new(), |s| format!("{s:.3}"));
+        let statement = f["statement"]
+            .as_str()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push_str(&format!(
+            "{score:>7}  {:<width$}  {}\n",
+            f["id"].as_str().unwrap_or_default(),
+            ::text::clip(&statement, 100)
+        ));
+    }
+    let offset = answer["offset"].as_u64().unwrap_or(0);
+    let total = answer["total"].as_u64().unwrap_or(0);
+    out.push_str(&format!("{} of {total} matching", facts.len()));
+    if offset > 0 {
+        out.push_str(&format!(" (from {offset})"));
+    }
+    out.push('\n');
+    if let Some(note) = answer["note"].as_str() {
+        out.push_str(note);
+        out.push('\n');
+    }
+    out
 }

@@ -28,7 +28,8 @@
 //!   in an [`IndexCache`], see below) and [`Index::recall`]; or [`recall::recall_text`] in one
 //!   step.
 //! - `memory_stats`: [`stats::stats`].
-//! - People CLI: [`cli::list`], [`cli::show`], [`cli::forget`], [`cli::export`], [`cli::import`].
+//! - People CLI: [`cli::list`], [`cli::show`], [`cli::forget`], [`cli::export`], [`cli::import`],
+//!   [`cli::recall_lines`].
 //! - The same from the file's bytes, for a driver: [`driver::save`], [`driver::forget`],
 //!   [`driver::import`], [`driver::list`], [`driver::show`], [`driver::export`],
 //!   [`driver::stats`] (bytes that are not UTF-8 are `memory.corrupt`, [`store::text_of`]).

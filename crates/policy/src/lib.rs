@@ -32,6 +32,12 @@ pub const SNOOZE_TOOL_NAME: &str = "research_nudge_snooze";
 /// Snooze length when the agent asks for none (still capped by `maxAgentSnoozeMinutes`).
 pub const DEFAULT_SNOOZE_MINUTES: u32 = 30;
 
+/// UTF-16 units (JavaScript's string length) of a long shell output a driver may pass first, as
+/// its end only ([`Policy::observe_tool_from_end`]), instead of its tail window: the fingerprint
+/// reads at most its last 1 KiB of normalized text, which usually lies there (the policy answers
+/// [`NeedText`] when not). Any slice of this many units holds at most 3 bytes a unit.
+pub const END_PROBE_UNITS: usize = 1536;
+
 /// How many distinct recent failure fingerprints count as "seen" for repeat detection, so an
 /// agent alternating between two failures (A, B, A, B) is caught too.
 pub const RECENT_FAILURES: usize = 4;
@@ -144,10 +150,6 @@ pub struct ToolCall<'a> {
     pub unknown_tool: bool,
     /// For a successful snooze call: the minutes its reply promised (see [`snooze_minutes`]).
     pub snooze_minutes: Option<u32>,
-    /// A failure's fingerprint the caller already computed (for instance with
-    /// [`fingerprint::shell_fingerprint_from_end`] from the end of a long output); `None` to
-    /// have it computed from `head` and `tail`. It must be the fingerprint those would give.
-    pub fingerprint: Option<Option<Fingerprint>>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -163,7 +165,6 @@ impl<'a> ToolCall<'a> {
             tail: "",
             unknown_tool: false,
             snooze_minutes: None,
-            fingerprint: None,
         }
     }
 
@@ -284,6 +285,11 @@ pub enum Observation {
     Transparent,
 }
 
+/// Nothing recorded ([`Policy::observe_tool_from_end`]): the end of the output does not decide
+/// the failure's fingerprint; observe the call again with its whole windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NeedText;
+
 impl Observation {
     /// The debug log line for this observation, if it is worth one.
     pub fn debug_line(&self, tool: &str) -> Option<String> {
@@ -330,6 +336,10 @@ impl Signals {
             self.failures,
             self.repeated_failures
         )
+    }
+    /// The short summary DSH shows for the reminder message (`research debt 21/20`).
+    pub fn summary(&self) -> String {
+        format!("research debt {}/{}", self.debt, self.threshold)
     }
 }
 
@@ -544,10 +554,17 @@ impl Policy {
     ) -> Observation {
         // One look-up for a known name (nearly every call).
         if let Some(tool) = self.tools.get(call.name) {
-            return observe_tool(&self.settings, state, now, tool, call);
+            return observe_tool(&self.settings, state, now, tool, call, None);
         }
         self.cached(call.name);
-        observe_tool(&self.settings, state, now, &self.tools[call.name], call)
+        observe_tool(
+            &self.settings,
+            state,
+            now,
+            &self.tools[call.name],
+            call,
+            None,
+        )
     }
 
     /// Records one finished call of an already resolved tool ([`Policy::tool`]); `call.name` is
@@ -559,7 +576,35 @@ impl Policy {
         tool: &Tool,
         call: &ToolCall<'_>,
     ) -> Observation {
-        observe_tool(&self.settings, state, now, tool, call)
+        observe_tool(&self.settings, state, now, tool, call, None)
+    }
+
+    /// [`Policy::observe_tool`] for a call whose `tail` is only the end of a long output (at most
+    /// [`END_PROBE_UNITS`] UTF-16 units of it, as a driver slices a longer one): counts the call
+    /// when that end decides the failure's fingerprint (only a shell failure's can: `ok`, `head`
+    /// empty); otherwise records nothing and answers [`NeedText`]: observe the call again with
+    /// its whole windows.
+    pub fn observe_tool_from_end(
+        &self,
+        state: &mut AgentState,
+        now: Millis,
+        tool: &Tool,
+        call: &ToolCall<'_>,
+    ) -> Result<Observation, NeedText> {
+        let known = (call.ok && call.head.is_empty())
+            .then(|| {
+                fingerprint::shell_fingerprint_from_end(&tool.normalized, call.exit_code, call.tail)
+            })
+            .flatten()
+            .ok_or(NeedText)?;
+        Ok(observe_tool(
+            &self.settings,
+            state,
+            now,
+            tool,
+            call,
+            Some(known),
+        ))
     }
 
     /// The thresholds `state` has reached at `now`, whether or not a reminder may fire.
@@ -668,12 +713,14 @@ pub fn backed_off(cooldown: Millis, backoff: f64, reminders: u32) -> Millis {
     (cooldown as f64 * factor).round() as Millis
 }
 
+/// `known`: the failure's fingerprint, when the end of a shell output decided it.
 fn observe_tool(
     s: &Settings,
     state: &mut AgentState,
     now: Millis,
     tool: &Tool,
     call: &ToolCall<'_>,
+    known: Option<Option<Fingerprint>>,
 ) -> Observation {
     let now = state.tick(now);
     if tool.class == ToolClass::CodeMode || call.unknown_tool {
@@ -700,7 +747,7 @@ fn observe_tool(
     if failed {
         state.failures = state.failures.saturating_add(1);
         state.debt = state.debt.saturating_add(w.failure);
-        if state.remember_failure(failure_fingerprint(&tool.normalized, call)) {
+        if state.remember_failure(failure_fingerprint(&tool.normalized, call, known)) {
             state.repeated_failures = state.repeated_failures.saturating_add(1);
             state.debt = state.debt.saturating_add(w.repeated_failure);
             if s.reminder_style == ReminderStyle::Specific {
@@ -770,9 +817,13 @@ fn arm_snooze(state: &mut AgentState, now: Millis, minutes: u32) -> Observation 
 
 /// Shell failures (a non-zero exit code, a kill, a timeout) are fingerprinted by exit code and
 /// the end of their output (where the error is); other failures by the start and end of their
-/// error text.
-fn failure_fingerprint(tool: &str, call: &ToolCall<'_>) -> Option<Fingerprint> {
-    if let Some(known) = call.fingerprint {
+/// error text. `known`: the fingerprint the end of a shell output decided.
+fn failure_fingerprint(
+    tool: &str,
+    call: &ToolCall<'_>,
+    known: Option<Option<Fingerprint>>,
+) -> Option<Fingerprint> {
+    if let Some(known) = known {
         return known;
     }
     let shell = call.ok && (call.exit_code.is_some() || call.killed || call.timed_out);

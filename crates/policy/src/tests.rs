@@ -229,6 +229,7 @@ fn debt_threshold_is_inclusive() {
         p.signals(&s).line(),
         "Current signals: debt=3/3, tool_calls_since_research=3, failures=0, repeated_failures=0."
     );
+    assert_eq!(p.signals(&s).summary(), "research debt 3/3");
 }
 
 #[test]
@@ -938,4 +939,52 @@ fn research_forgets_the_search_phrase() {
     observe(&mut p, &mut s, 0, ToolCall::failure("bash", "error: E1"));
     observe(&mut p, &mut s, 1, ToolCall::failure("bash", "error: E1"));
     assert_eq!(s.search_phrase(), None);
+}
+
+/// A long shell output passed as its end only: counted when that end decides the fingerprint
+/// (the same repeat as from the whole output), otherwise nothing is recorded and the policy asks
+/// for the whole windows.
+#[test]
+fn an_end_only_call_counts_when_its_end_decides_and_asks_for_text_otherwise() {
+    let p = policy();
+    let tool = p.tool("bash");
+    let output = format!(
+        "{}\nerror: missing crate foo\n",
+        "compiling 1 2 3\n".repeat(500)
+    );
+    let end = &output[output.len() - END_PROBE_UNITS..];
+    let end_only = |tail| ToolCall {
+        head: "",
+        tail,
+        ..ToolCall::exited("bash", 1, "")
+    };
+    let mut whole = AgentState::new(0);
+    let mut probed = AgentState::new(0);
+    for now in [0, 1000] {
+        p.observe_tool(
+            &mut whole,
+            now,
+            &tool,
+            &ToolCall::exited("bash", 1, &output),
+        );
+        let obs = p.observe_tool_from_end(&mut probed, now, &tool, &end_only(end));
+        assert_eq!(obs, Ok(Observation::Counted));
+    }
+    assert_eq!(counters(&p, &probed), counters(&p, &whole));
+    assert_eq!(
+        counters(&p, &probed).3,
+        1,
+        "the second failure repeats the first"
+    );
+
+    let before = counters(&p, &probed);
+    // An end inside one long token, or a failure that is no shell output: nothing recorded.
+    let token = "a".repeat(END_PROBE_UNITS);
+    for call in [end_only(&token), ToolCall::failure("bash", end)] {
+        assert_eq!(
+            p.observe_tool_from_end(&mut probed, 2000, &tool, &call),
+            Err(NeedText)
+        );
+    }
+    assert_eq!(counters(&p, &probed), before);
 }

@@ -166,7 +166,6 @@ fn run(policy: Policy, start: u64, ops: &[Op]) -> (Vec<Observation>, Vec<AgentSt
                         tail,
                         unknown_tool: false,
                         snooze_minutes: *snooze_minutes,
-                        fingerprint: None,
                     },
                 );
             }

@@ -9,20 +9,16 @@
 //! driver the tracker's SQL texts so it never writes SQL of its own. Nothing here performs I/O or
 //! knows DSH.
 
-pub mod wire;
-
 use autoresearch::escape::escape_controls;
 use autoresearch::progress::Progress;
 use autoresearch::spec::{self, Request, SpecError};
 use autoresearch::sql;
 use autoresearch::tool;
+use autoresearch::wire;
 use autoresearch::{Input, Phase, RunResult, Settings};
 use config::autoresearch::RowConfig;
 use serde_json::{Map, Value, json};
 use wasm_bindgen::prelude::*;
-
-/// The plugin name DSH shows.
-pub const PLUGIN_NAME: &str = "autoresearch";
 
 validate_config_binding!(validateAutoresearchConfig, RowConfig);
 

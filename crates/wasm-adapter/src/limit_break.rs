@@ -17,9 +17,6 @@ use ::memory::home;
 use config::limit_break::RowConfig;
 use wasm_bindgen::prelude::*;
 
-/// The plugin name DSH shows.
-pub const PLUGIN_NAME: &str = "limit-break";
-
 validate_config_binding!(validateLimitBreakConfig, RowConfig);
 
 /// The plugin for one validated config.

@@ -14,14 +14,11 @@ pub mod replay;
 use crate::shim_io::{TOOL_LIMIT, TextBuffer, ToolTable};
 use config::pain_point_check::RowConfig;
 use gate::{
-    AgentGate, CODE_MODE_TOOL, Decision, LiftOutcome, Outcome, Settings, Shot, Site, Status, Tool,
-    ToolFacts, canonical_args_hash_str, failure_keys,
+    AgentGate, CODE_MODE_TOOL, Decision, LiftOutcome, NeedText, Outcome, Settings, Shot, Site,
+    Status, Tool, ToolFacts, canonical_args_hash_str, failure_keys,
 };
 use serde_json::json;
 use wasm_bindgen::prelude::*;
-
-/// The plugin name DSH shows, also the `source.kind` of the check notice.
-pub const PLUGIN_NAME: &str = "pain-point-check";
 
 validate_config_binding!(validatePainPointConfig, RowConfig);
 
@@ -136,8 +133,8 @@ pub enum GateStatus {
     Pending = 1,
     /// Lifted; the exact arming call is denied once if nothing changed.
     Probation = 2,
-    /// Not a status: [`Gate::on_result`] has a failure to count and waits for its text
-    /// ([`Gate::on_failure_text`]); nothing is counted yet.
+    /// Not a status: the core waits for the failure's text ([`gate::NeedText`]); pass it to
+    /// [`Gate::on_failure_text`].
     NeedText = 3,
 }
 
@@ -154,9 +151,9 @@ fn status_of(gate: &AgentGate) -> GateStatus {
 #[derive(Default)]
 pub struct Gate {
     inner: AgentGate,
-    /// The failed call [`Gate::on_result`] answered [`GateStatus::NeedText`] for: its tool, its
-    /// arguments' JSON (parsed only if the gate counts the call), its outcome and its site.
-    waiting: Option<(u32, String, Outcome, Site)>,
+    /// The failed call [`Gate::on_result`] answered [`GateStatus::NeedText`] for: its tool and
+    /// what the core keeps of it.
+    waiting: Option<(u32, NeedText)>,
 }
 
 #[wasm_bindgen(js_class = PainPointGate)]
@@ -194,9 +191,8 @@ impl Gate {
     /// `!isError`; `exit_code` an integer `value.exitCode`; `killed` a `value.signal`;
     /// `timed_out` `value.timedOut`; `error_code` an error's `error.info.code`; in Code Mode,
     /// `root` the call's `exec.rootCallId` (for a call a program made, `nested`: `exec.parent` is
-    /// set, and for a `run_code` call, [`Plugin::is_code_mode`]), `undefined` otherwise. A
-    /// failure is not counted yet: the answer is [`GateStatus::NeedText`], and
-    /// [`Gate::on_failure_text`] counts it with its text.
+    /// set, and for a `run_code` call, [`Plugin::is_code_mode`]), `undefined` otherwise. When
+    /// the core asks for the failure's text the answer is [`GateStatus::NeedText`].
     #[wasm_bindgen(js_name = onResult)]
     #[allow(clippy::too_many_arguments)] // flat scalars: one boundary crossing, no JS objects
     pub fn on_result(
@@ -217,18 +213,20 @@ impl Gate {
         let exit_code = exit_code.map(|code| code as i64);
         let outcome = Outcome::from_facts(ok, error_code.as_deref(), exit_code, killed, timed_out);
         let args_json = plugin.text.text(args_len);
-        if outcome.failed() {
-            // Kept: the failure's text is written over the arguments in the buffer.
-            self.waiting = Some((tool, args_json.into_owned(), outcome, site));
-            return GateStatus::NeedText;
-        }
-        self.waiting = None;
-        let tool = plugin.tool(tool);
+        let id = tool;
+        let tool = plugin.tool(id);
         let shot = || Shot::from_json(tool, &args_json);
-        let _ = self
+        self.waiting = None;
+        match self
             .inner
-            .on_result_at(&plugin.settings, tool, site, shot, outcome, None);
-        status_of(&self.inner)
+            .on_result_or_need_text(&plugin.settings, tool, site, shot, outcome)
+        {
+            Ok(_) => status_of(&self.inner),
+            Err(waiting) => {
+                self.waiting = Some((id, waiting));
+                GateStatus::NeedText
+            }
+        }
     }
 
     /// Counts the failure [`Gate::on_result`] waits for, with its text in the plugin's text
@@ -242,14 +240,13 @@ impl Gate {
         head_len: usize,
         tail_len: usize,
     ) -> GateStatus {
-        if let Some((tool, args_json, outcome, site)) = self.waiting.take() {
+        if let Some((tool, waiting)) = self.waiting.take() {
             let tool = plugin.tool(tool);
             let (head, tail) = plugin.text.windows(head_len, tail_len);
-            let shot = || Shot::from_json(tool, &args_json);
-            let failure = || failure_keys(tool.name(), &outcome, &head, &tail);
+            let failure = || failure_keys(tool.name(), &waiting.outcome(), &head, &tail);
             let _ = self
                 .inner
-                .on_result_at(&plugin.settings, tool, site, shot, outcome, failure);
+                .on_failure_text(&plugin.settings, tool, waiting, failure);
         }
         status_of(&self.inner)
     }

@@ -16,12 +16,9 @@ pub mod snooze;
 use crate::millis;
 use crate::shim_io::{TOOL_LIMIT, TextBuffer, ToolTable};
 use config::research_nudge::RowConfig;
-use policy::{AgentState, Observation, Policy, Tool, ToolCall, ToolClass};
+use policy::{AgentState, NeedText, Observation, Policy, Tool, ToolCall, ToolClass};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
-
-/// The plugin name DSH shows, also the `source.kind` of the reminder message.
-pub const PLUGIN_NAME: &str = "research-nudge";
 
 /// Test-only (cargo feature `fault-injection`, built by `cargo xtask build-fault` into
 /// `target/pkg-fault/`, never into `pkg/`): observing a call of this tool panics, so
@@ -37,8 +34,8 @@ pub enum Outcome {
     Quiet = 0,
     /// A reminder is due: fetch it with [`AgentTracker::reminder`].
     Nudge = 1,
-    /// Nothing was recorded: the end of the output (`Flag::EndOnly`) did not decide the failure's
-    /// fingerprint; observe it again with its whole tail window.
+    /// Nothing was recorded ([`policy::NeedText`]): observe the call again with its whole text
+    /// windows.
     NeedText = 2,
 }
 
@@ -52,12 +49,19 @@ pub enum Flag {
     Killed = 2,
     /// The call or its process timed out (`value.timedOut`).
     TimedOut = 4,
-    /// [`AgentTracker::observe_failure_text`]: the text is only the end of a shell call's
-    /// output; the core answers [`Outcome::NeedText`] when that does not decide the fingerprint.
+    /// [`AgentTracker::observe_failure_text`]: the tail is only the last [`end_probe`] units of a
+    /// long output ([`Policy::observe_tool_from_end`]).
     EndOnly = 8,
 }
 
 validate_config_binding!(validateConfig, RowConfig);
+
+/// UTF-16 units of a long shell output the shim passes first as its end only
+/// ([`policy::END_PROBE_UNITS`]).
+#[wasm_bindgen(js_name = endProbe)]
+pub fn end_probe() -> usize {
+    policy::END_PROBE_UNITS
+}
 
 /// The plugin for one validated config: settings, the interned tool names and the snooze tool's
 /// texts.
@@ -203,7 +207,6 @@ impl AgentTracker {
         snooze_minutes: Option<u32>,
         head: &str,
         tail: &str,
-        fingerprint: Option<Option<fingerprint::Fingerprint>>,
         unknown_tool: bool,
     ) -> Outcome {
         let interned = plugin.interned(tool);
@@ -221,12 +224,16 @@ impl AgentTracker {
             tail,
             unknown_tool,
             snooze_minutes,
-            fingerprint,
         };
-        let observation =
-            plugin
-                .policy
-                .observe_tool(&mut self.state, millis(now), &interned.tool, &call);
+        let (policy, state, now) = (&plugin.policy, &mut self.state, millis(now));
+        let observation = if flags & Flag::EndOnly as u32 != 0 {
+            match policy.observe_tool_from_end(state, now, &interned.tool, &call) {
+                Ok(observation) => observation,
+                Err(NeedText) => return Outcome::NeedText,
+            }
+        } else {
+            policy.observe_tool(state, now, &interned.tool, &call)
+        };
         self.last = Some(observation);
         if matches!(observation, Observation::Nudge(_)) {
             Outcome::Nudge
@@ -277,7 +284,6 @@ impl AgentTracker {
             snooze_minutes,
             "",
             "",
-            None,
             false,
         )
     }
@@ -304,23 +310,6 @@ impl AgentTracker {
         let unknown_tool =
             outcome::rejected_as_unknown(flags & Flag::Ok as u32 != 0, error_code.as_deref());
         let (head, tail) = plugin.text.windows(head_len, tail_len);
-        let mut known = None;
-        if flags & Flag::EndOnly as u32 != 0 {
-            // Only a successful shell call's output is fingerprinted by its end; anything else
-            // needs its whole windows.
-            if flags & Flag::Ok as u32 == 0 || !head.is_empty() {
-                return Outcome::NeedText;
-            }
-            let interned = plugin.interned(tool);
-            match fingerprint::shell_fingerprint_from_end(
-                &interned.tool.normalized,
-                exit_code(exit),
-                &tail,
-            ) {
-                Some(fingerprint) => known = Some(fingerprint),
-                None => return Outcome::NeedText,
-            }
-        }
         self.observe_call(
             plugin,
             now,
@@ -330,7 +319,6 @@ impl AgentTracker {
             None,
             &head,
             &tail,
-            known,
             unknown_tool,
         )
     }
@@ -349,8 +337,7 @@ impl AgentTracker {
 
     /// The short summary DSH shows for the reminder message.
     pub fn summary(&self, plugin: &Plugin) -> String {
-        let signals = plugin.policy.signals(&self.state);
-        format!("research debt {}/{}", signals.debt, signals.threshold)
+        plugin.policy.signals(&self.state).summary()
     }
 
     /// The snooze tool's reply for this agent at `now`.

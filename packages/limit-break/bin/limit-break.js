@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { resolve, sep } from 'node:path'
 import { core } from '../lib/core.js'
-import { createMemory, describe, storePaths, withStoreLock } from '../lib/memory.js'
+import { createMemory, describe, projectRoot, storePaths, withStoreLock } from '../lib/memory.js'
 
 const USAGE = `usage: limit-break <command> [--home DIR]
 
@@ -22,6 +22,10 @@ const USAGE = `usage: limit-break <command> [--home DIR]
                           for an id both hold: newer (default) keeps the later timestamp,
                           overwrite takes the file's, keep keeps the store's
   stats                   what memory_stats answers, as JSON
+  recall QUERY [--tag T]... [--limit N] [--offset N] [--include-superseded] [--all-projects]
+                          search the facts as memory_recall does (the same ranking and
+                          filters, the current directory's repository as the project):
+                          one line per fact (score, id, statement), then the count
 
   --home DIR              the DSH home (default: $DSH_HOME, else ~/.dsh)
 
@@ -36,6 +40,7 @@ function parse(argv) {
   const positional = []
   let home = ''
   let policy = 'newer'
+  const recall = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     const value = () => {
@@ -49,11 +54,18 @@ function parse(argv) {
     else if (arg.startsWith('--home=')) home = arg.slice('--home='.length)
     else if (arg === '--policy') policy = value()
     else if (arg.startsWith('--policy=')) policy = arg.slice('--policy='.length)
+    else if (arg === '--tag') recall.tags = [...(recall.tags ?? []), value()]
+    else if (arg === '--limit' || arg === '--offset') recall[arg.slice(2)] = number(value())
+    else if (arg === '--include-superseded') recall.include_superseded = true
+    else if (arg === '--all-projects') recall.all_projects = true
     else if (arg.startsWith('-') && arg !== '-') fail(`unknown option "${arg}"\n${USAGE}`)
     else positional.push(arg)
   }
-  return { positional, home, policy }
+  return { positional, home, policy, recall }
 }
+
+/** A number argument as a number when it reads as one, else as given (the core names the rule). */
+const number = (text) => (/^\d+$/.test(text) ? Number(text) : text)
 
 /** Prints an answer: its text on success, its message on failure (exit 1). */
 function finish(answerJson, text) {
@@ -79,9 +91,9 @@ async function readOnly(paths, read) {
 }
 
 async function main() {
-  const { positional, home, policy } = parse(process.argv.slice(2))
+  const { positional, home, policy, recall } = parse(process.argv.slice(2))
   const [command, ...rest] = positional
-  const arity = { list: [0, 0], show: [1, 1], forget: [1, 1], export: [0, 1], import: [1, 1], stats: [0, 0] }
+  const arity = { list: [0, 0], show: [1, 1], forget: [1, 1], export: [0, 1], import: [1, 1], stats: [0, 0], recall: [1, 1] }
   if (command === undefined) fail(`missing command\n${USAGE}`)
   if (arity[command] === undefined) fail(`unknown command "${command}"\n${USAGE}`)
   const [min, max] = arity[command]
@@ -130,6 +142,12 @@ async function main() {
     case 'stats': {
       const answer = await createMemory(wasm, plugin, paths, { dshHomeEnv, osHome }).stats()
       return finish(JSON.stringify(answer), `${JSON.stringify(answer, null, 2)}\n`)
+    }
+    case 'recall': {
+      const project = await projectRoot(process.cwd()).catch(() => undefined)
+      const memory = createMemory(wasm, plugin, paths, { dshHomeEnv, osHome })
+      const answer = JSON.stringify(await memory.recall({ ...recall, query: rest[0] }, project))
+      return finish(answer, wasm.recallLines(answer))
     }
   }
   return undefined

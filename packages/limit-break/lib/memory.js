@@ -78,11 +78,14 @@ export function createMemory(wasm, plugin, paths, env) {
     return JSON.parse(answer)
   }
 
-  /** Brings the cached index up to date with the file: `undefined`, or the failure's JSON text. */
-  async function load() {
+  /**
+   * Brings the cached index up to date with the file, unless `unread(stat)` says the file is not
+   * to be read (then the cache is left as it is): `undefined`, or the failure's JSON text.
+   */
+  async function load(unread = () => false) {
     let found
     try {
-      found = await readStore(paths.store, needsBytes)
+      found = await readStore(paths.store, (st) => !unread(st) && needsBytes(st))
     } catch (error) {
       return wasm.memoryReadFailed(describe(error))
     }
@@ -104,9 +107,18 @@ export function createMemory(wasm, plugin, paths, env) {
 
   /** The session-start brief for `project` (`''`: nothing to show), or the failure as an object. */
   async function brief(project, maxChars) {
-    const failure = await load()
+    // A store too large to read whole is briefed from its last bytes (the core's rule).
+    let large
+    const failure = await load((st) => (large = wasm.memoryBriefTailRead(st.size) === undefined ? undefined : st) !== undefined)
     if (failure !== undefined) return { failure: JSON.parse(failure) }
-    return { text: index.brief(project, maxChars) }
+    if (large === undefined) return { text: index.brief(project, maxChars) }
+    let tail
+    try {
+      tail = await readTail(paths.store, wasm.memoryBriefTailRead(large.size))
+    } catch (error) {
+      return { failure: JSON.parse(wasm.memoryReadFailed(describe(error))) }
+    }
+    return { text: wasm.memoryBriefOfTail(tail, large.size, project, maxChars) }
   }
 
   async function stats() {
@@ -242,6 +254,19 @@ const PERFORM = {
   },
   list: async (step) => ({ kind: 'names', names: await readdir(step.path) }),
   sleep: (step) => new Promise((resolve) => setTimeout(() => resolve(OK), step.ms)),
+}
+
+/** The last `length` bytes of the file at `path` (fewer when it has shrunk meanwhile). */
+async function readTail(path, length) {
+  const handle = await open(path, 'r')
+  try {
+    const { size } = await handle.stat()
+    const buffer = Buffer.alloc(Math.min(length, size))
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, size - buffer.length)
+    return buffer.subarray(0, bytesRead)
+  } finally {
+    await handle.close().catch(() => {})
+  }
 }
 
 /** `process.kill(pid, 0)`: `ESRCH` means no such process; anything else (EPERM too) is alive. */

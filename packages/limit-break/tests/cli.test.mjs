@@ -78,6 +78,28 @@ test('stats print what memory_stats answers', async (t) => {
   assert.deepEqual(printed, answered)
 })
 
+test('recall ranks and filters as memory_recall does, one line per fact', async (t) => {
+  const { home, tools } = await seeded(t)
+  await tools.call('memory_save', { id: 'net.dns', statement: 'DNS answers come through the proxy host', tags: ['dns'] })
+  const lines = (out) => out.trimEnd().split('\n')
+  for (const [args, cliArgs] of [
+    [{ query: 'proxy' }, []],
+    [{ query: 'proxy', limit: 1, offset: 1 }, ['--limit', '1', '--offset', '1']],
+    [{ query: 'proxy', tags: ['dns'] }, ['--tag', 'dns']],
+  ]) {
+    const printed = cli(home, 'recall', args.query, ...cliArgs)
+    assert.equal(printed.status, 0, printed.stderr)
+    const answered = (await tools.call('memory_recall', args)).value
+    const rows = answered.facts.map((f) => [f.score.toFixed(3), f.id])
+    assert.deepEqual(lines(printed.stdout).slice(0, rows.length).map((l) => l.trim().split(/ +/).slice(0, 2)), rows, cliArgs.join(' '))
+    assert.equal(lines(printed.stdout)[rows.length], `${rows.length} of ${answered.total} matching${args.offset ? ` (from ${args.offset})` : ''}`)
+  }
+  const bad = cli(home, 'recall', 'proxy', '--limit', 'many')
+  assert.equal(bad.status, 1)
+  assert.match(bad.stderr, /^limit-break: memory\.invalid: `limit` /)
+  assert.equal(cli(home, 'recall').status, 2, 'QUERY is required')
+})
+
 test('a corrupt store fails every command with exit 1 and stays as it is', async (t) => {
   const { home, store } = await seeded(t)
   await writeFile(store, '{"facts": [')

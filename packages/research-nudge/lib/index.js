@@ -2,7 +2,7 @@
 // `tools/post-execute` and `agent/pre-step` events into flat calls on the Rust core (compiled to
 // WebAssembly) and folds the core's reminder into the downstream decision. Every rule, default,
 // threshold and message lives in Rust; nothing here decides behaviour.
-import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, failureWindow, memory, validateConfig } from './core.js'
+import { AgentTracker, Flag, Outcome, Plugin, encodeConfig, endProbe, failureWindow, memory, validateConfig } from './core.js'
 import { standardSchema } from './common/config.js'
 import { createReporter, createTextWriter, createToolTable, isAgent, isUserPrompt, noticeMessage, textOf } from './common/dsh.js'
 
@@ -26,9 +26,9 @@ const TIMED_OUT = Flag.TimedOut
 const END_ONLY = Flag.EndOnly
 const NUDGE = Outcome.Nudge
 const NEED_TEXT = Outcome.NeedText
-// A longer shell output crosses first as only its last this many UTF-16 units: its last 1 KiB of
-// normalized text, all the fingerprint reads, usually lies there (the core says when not).
-const END_PROBE = 1536
+// A longer shell output crosses first as only its last this many UTF-16 units (the core says how
+// many, and answers NEED_TEXT when that end does not decide).
+const END_PROBE = endProbe()
 // Interned tool names the core keeps before it starts afresh (then this shim's map does too).
 const TOOL_LIMIT = Plugin.toolLimit()
 

@@ -58,7 +58,6 @@ pub(crate) fn observe_call(
         tail,
         unknown_tool,
         snooze_minutes,
-        fingerprint: None,
     };
     (plugin.policy.observe(state, at, &call), snooze_error)
 }

@@ -136,6 +136,12 @@ pub fn show(current: Option<Vec<u8>>, id: &str) -> Edit {
     Edit::of(driver::show(current.as_deref(), id))
 }
 
+/// People CLI `recall QUERY`: the lines to print for a `memory_recall` success answer (JSON).
+#[wasm_bindgen(js_name = recallLines)]
+pub fn recall_lines(answer_json: &str) -> String {
+    memory::cli::recall_lines(&serde_json::from_str(answer_json).unwrap_or_default())
+}
+
 /// People CLI `export`: the whole store in its canonical form.
 #[wasm_bindgen(js_name = exportFacts)]
 pub fn export(current: Option<Vec<u8>>) -> Edit {
@@ -302,6 +308,20 @@ impl StoreSave {
             )
             .map_err(|e| JsError::new(&e.to_string()))
     }
+}
+
+/// How many bytes from the end of a store file of `bytes` bytes the brief reads; `undefined`
+/// when it reads the whole file ([`memory::brief::tail_read`]).
+#[wasm_bindgen(js_name = memoryBriefTailRead)]
+pub fn brief_tail_read(bytes: f64) -> Option<f64> {
+    memory::brief::tail_read(bytes as u64).map(|n| n as f64)
+}
+
+/// The brief of a store file of `bytes` bytes from its last bytes `tail`
+/// ([`memory::brief::of_tail`]).
+#[wasm_bindgen(js_name = memoryBriefOfTail)]
+pub fn brief_of_tail(tail: &[u8], bytes: f64, project: Option<String>, max_chars: u32) -> String {
+    memory::brief::of_tail(tail, bytes as u64, project.as_deref(), max_chars as usize)
 }
 
 /// The store layout under the DSH home, as JSON: `{ "dir", "store", "lock", "takeover" }`

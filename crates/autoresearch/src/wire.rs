@@ -34,8 +34,8 @@
 //! `tracked-changed`, `worktree-replaced`) and a `gitConfig` is
 //! `[{origin, key}]`; omitted lists are empty. `{type: "cancel", reason}` stops the run.
 
-use autoresearch::protocol::{InputPath, ProposalReport, SqlValue};
-use autoresearch::{
+use crate::protocol::{InputPath, ProposalReport, SqlValue};
+use crate::{
     Anomaly, AnomalyKind, ArtifactFact, ConfigEntry, Effect, EffectId, HashedFile, Input,
     ProcessIdentity, ProcessOutcome, RepoFacts, WorktreeFacts,
 };

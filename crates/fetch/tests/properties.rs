@@ -7,7 +7,9 @@
 //!   `allow_private_network`;
 //! - whatever a driver answers, the ladder only ever pins addresses the guard allows, and
 //!   finishes within a bounded number of steps;
-//! - truncation never exceeds the cap and never splits a character.
+//! - truncation never exceeds the cap and never splits a character;
+//! - the main content of a page a person can read something on is never empty, whatever its
+//!   structure and class words.
 
 use limit_break_fetch::{
     self as fetch, CurlExit, HttpResponse, Input, Ladder, Settings, Step, ToolInput,
@@ -333,4 +335,77 @@ proptest! {
             prop_assert!(cut.encode_utf16().count() + next.len_utf16() > max);
         }
     }
+
+    /// Pages built from the parts extraction judges (landmarks, chrome class words, hidden
+    /// elements, links, scripts, comments): when the page's visible text has a word, so does the
+    /// extraction.
+    #[test]
+    fn a_page_with_readable_text_is_never_extracted_empty(body in page_body(), title in proptest::option::of("[a-z]{1,8}")) {
+        let html = format!(
+            "<html><head>{}</head><body>{body}</body></html>",
+            title.map_or(String::new(), |t| format!("<title>{t}</title>"))
+        );
+        let readable = |text: &str| text.chars().any(char::is_alphanumeric);
+        if readable(&fetch::main_content::page_text(&html)) {
+            let extracted = fetch::main_content::extract(&html).text;
+            prop_assert!(readable(&extracted), "{html}");
+        }
+    }
+}
+
+/// A page body: nested elements whose tags, class words and visibility are the ones the
+/// extractor weighs, around short runs of words.
+fn page_body() -> impl Strategy<Value = String> {
+    let text = prop::collection::vec(
+        prop::sample::select(vec![
+            "the",
+            "proxy",
+            "drops",
+            "TLS",
+            "Advertisement",
+            "menu",
+            "reply",
+            "42",
+            "",
+        ]),
+        0..12,
+    )
+    .prop_map(|words| words.join(" "));
+    text.prop_recursive(5, 64, 5, |inner| {
+        (
+            prop::sample::select(vec![
+                "div", "section", "article", "main", "nav", "aside", "header", "footer", "p",
+                "span", "a", "ul", "li", "h2", "script", "style", "noscript", "form", "pre",
+                "table",
+            ]),
+            prop::sample::select(vec![
+                "",
+                "ad",
+                "nav",
+                "sidebar",
+                "comment",
+                "content",
+                "post",
+                "menu",
+                "related",
+                "Page-ad-margins",
+            ]),
+            prop::sample::select(vec![
+                "",
+                " hidden",
+                " aria-hidden=\"true\"",
+                " style=\"display:none\"",
+                " style=\"left:-9999px;position:absolute\"",
+                " role=\"main\"",
+            ]),
+            prop::collection::vec(inner, 0..5),
+        )
+            .prop_map(|(tag, class, attr, children)| {
+                let href = if tag == "a" { " href=\"/x\"" } else { "" };
+                format!(
+                    "<{tag} class=\"{class}\"{attr}{href}>{}</{tag}>",
+                    children.concat()
+                )
+            })
+    })
 }

@@ -120,8 +120,7 @@ fn work(kind: &str, times: usize, stream: Option<&str>) -> Result<(), String> {
         "fingerprint-64k" => one(64 << 10, false),
         "shell-2k" => one(2 << 10, true),
         "gate" => {
-            let settings =
-                gate_settings().ok_or("the default pain-point-check config is invalid")?;
+            let settings = gate_settings();
             black_box(gate_calls(&settings, &gate_stream(&settings, 4096), times));
         }
         "replay" => {
@@ -214,9 +213,7 @@ fn gate_stream(settings: &gate::Settings, count: usize) -> Vec<Call> {
 /// parsed and the text fingerprinted only when the gate counts the result, replies only while
 /// pending.
 fn gate_replay(runs: usize) -> Value {
-    let Some(settings) = gate_settings() else {
-        return Value::Null;
-    };
+    let settings = gate_settings();
     let calls = gate_stream(&settings, 4096);
     let per_run = 1_000_000usize;
     let mut ns = Vec::new();
@@ -240,10 +237,8 @@ fn gate_replay(runs: usize) -> Value {
     })
 }
 
-fn gate_settings() -> Option<gate::Settings> {
-    config::pain_point_check::RowConfig::default()
-        .settings()
-        .ok()
+fn gate_settings() -> gate::Settings {
+    config::pain_point_check::RowConfig::default().settings()
 }
 
 /// `count` calls of `calls` (cycled) through fresh gates, as [`gate_replay`] describes; returns

@@ -5,9 +5,10 @@
 use crate::toolkit::{Field, Issue, PathSegment, Rule, validate_fields};
 use gate::{
     Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
-    DEFAULT_REPEAT_THRESHOLD, LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, PatternProblem,
-    Settings, SettingsError, SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
+    DEFAULT_REPEAT_THRESHOLD, LanguageChoice, MAX_DENIALS_MAX, MAX_DENIALS_MIN, Settings,
+    THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
 };
+use names::AnchoredPatternError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -151,10 +152,18 @@ const FIELDS: [Field; 8] = [
     ("counting", Rule::OneOf(&COUNTINGS)),
 ];
 
+/// An allowlist entry's rule: the same as [`ToolPattern::new`]. A bare `*` would allow every
+/// tool and so switch the gate off; `enabled: false` says that plainly.
 fn tool_pattern(text: &str) -> Result<(), String> {
-    ToolPattern::new(text)
-        .map(|_| ())
-        .map_err(|e| PatternProblem::from(e).to_string())
+    match ToolPattern::new(text) {
+        Ok(_) => Ok(()),
+        Err(AnchoredPatternError::NoLetterOrDigit) => Err(
+            "must contain at least one letter or digit (a bare `*` would allow every tool; \
+             use enabled: false to turn the gate off)"
+                .to_owned(),
+        ),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 /// Validates a `pain-point-check` row config and builds it, or reports every problem found: the
@@ -163,62 +172,71 @@ pub fn validate(value: &Value) -> Result<RowConfig, Vec<Issue>> {
     <RowConfig as crate::Config>::validate(value).map(|(row, _)| row)
 }
 
-/// The row validated once: the per-key rules, then [`Settings::new`], whose settings the gate
-/// keeps.
+/// The row validated once, here; the gate's settings are built from it and never re-checked.
 impl crate::Config for RowConfig {
     const MESSAGE_PREFIX: &'static str = MESSAGE_PREFIX;
     type Settings = Settings;
     fn validate(value: &Value) -> Result<(Self, Settings), Vec<Issue>> {
         let row: RowConfig = validate_fields(&FIELDS, value)?;
-        let settings = row.settings()?;
+        let repeats = repeated_entries(&row);
+        if !repeats.is_empty() {
+            return Err(repeats);
+        }
+        let settings = row.settings();
         Ok((row, settings))
     }
 }
 
+/// An entry of `allowlist` or `extraAllowlist` that repeats an earlier one of the same list (up
+/// to case and separators); across the two lists a repeat is merged silently.
+fn repeated_entries(row: &RowConfig) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    for (key, sources) in [
+        ("allowlist", &row.allowlist),
+        ("extraAllowlist", &row.extra_allowlist),
+    ] {
+        let mut seen: Vec<(usize, ToolPattern)> = Vec::new();
+        for (index, source) in sources.iter().enumerate() {
+            let Ok(pattern) = ToolPattern::new(source) else {
+                continue;
+            };
+            match seen.iter().find(|(_, p)| p.same_as(&pattern)) {
+                Some(&(first_index, _)) => issues.push(crate::toolkit::issue(
+                    vec![PathSegment::Key(key.to_owned()), PathSegment::Index(index)],
+                    format!(
+                        "repeats entry [{first_index}] of the same list (got {})",
+                        crate::toolkit::render(&Value::String(source.clone()))
+                    ),
+                )),
+                None => seen.push((index, pattern)),
+            }
+        }
+    }
+    issues
+}
+
 impl RowConfig {
-    /// The gate's settings, or the issues [`Settings::new`] finds (with their paths).
-    pub fn settings(&self) -> Result<Settings, Vec<Issue>> {
-        let input = SettingsInput {
-            enabled: self.enabled,
-            failure_threshold: self.failure_threshold,
-            repeat_threshold: self.repeat_threshold,
-            allowlist: self.allowlist.clone(),
-            extra_allowlist: self.extra_allowlist.clone(),
-            language: self.language.into(),
-            max_denials: self.max_denials,
-            counting: self.counting.into(),
-        };
-        Settings::new(&input).map_err(|errors| errors.iter().map(issue_of).collect())
+    /// The gate's settings this config describes. Patterns are parsed; a config that passed
+    /// [`validate`] has only valid ones, and an invalid one (possible only in a hand-built config)
+    /// is skipped, never a panic.
+    pub fn settings(&self) -> Settings {
+        Settings::default()
+            .with_enabled(self.enabled)
+            .with_failure_threshold(self.failure_threshold)
+            .with_repeat_threshold(self.repeat_threshold)
+            .with_max_denials(self.max_denials)
+            .with_language(self.language.into())
+            .with_counting(self.counting.into())
+            .with_allowlist(patterns(&self.allowlist))
+            .with_extra_allowlist(patterns(&self.extra_allowlist))
     }
 }
 
-fn issue_of(error: &SettingsError) -> Issue {
-    match error {
-        SettingsError::OutOfRange {
-            field,
-            value,
-            min,
-            max,
-        } => crate::toolkit::issue(
-            vec![PathSegment::Key(field.key().to_owned())],
-            format!("must be an integer in {min}..={max} (got {value})"),
-        ),
-        SettingsError::InvalidPattern {
-            field,
-            index,
-            pattern,
-            problem,
-        } => crate::toolkit::issue(
-            vec![
-                PathSegment::Key(field.key().to_owned()),
-                PathSegment::Index(*index),
-            ],
-            format!(
-                "{problem} (got {})",
-                crate::toolkit::render(&Value::String(pattern.clone()))
-            ),
-        ),
-    }
+fn patterns(sources: &[String]) -> Vec<ToolPattern> {
+    sources
+        .iter()
+        .filter_map(|source| ToolPattern::new(source).ok())
+        .collect()
 }
 
 /// The JSON Schema (draft-07) of the row config.

@@ -21,7 +21,9 @@
 //! # Driving it
 //!
 //! One [`AgentGate`] per agent (DSH: per `agent.id`), dropped on `agent/disposed`; one shared
-//! [`Settings`]. The driver makes no decisions of its own:
+//! [`Settings`], built from the row config the config crate validated (its bounds, pattern rule
+//! and repeat check are the only ones) by `with_*` methods that cannot fail and check nothing
+//! again. The driver makes no decisions of its own:
 //!
 //! | DSH hook | call |
 //! |---|---|
@@ -126,9 +128,9 @@ pub use outcome::Outcome;
 pub use questions::{QUESTIONS_EN, QUESTIONS_ZH};
 pub use settings::{
     Counting, DEFAULT_ALLOWLIST, DEFAULT_FAILURE_THRESHOLD, DEFAULT_MAX_DENIALS,
-    DEFAULT_REPEAT_THRESHOLD, DOCUMENTED_ALLOWLIST, Field, LanguageChoice, MAX_DENIALS_MAX,
-    MAX_DENIALS_MIN, OTHER_HARNESS_INVESTIGATION, PatternProblem, Settings, SettingsError,
-    SettingsInput, THRESHOLD_MAX, THRESHOLD_MIN, ToolPattern,
+    DEFAULT_REPEAT_THRESHOLD, DOCUMENTED_ALLOWLIST, LanguageChoice, MAX_DENIALS_MAX,
+    MAX_DENIALS_MIN, OTHER_HARNESS_INVESTIGATION, Settings, THRESHOLD_MAX, THRESHOLD_MIN,
+    ToolPattern,
 };
 pub use text::{FORMAT_EN, FORMAT_ZH, NAME_LIMIT, PLUGIN_TAG, SHOWN_TOOLS_LIMIT};
 pub use tool::{Tool, ToolFacts};

@@ -1,10 +1,8 @@
-//! Validated runtime settings and the tool-name patterns of the investigation allowlist.
+//! Runtime settings and the tool-name patterns of the investigation allowlist.
 //!
-//! [`SettingsInput`] is what a row config says, field by field; [`Settings::new`] checks it once
-//! and reports every problem as a typed [`SettingsError`] (the config crate turns them into
-//! field/rule/value messages). A [`Settings`] value is always valid, so the gate never re-checks.
-
-use std::fmt;
+//! The row config is validated once, by the config crate's rules (the bounds below, the pattern
+//! rule of [`ToolPattern::new`], no repeat inside one list); [`Settings`] is built from the
+//! validated values with `with_*` methods that cannot fail, so nothing is checked twice.
 
 /// Smallest allowed `failureThreshold` / `repeatThreshold`.
 pub const THRESHOLD_MIN: u32 = 1;
@@ -194,167 +192,12 @@ impl Counting {
     }
 }
 
-/// A settings field, named by its config key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
-    /// `failureThreshold`.
-    FailureThreshold,
-    /// `repeatThreshold`.
-    RepeatThreshold,
-    /// `maxDenials`.
-    MaxDenials,
-    /// `allowlist`.
-    Allowlist,
-    /// `extraAllowlist`.
-    ExtraAllowlist,
-}
-
-impl Field {
-    /// The row-config key of this field.
-    pub fn key(self) -> &'static str {
-        match self {
-            Self::FailureThreshold => "failureThreshold",
-            Self::RepeatThreshold => "repeatThreshold",
-            Self::MaxDenials => "maxDenials",
-            Self::Allowlist => "allowlist",
-            Self::ExtraAllowlist => "extraAllowlist",
-        }
-    }
-}
-
-/// Why a tool-name pattern is rejected.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PatternProblem {
-    /// No ASCII letter or digit: the pattern is empty, separators only, or wildcards only. A bare
-    /// `*` would allow every tool and so switch the gate off; `enabled: false` says that plainly.
-    NoLetterOrDigit,
-    /// A character that cannot occur in a tool name: whitespace, a control character or a
-    /// non-ASCII character.
-    InvalidCharacter(char),
-    /// The same pattern (up to case and separators) appears earlier in the same list.
-    Duplicate {
-        /// Index of the earlier entry.
-        first_index: usize,
-    },
-}
-
-impl fmt::Display for PatternProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NoLetterOrDigit => f.write_str(
-                "must contain at least one letter or digit (a bare `*` would allow every tool; \
-                 use enabled: false to turn the gate off)",
-            ),
-            Self::InvalidCharacter(c) => names::AnchoredPatternError::InvalidCharacter(*c).fmt(f),
-            Self::Duplicate { first_index } => {
-                write!(f, "repeats entry [{first_index}] of the same list")
-            }
-        }
-    }
-}
-
-impl From<names::AnchoredPatternError> for PatternProblem {
-    fn from(error: names::AnchoredPatternError) -> Self {
-        match error {
-            names::AnchoredPatternError::NoLetterOrDigit => Self::NoLetterOrDigit,
-            names::AnchoredPatternError::InvalidCharacter(c) => Self::InvalidCharacter(c),
-        }
-    }
-}
-
-/// One problem in a [`SettingsInput`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SettingsError {
-    /// An integer field outside its bounds.
-    OutOfRange {
-        /// The field.
-        field: Field,
-        /// The value given.
-        value: u32,
-        /// Smallest allowed value.
-        min: u32,
-        /// Largest allowed value.
-        max: u32,
-    },
-    /// A list entry that is not a valid tool-name pattern.
-    InvalidPattern {
-        /// `Allowlist` or `ExtraAllowlist`.
-        field: Field,
-        /// Index in that list.
-        index: usize,
-        /// The entry as given.
-        pattern: String,
-        /// What is wrong with it.
-        problem: PatternProblem,
-    },
-}
-
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::OutOfRange {
-                field,
-                value,
-                min,
-                max,
-            } => write!(
-                f,
-                "{} must be an integer from {min} to {max} (got {value})",
-                field.key()
-            ),
-            Self::InvalidPattern {
-                field,
-                index,
-                pattern,
-                problem,
-            } => write!(f, "{}[{index}] {problem} (got {pattern:?})", field.key()),
-        }
-    }
-}
-
-impl std::error::Error for SettingsError {}
-
 /// A tool-name pattern of the allowlists: an exact name, or a name with `*` wildcards, matched
 /// against the whole name (see [`names::AnchoredPattern`]).
 pub type ToolPattern = names::AnchoredPattern;
 
-/// What a row config says, before validation. `Default` is the documented defaults.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SettingsInput {
-    /// `enabled`: `false` turns the gate off (every call allowed, nothing counted).
-    pub enabled: bool,
-    /// `failureThreshold`: failed experiments that arm the gate (inclusive).
-    pub failure_threshold: u32,
-    /// `repeatThreshold`: consecutive identical calls that arm the gate (inclusive).
-    pub repeat_threshold: u32,
-    /// `allowlist`: tools still callable while the gate is pending; replaces the defaults.
-    pub allowlist: Vec<String>,
-    /// `extraAllowlist`: added to `allowlist`, so the defaults need not be retyped.
-    pub extra_allowlist: Vec<String>,
-    /// `language`: the language of the check block, denials and notices.
-    pub language: LanguageChoice,
-    /// `maxDenials`: refusals in one pending episode after which the gate opens by itself.
-    pub max_denials: u32,
-    /// `counting`: how failures and repeats are counted.
-    pub counting: Counting,
-}
-
-impl Default for SettingsInput {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            failure_threshold: DEFAULT_FAILURE_THRESHOLD,
-            repeat_threshold: DEFAULT_REPEAT_THRESHOLD,
-            allowlist: DEFAULT_ALLOWLIST.iter().map(|&s| s.to_owned()).collect(),
-            extra_allowlist: Vec::new(),
-            language: LanguageChoice::Auto,
-            max_denials: DEFAULT_MAX_DENIALS,
-            counting: Counting::NoProgress,
-        }
-    }
-}
-
-/// Validated settings. Built by [`Settings::new`] (or `Default`); read through getters.
+/// The gate's settings: the documented defaults (`Default`), changed by the `with_*` methods;
+/// read through getters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     enabled: bool,
@@ -385,62 +228,60 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Validates an input, reporting every problem in field order (thresholds, `maxDenials`,
-    /// `allowlist`, `extraAllowlist`; list entries in index order).
-    ///
-    /// An empty `allowlist` is valid: while pending, every tool is refused and only the answer
-    /// (or a user message, or the escape valve) opens the gate. An `extraAllowlist` entry that is
-    /// already in `allowlist` is merged silently; a repeat inside one list is an error.
-    pub fn new(input: &SettingsInput) -> Result<Self, Vec<SettingsError>> {
-        let mut errors = Vec::new();
-        let bounded = [
-            (
-                Field::FailureThreshold,
-                input.failure_threshold,
-                THRESHOLD_MIN,
-                THRESHOLD_MAX,
-            ),
-            (
-                Field::RepeatThreshold,
-                input.repeat_threshold,
-                THRESHOLD_MIN,
-                THRESHOLD_MAX,
-            ),
-            (
-                Field::MaxDenials,
-                input.max_denials,
-                MAX_DENIALS_MIN,
-                MAX_DENIALS_MAX,
-            ),
-        ];
-        for (field, value, min, max) in bounded {
-            if !(min..=max).contains(&value) {
-                errors.push(SettingsError::OutOfRange {
-                    field,
-                    value,
-                    min,
-                    max,
-                });
+    /// Turns the gate on or off (`enabled`).
+    pub fn with_enabled(self, enabled: bool) -> Self {
+        Self { enabled, ..self }
+    }
+
+    /// Sets `failureThreshold`.
+    pub fn with_failure_threshold(self, failure_threshold: u32) -> Self {
+        Self {
+            failure_threshold,
+            ..self
+        }
+    }
+
+    /// Sets `repeatThreshold`.
+    pub fn with_repeat_threshold(self, repeat_threshold: u32) -> Self {
+        Self {
+            repeat_threshold,
+            ..self
+        }
+    }
+
+    /// Sets `maxDenials`.
+    pub fn with_max_denials(self, max_denials: u32) -> Self {
+        Self {
+            max_denials,
+            ..self
+        }
+    }
+
+    /// Sets `language`.
+    pub fn with_language(self, language: LanguageChoice) -> Self {
+        Self { language, ..self }
+    }
+
+    /// Sets `counting`.
+    pub fn with_counting(self, counting: Counting) -> Self {
+        Self { counting, ..self }
+    }
+
+    /// Replaces the allowlist (`allowlist`). An empty one is allowed: while pending, every tool is
+    /// refused and only the answer (or a user message, or the escape valve) opens the gate.
+    pub fn with_allowlist(self, allowlist: Vec<ToolPattern>) -> Self {
+        Self { allowlist, ..self }
+    }
+
+    /// Adds `extraAllowlist` to the allowlist, skipping the patterns it already holds (up to case
+    /// and separators), so the defaults need not be retyped.
+    pub fn with_extra_allowlist(mut self, extra: impl IntoIterator<Item = ToolPattern>) -> Self {
+        for pattern in extra {
+            if !self.allowlist.iter().any(|p| p.same_as(&pattern)) {
+                self.allowlist.push(pattern);
             }
         }
-        let mut allowlist = parse_list(Field::Allowlist, &input.allowlist, &mut errors);
-        for pattern in parse_list(Field::ExtraAllowlist, &input.extra_allowlist, &mut errors) {
-            if !allowlist.iter().any(|p| p.same_as(&pattern)) {
-                allowlist.push(pattern);
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        Ok(Self {
-            enabled: input.enabled,
-            failure_threshold: input.failure_threshold,
-            repeat_threshold: input.repeat_threshold,
-            max_denials: input.max_denials,
-            language: input.language,
-            counting: input.counting,
-            allowlist,
-        })
+        self
     }
 
     /// Whether the gate is on.
@@ -490,45 +331,20 @@ impl Settings {
     }
 }
 
-fn parse_list(
-    field: Field,
-    sources: &[String],
-    errors: &mut Vec<SettingsError>,
-) -> Vec<ToolPattern> {
-    let mut parsed: Vec<(usize, ToolPattern)> = Vec::new();
-    for (index, source) in sources.iter().enumerate() {
-        let problem = match ToolPattern::new(source) {
-            Ok(pattern) => match parsed.iter().find(|(_, p)| p.same_as(&pattern)) {
-                Some(&(first_index, _)) => PatternProblem::Duplicate { first_index },
-                None => {
-                    parsed.push((index, pattern));
-                    continue;
-                }
-            },
-            Err(problem) => problem.into(),
-        };
-        errors.push(SettingsError::InvalidPattern {
-            field,
-            index,
-            pattern: source.clone(),
-            problem,
-        });
-    }
-    parsed.into_iter().map(|(_, p)| p).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn input() -> SettingsInput {
-        SettingsInput::default()
+    fn patterns(sources: &[&str]) -> Vec<ToolPattern> {
+        sources
+            .iter()
+            .map(|s| ToolPattern::new(s).unwrap())
+            .collect()
     }
 
     #[test]
     fn defaults_match_the_documented_values() {
         let s = Settings::default();
-        assert_eq!(Settings::new(&input()).unwrap(), s);
         assert!(s.enabled());
         assert_eq!(s.failure_threshold(), 2);
         assert_eq!(s.repeat_threshold(), 2);
@@ -562,75 +378,34 @@ mod tests {
     }
 
     #[test]
-    fn reports_every_problem_with_field_index_and_value() {
-        let bad = SettingsInput {
-            failure_threshold: 0,
-            repeat_threshold: 101,
-            max_denials: 0,
-            allowlist: vec!["read".into(), "*".into(), "Read".into()],
-            extra_allowlist: vec!["mcp x".into()],
-            ..input()
-        };
-        let errors = Settings::new(&bad).unwrap_err();
-        let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    fn the_with_methods_set_their_field() {
+        let s = Settings::default()
+            .with_enabled(false)
+            .with_failure_threshold(3)
+            .with_repeat_threshold(1)
+            .with_max_denials(20)
+            .with_language(LanguageChoice::Zh)
+            .with_counting(Counting::AnyFailure);
+        assert!(!s.enabled());
         assert_eq!(
-            messages,
-            [
-                "failureThreshold must be an integer from 1 to 100 (got 0)",
-                "repeatThreshold must be an integer from 1 to 100 (got 101)",
-                "maxDenials must be an integer from 1 to 1000 (got 0)",
-                "allowlist[1] must contain at least one letter or digit (a bare `*` would allow \
-                 every tool; use enabled: false to turn the gate off) (got \"*\")",
-                "allowlist[2] repeats entry [0] of the same list (got \"Read\")",
-                "extraAllowlist[0] must be a tool name or a `*` pattern of ASCII letters, digits \
-                 and separators (found ' ') (got \"mcp x\")",
-            ]
+            (s.failure_threshold(), s.repeat_threshold(), s.max_denials()),
+            (3, 1, 20)
         );
-        assert_eq!(
-            errors[0],
-            SettingsError::OutOfRange {
-                field: Field::FailureThreshold,
-                value: 0,
-                min: 1,
-                max: 100
-            }
-        );
-    }
-
-    #[test]
-    fn bounds_are_inclusive() {
-        for (f, r, d) in [(1, 1, 1), (100, 100, 1000)] {
-            let s = Settings::new(&SettingsInput {
-                failure_threshold: f,
-                repeat_threshold: r,
-                max_denials: d,
-                ..input()
-            })
-            .unwrap();
-            assert_eq!(
-                (s.failure_threshold(), s.repeat_threshold(), s.max_denials()),
-                (f, r, d)
-            );
-        }
+        assert_eq!(s.language(), LanguageChoice::Zh);
+        assert_eq!(s.counting(), Counting::AnyFailure);
+        assert_eq!(s.allowlist(), Settings::default().allowlist());
     }
 
     #[test]
     fn extra_allowlist_merges_without_retyping_defaults() {
-        let s = Settings::new(&SettingsInput {
-            extra_allowlist: vec!["mcp__docs__*".into(), "read".into(), "bash".into()],
-            ..input()
-        })
-        .unwrap();
+        let s =
+            Settings::default().with_extra_allowlist(patterns(&["mcp__docs__*", "Read", "bash"]));
         assert_eq!(s.allowlist().len(), DEFAULT_ALLOWLIST.len() + 2);
         assert!(s.is_allowlisted("read"));
         assert!(s.is_allowlisted("mcp__docs__search"));
         assert!(s.is_allowlisted("bash"));
         // A replaced allowlist drops the defaults; an empty one allows nothing.
-        let empty = Settings::new(&SettingsInput {
-            allowlist: Vec::new(),
-            ..input()
-        })
-        .unwrap();
+        let empty = Settings::default().with_allowlist(Vec::new());
         assert!(!empty.is_allowlisted("read"));
     }
 

@@ -8,8 +8,12 @@ fn defaults() -> Settings {
     Settings::default()
 }
 
-fn with(input: SettingsInput) -> Settings {
-    Settings::new(&input).unwrap()
+/// Tool-name patterns for an allowlist.
+fn patterns(sources: &[&str]) -> Vec<ToolPattern> {
+    sources
+        .iter()
+        .map(|s| ToolPattern::new(s).unwrap())
+        .collect()
 }
 
 /// `probe {"path":"p","x":1}`: the scripted experiment of most tests (its target is `probe` on
@@ -71,10 +75,7 @@ fn reason(decision: Decision) -> String {
 }
 
 fn any_failure() -> Settings {
-    with(SettingsInput {
-        counting: Counting::AnyFailure,
-        ..SettingsInput::default()
-    })
+    Settings::default().with_counting(Counting::AnyFailure)
 }
 
 fn bash(command: &str) -> String {
@@ -350,11 +351,9 @@ fn investigation_calls_neither_count_nor_break_a_run() {
 
 #[test]
 fn strict_repeat_threshold_arms_on_every_counted_call() {
-    let s = with(SettingsInput {
-        counting: Counting::AnyFailure,
-        repeat_threshold: 1,
-        ..SettingsInput::default()
-    });
+    let s = Settings::default()
+        .with_counting(Counting::AnyFailure)
+        .with_repeat_threshold(1);
     let mut gate = AgentGate::new();
     assert_eq!(
         succeed(&mut gate, &s, "read", "{}"),
@@ -600,10 +599,7 @@ fn a_failed_nested_call_excuses_only_its_own_program() {
 
 #[test]
 fn unknown_tool_results_are_never_experiments() {
-    let one_retry = with(SettingsInput {
-        failure_threshold: 1,
-        ..SettingsInput::default()
-    });
+    let one_retry = Settings::default().with_failure_threshold(1);
     for s in [one_retry, any_failure()] {
         let mut gate = AgentGate::new();
         // Code Mode: three direct calls to `bash`, each rejected by DSH before pre-execute.
@@ -674,10 +670,7 @@ fn the_family_read_only_tools_are_investigation_by_default() {
 
 #[test]
 fn extra_allowlist_patterns_work_while_pending() {
-    let s = with(SettingsInput {
-        extra_allowlist: vec!["mcp__docs__*".into()],
-        ..SettingsInput::default()
-    });
+    let s = Settings::default().with_extra_allowlist(patterns(&["mcp__docs__*"]));
     let mut gate = armed(&s);
     assert_eq!(
         gate.pre_execute(&s, "mcp__docs__search", args("{}")),
@@ -752,16 +745,10 @@ fn chinese_texts_follow_a_chinese_user_prompt_under_auto() {
     // An English prompt switches back; an explicit choice wins over the prompt.
     gate.on_user_prompt("fix the build");
     assert_eq!(gate.language(&s), Language::En);
-    let zh = with(SettingsInput {
-        language: LanguageChoice::Zh,
-        ..SettingsInput::default()
-    });
+    let zh = Settings::default().with_language(LanguageChoice::Zh);
     assert_eq!(gate.language(&zh), Language::Zh);
     gate.on_user_prompt("日本語のテキスト");
-    let en = with(SettingsInput {
-        language: LanguageChoice::En,
-        ..SettingsInput::default()
-    });
+    let en = Settings::default().with_language(LanguageChoice::En);
     assert_eq!(gate.language(&en), Language::En);
     assert_eq!(gate.language(&s), Language::Zh);
 }
@@ -957,10 +944,7 @@ fn the_gate_can_arm_again_after_a_lift() {
 
 #[test]
 fn the_escape_valve_opens_after_max_denials() {
-    let s = with(SettingsInput {
-        max_denials: 2,
-        ..SettingsInput::default()
-    });
+    let s = Settings::default().with_max_denials(2);
     let mut gate = armed(&s);
     assert_eq!(gate.pre_step(&s).map(|n| n.kind), Some(NoticeKind::Check));
     let _ = gate.pre_execute(&s, "bash", args("{}"));
@@ -983,10 +967,7 @@ fn the_escape_valve_opens_after_max_denials() {
 
 #[test]
 fn the_check_block_is_shown_before_any_escape() {
-    let s = with(SettingsInput {
-        max_denials: 1,
-        ..SettingsInput::default()
-    });
+    let s = Settings::default().with_max_denials(1);
     let mut gate = armed(&s);
     for _ in 0..3 {
         let _ = gate.pre_execute(&s, "bash", args("{}"));
@@ -1033,10 +1014,7 @@ fn cancelled_calls_are_not_experiments() {
 
 #[test]
 fn a_disabled_gate_allows_and_counts_nothing() {
-    let s = with(SettingsInput {
-        enabled: false,
-        ..SettingsInput::default()
-    });
+    let s = Settings::default().with_enabled(false);
     let mut gate = AgentGate::new();
     for _ in 0..5 {
         assert_eq!(
@@ -1064,17 +1042,11 @@ fn long_tool_names_are_cut_in_denials() {
 
 #[test]
 fn the_shown_allowlist_is_capped() {
-    let extra: Vec<String> = (0..5).map(|i| format!("tool{i}")).collect();
-    let s = with(SettingsInput {
-        extra_allowlist: extra,
-        ..SettingsInput::default()
-    });
+    let extra = (0..5).map(|i| ToolPattern::new(&format!("tool{i}")).unwrap());
+    let s = Settings::default().with_extra_allowlist(extra);
     let mut gate = armed(&s);
     let capped = reason(gate.pre_execute(&s, "bash", args("{}")));
-    let none = with(SettingsInput {
-        allowlist: Vec::new(),
-        ..SettingsInput::default()
-    });
+    let none = Settings::default().with_allowlist(Vec::new());
     let mut gate = armed(&none);
     let nothing = reason(gate.pre_execute(&none, "read", args("{}")));
     expect_test::expect![[r#"
@@ -1084,11 +1056,9 @@ fn the_shown_allowlist_is_capped() {
 
 #[test]
 fn handle_reports_a_replay_timeline() {
-    let s = with(SettingsInput {
-        counting: Counting::AnyFailure,
-        max_denials: 1,
-        ..SettingsInput::default()
-    });
+    let s = Settings::default()
+        .with_counting(Counting::AnyFailure)
+        .with_max_denials(1);
     let mut gate = AgentGate::new();
     let x1 = args(X1);
     let inputs = [
@@ -1361,10 +1331,7 @@ fn a_script_written_whole_fails_once_as_expected_then_counts() {
         gate = AgentGate::new();
     }
     // Under same-problem the first failure finds the problem.
-    let s = with(SettingsInput {
-        counting: Counting::SameProblem,
-        ..SettingsInput::default()
-    });
+    let s = Settings::default().with_counting(Counting::SameProblem);
     succeed(&mut gate, &s, "write", r#"{"file_path":"/r/repro.py"}"#);
     fail_with(&mut gate, &s, "bash", &run, text);
     fail_with(&mut gate, &s, "bash", &run, text);

@@ -136,21 +136,15 @@ fn settings() -> impl Strategy<Value = Settings> {
     )
         .prop_map(
             |(failure, repeat, max_denials, language, enabled, extra, counting)| {
-                Settings::new(&SettingsInput {
-                    enabled,
-                    failure_threshold: failure,
-                    repeat_threshold: repeat,
-                    max_denials,
-                    language,
-                    counting,
-                    extra_allowlist: if extra {
-                        vec!["mcp__docs__*".to_owned()]
-                    } else {
-                        Vec::new()
-                    },
-                    ..SettingsInput::default()
-                })
-                .unwrap()
+                let extra = extra.then(|| ToolPattern::new("mcp__docs__*").unwrap());
+                Settings::default()
+                    .with_enabled(enabled)
+                    .with_failure_threshold(failure)
+                    .with_repeat_threshold(repeat)
+                    .with_max_denials(max_denials)
+                    .with_language(language)
+                    .with_counting(counting)
+                    .with_extra_allowlist(extra)
             },
         )
 }
@@ -441,7 +435,7 @@ proptest! {
         max_denials in 1..=30u32,
         calls_per_step in 1..=6u32,
     ) {
-        let s = Settings::new(&SettingsInput { max_denials, ..SettingsInput::default() }).unwrap();
+        let s = Settings::default().with_max_denials(max_denials);
         let mut gate = AgentGate::new();
         let a = canonical_args_hash_str("{}");
         let shot = Shot::from_json("bash", "{}");
@@ -597,7 +591,7 @@ proptest! {
         spellings in proptest::collection::vec(0..3usize, 1..=PROBLEM_SLOTS),
         threshold in 2..=4u32,
     ) {
-        let s = Settings::new(&SettingsInput { failure_threshold: threshold, ..SettingsInput::default() }).unwrap();
+        let s = Settings::default().with_failure_threshold(threshold);
         let mut gate = AgentGate::new();
         for (target, spelling) in spellings.iter().enumerate() {
             let json = spelled(target, *spelling);
@@ -617,11 +611,7 @@ proptest! {
         threshold in 2..=4u32,
         resolve_at in 0..5usize,
     ) {
-        let s = Settings::new(&SettingsInput {
-            failure_threshold: threshold,
-            repeat_threshold: 100,
-            ..SettingsInput::default()
-        }).unwrap();
+        let s = Settings::default().with_failure_threshold(threshold).with_repeat_threshold(100);
         let mut gate = AgentGate::new();
         let mut seen = 0u32;
         for (i, spelling) in spellings.iter().enumerate() {
@@ -655,11 +645,7 @@ proptest! {
     /// `repeatThreshold` more times.
     #[test]
     fn cycles_arm_after_the_threshold_rounds(threshold in 2..=5u32, failing in any::<bool>()) {
-        let s = Settings::new(&SettingsInput {
-            repeat_threshold: threshold,
-            failure_threshold: 100,
-            ..SettingsInput::default()
-        }).unwrap();
+        let s = Settings::default().with_repeat_threshold(threshold).with_failure_threshold(100);
         let mut gate = AgentGate::new();
         let outcome = if failing { Outcome::exited(1) } else { Outcome::success() };
         let a = Shot::from_json("bash", r#"{"command":"cat a.py"}"#);

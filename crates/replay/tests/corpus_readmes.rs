@@ -72,11 +72,7 @@ fn gate_tables(dir: &Path, runs: &[(String, String)]) -> Vec<String> {
     ]
     .into_iter()
     .map(|counting| {
-        let input = gate::SettingsInput {
-            counting,
-            ..gate::SettingsInput::default()
-        };
-        let settings = gate::Settings::new(&input).unwrap();
+        let settings = gate::Settings::default().with_counting(counting);
         table(
             dsh_replay::pain_point_check::CorpusReplay::with_settings(settings, Some(Half::Report)),
             dir,

@@ -33,7 +33,7 @@ fn empty_and_null_configs_are_the_documented_defaults() {
         ]
     );
     assert!(row.extra_allowlist.is_empty());
-    assert_eq!(row.settings().unwrap(), Settings::default());
+    assert_eq!(row.settings(), Settings::default());
 }
 
 #[test]
@@ -48,7 +48,7 @@ fn a_full_valid_row_round_trips_into_settings() {
         "maxDenials": 20,
     }))
     .unwrap();
-    let settings = row.settings().unwrap();
+    let settings = row.settings();
     assert_eq!(settings.failure_threshold(), 3);
     assert_eq!(settings.repeat_threshold(), 1);
     assert_eq!(settings.max_denials(), 20);
@@ -129,6 +129,52 @@ fn bad_rows_name_the_field_the_rule_and_the_value() {
     for (input, expected) in cases {
         assert_eq!(issues(input.clone()), expected, "input: {input}");
     }
+}
+
+#[test]
+fn bounds_are_inclusive() {
+    for (failure, repeat, denials) in [(1, 1, 1), (100, 100, 1000)] {
+        let settings = validate(&json!({
+            "failureThreshold": failure,
+            "repeatThreshold": repeat,
+            "maxDenials": denials,
+        }))
+        .unwrap()
+        .settings();
+        assert_eq!(
+            (
+                settings.failure_threshold(),
+                settings.repeat_threshold(),
+                settings.max_denials()
+            ),
+            (failure, repeat, denials)
+        );
+    }
+}
+
+#[test]
+fn repeats_are_reported_per_list_and_merged_across_lists() {
+    assert_eq!(
+        issues(json!({
+            "allowlist": ["read", "grep", "READ", "Read"],
+            "extraAllowlist": ["mcp__docs__*", "Mcp__Docs__*"],
+        })),
+        [
+            "allowlist[2] repeats entry [0] of the same list (got \"READ\")",
+            "allowlist[3] repeats entry [0] of the same list (got \"Read\")",
+            "extraAllowlist[1] repeats entry [0] of the same list (got \"Mcp__Docs__*\")",
+        ]
+    );
+    // What only the whole list shows is checked once every entry is valid.
+    assert_eq!(
+        issues(json!({"failureThreshold": 0, "allowlist": ["read", "Read"]})),
+        ["failureThreshold must be an integer >= 1 (got 0)"]
+    );
+    let settings = validate(&json!({"extraAllowlist": ["Read", "bash"]}))
+        .unwrap()
+        .settings();
+    assert_eq!(settings.allowlist().len(), DEFAULT_ALLOWLIST.len() + 1);
+    assert!(settings.is_allowlisted("bash"));
 }
 
 #[test]

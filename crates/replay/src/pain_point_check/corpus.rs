@@ -66,10 +66,10 @@ impl Guard for Check {
 mod tests {
     use crate::corpus::tests::replay_fixture;
     use crate::pain_point_check::CorpusReplay;
-    use gate::{Counting, Settings, SettingsInput};
+    use gate::{Counting, Settings};
 
-    fn report(input: SettingsInput, json: bool) -> String {
-        let mut replay = CorpusReplay::with_settings(Settings::new(&input).unwrap(), None);
+    fn report(settings: Settings, json: bool) -> String {
+        let mut replay = CorpusReplay::with_settings(settings, None);
         replay_fixture(&mut replay);
         replay.report(json)
     }
@@ -77,22 +77,16 @@ mod tests {
     #[test]
     fn the_fixture_corpus_report() {
         expect_test::expect_file!["snapshots/corpus-report.md"]
-            .assert_eq(&report(SettingsInput::default(), false));
+            .assert_eq(&report(Settings::default(), false));
         expect_test::expect_file!["snapshots/corpus-report-any-failure.md"].assert_eq(&report(
-            SettingsInput {
-                counting: Counting::AnyFailure,
-                ..SettingsInput::default()
-            },
+            Settings::default().with_counting(Counting::AnyFailure),
             false,
         ));
         expect_test::expect_file!["snapshots/corpus-report-same-problem.md"].assert_eq(&report(
-            SettingsInput {
-                counting: Counting::SameProblem,
-                ..SettingsInput::default()
-            },
+            Settings::default().with_counting(Counting::SameProblem),
             false,
         ));
         expect_test::expect_file!["snapshots/corpus-report.json"]
-            .assert_eq(&report(SettingsInput::default(), true));
+            .assert_eq(&report(Settings::default(), true));
     }
 }

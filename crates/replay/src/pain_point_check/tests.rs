@@ -6,7 +6,7 @@ fn from_json(config_json: &str) -> Result<Replay, String> {
     let describe = |issues: Vec<config::Issue>| config::describe(row::MESSAGE_PREFIX, &issues);
     let value: Value = serde_json::from_str(config_json).map_err(|e| e.to_string())?;
     let row = row::validate(&value).map_err(describe)?;
-    Ok(Replay::new(row.settings().map_err(describe)?))
+    Ok(Replay::new(row.settings()))
 }
 
 fn run(config: &str, lines: &[&str]) -> Vec<Value> {

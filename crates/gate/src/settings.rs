@@ -289,19 +289,20 @@ impl Settings {
         self.enabled
     }
 
-    /// Failed experiments that arm the gate (inclusive), in `THRESHOLD_MIN..=THRESHOLD_MAX`.
+    /// Failed experiments that arm the gate (inclusive); a valid row keeps it in
+    /// `THRESHOLD_MIN..=THRESHOLD_MAX`.
     pub fn failure_threshold(&self) -> u32 {
         self.failure_threshold
     }
 
-    /// Consecutive identical calls that arm the gate (inclusive), in
+    /// Consecutive identical calls that arm the gate (inclusive); a valid row keeps it in
     /// `THRESHOLD_MIN..=THRESHOLD_MAX`. `1` arms on every counted call ("strict mode").
     pub fn repeat_threshold(&self) -> u32 {
         self.repeat_threshold
     }
 
-    /// Refusals in one pending episode after which the gate opens by itself, in
-    /// `MAX_DENIALS_MIN..=MAX_DENIALS_MAX`.
+    /// Refusals in one pending episode after which the gate opens by itself; a valid row keeps
+    /// it in `MAX_DENIALS_MIN..=MAX_DENIALS_MAX`.
     pub fn max_denials(&self) -> u32 {
         self.max_denials
     }

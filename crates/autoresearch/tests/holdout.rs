@@ -165,42 +165,17 @@ fn a_holdout_inside_the_worktree_or_a_stop_without_one_is_refused_naming_the_fie
 
 #[test]
 fn every_crash_point_resumes_with_each_holdout_measured_once() {
-    let total = {
-        let mut probe = holdout_world();
-        let mut run = start(policy(holdout_spec(json!({}))));
-        probe.drive(&mut run).unwrap();
-        probe.performed
-    };
-    for k in 1..total {
-        let mut w = holdout_world();
-        let mut run = start(policy(holdout_spec(json!({}))));
-        w.crash_after = Some(k);
-        let r = match w.drive(&mut run) {
-            Some(r) => r,
-            None => {
-                drop(run);
-                let mut run =
-                    Run::resume(RUN_ID, Default::default(), None, settings(), NOW + 1).unwrap();
-                w.crash_after = None;
-                w.drive(&mut run).expect("report")
+    for_every_crash_point(
+        || (holdout_world(), policy(holdout_spec(json!({})))),
+        |k, w, r| {
+            let measured: i64 = w.scalar(
+                "SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM attempts \
+                 WHERE purpose = 'holdout' AND state = 'exited' GROUP BY experiment_id)",
+            );
+            assert_eq!(measured, 1, "crash at {k}");
+            for e in r.experiments.iter().filter(|e| e.state == "accepted") {
+                assert!(e.holdout.is_some(), "crash at {k}: {e:?}");
             }
-        };
-        if r.blocker.as_ref().is_some_and(|b| b.code == "run-missing") {
-            continue;
-        }
-        assert_eq!(
-            r.status,
-            Status::BudgetLimited,
-            "crash at {k}: {:?}",
-            r.blocker
-        );
-        let measured: i64 = w.scalar(
-            "SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM attempts \
-             WHERE purpose = 'holdout' AND state = 'exited' GROUP BY experiment_id)",
-        );
-        assert_eq!(measured, 1, "crash at {k}");
-        for e in r.experiments.iter().filter(|e| e.state == "accepted") {
-            assert!(e.holdout.is_some(), "crash at {k}: {e:?}");
-        }
-    }
+        },
+    );
 }

@@ -18,19 +18,6 @@ fn two_generations() -> (World, RunPolicy) {
     (w, policy(json!({"parallelism": 3, "max_experiments": 6})))
 }
 
-fn resume(world: &mut World) -> RunResult {
-    let mut run = Run::resume(
-        RUN_ID,
-        Default::default(),
-        None,
-        settings(),
-        NOW + 1_000_000,
-    )
-    .unwrap();
-    world.crash_after = None;
-    world.drive(&mut run).expect("report")
-}
-
 fn fates(r: &RunResult) -> Vec<(String, &str)> {
     let metric = |m: Option<f64>| m.map_or("-".into(), |m| m.to_string());
     r.experiments
@@ -132,63 +119,47 @@ fn one_at_a_time_is_the_original_loop_and_stores_no_parallelism() {
 
 #[test]
 fn every_crash_point_of_a_parallel_run_resumes_without_evaluating_anything_twice() {
-    let total = {
-        let (mut probe, policy) = two_generations();
-        let mut run = start(policy);
-        probe.drive(&mut run).unwrap();
-        probe.performed
-    };
-    for k in 1..total {
-        let (mut w, mut policy) = two_generations();
-        // A crash interrupts a whole generation's proposals, which count as failed rounds.
-        policy.max_consecutive_failures = 6;
-        let mut run = start(policy);
-        w.crash_after = Some(k);
-        let r = match w.drive(&mut run) {
-            Some(r) => r,
-            None => resume(&mut w),
-        };
-        if r.blocker.as_ref().is_some_and(|b| b.code == "run-missing") {
-            continue;
-        }
-        assert_eq!(
-            r.status,
-            Status::BudgetLimited,
-            "crash at {k}: {:?}",
-            r.blocker
-        );
-        assert_eq!(r.counts.experiments_started, 6, "crash at {k}");
-        assert!(
-            r.experiments.iter().all(|e| e.decision.is_some()),
-            "crash at {k}"
-        );
-        // An attempt that ran to its end is never run again; an interrupted one at most once.
-        let exited: i64 = w.scalar(
-            "SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM attempts \
-             WHERE state = 'exited' GROUP BY experiment_id)",
-        );
-        assert!(
-            exited <= 1,
-            "crash at {k}: an experiment evaluated {exited} times"
-        );
-        assert_eq!(
-            w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
-            0
-        );
-        let best = r.best.clone().unwrap();
-        assert_eq!(
-            w.run_branch.as_ref().unwrap().1,
-            best.commit,
-            "crash at {k}"
-        );
-        let kept_ids: Vec<&str> = r
-            .experiments
-            .iter()
-            .filter(|e| e.kind == "candidate" && e.state == "accepted")
-            .map(|e| e.experiment_id.as_str())
-            .collect();
-        assert!(kept_ids.len() <= 2, "crash at {k}: one kept per generation");
-    }
+    for_every_crash_point(
+        || {
+            let (w, mut policy) = two_generations();
+            // A crash interrupts a whole generation's proposals, which count as failed rounds.
+            policy.max_consecutive_failures = 6;
+            (w, policy)
+        },
+        |k, w, r| {
+            assert_eq!(r.counts.experiments_started, 6, "crash at {k}");
+            assert!(
+                r.experiments.iter().all(|e| e.decision.is_some()),
+                "crash at {k}"
+            );
+            // An attempt that ran to its end is never run again; an interrupted one at most once.
+            let exited: i64 = w.scalar(
+                "SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM attempts \
+                 WHERE state = 'exited' GROUP BY experiment_id)",
+            );
+            assert!(
+                exited <= 1,
+                "crash at {k}: an experiment evaluated {exited} times"
+            );
+            assert_eq!(
+                w.scalar::<i64>("SELECT count(*) FROM locks WHERE released_at IS NULL"),
+                0
+            );
+            let best = r.best.clone().unwrap();
+            assert_eq!(
+                w.run_branch.as_ref().unwrap().1,
+                best.commit,
+                "crash at {k}"
+            );
+            let kept_ids: Vec<&str> = r
+                .experiments
+                .iter()
+                .filter(|e| e.kind == "candidate" && e.state == "accepted")
+                .map(|e| e.experiment_id.as_str())
+                .collect();
+            assert!(kept_ids.len() <= 2, "crash at {k}: one kept per generation");
+        },
+    );
 }
 
 #[test]
@@ -382,52 +353,36 @@ fn with_repeats_a_generation_confirms_only_its_best_screened_candidate_on_fresh_
 
 #[test]
 fn every_crash_point_of_a_parallel_run_with_repeats_resumes_without_an_extra_sample() {
-    let total = {
-        let (mut probe, policy) = two_noisy_generations();
-        let mut run = start(policy);
-        probe.drive(&mut run).unwrap();
-        probe.performed
-    };
-    for k in 1..total {
-        let (mut w, mut policy) = two_noisy_generations();
-        policy.max_consecutive_failures = 6;
-        let mut run = start(policy);
-        w.crash_after = Some(k);
-        let r = match w.drive(&mut run) {
-            Some(r) => r,
-            None => resume(&mut w),
-        };
-        if r.blocker.as_ref().is_some_and(|b| b.code == "run-missing") {
-            continue;
-        }
-        assert_eq!(
-            r.status,
-            Status::BudgetLimited,
-            "crash at {k}: {:?}",
-            r.blocker
-        );
-        for e in &r.experiments {
-            let exited: i64 = w.scalar(&format!(
-                "SELECT count(*) FROM attempts WHERE experiment_id = '{}' AND state = 'exited'",
-                e.experiment_id
-            ));
-            let sampled = e.samples.len() + e.confirmation.len();
-            if e.failure_code.is_none() {
-                assert_eq!(exited as usize, sampled, "crash at {k}: {e:?}");
+    for_every_crash_point(
+        || {
+            let (w, mut policy) = two_noisy_generations();
+            policy.max_consecutive_failures = 6;
+            (w, policy)
+        },
+        |k, w, r| {
+            for e in &r.experiments {
+                let exited: i64 = w.scalar(&format!(
+                    "SELECT count(*) FROM attempts WHERE experiment_id = '{}' AND state = 'exited'",
+                    e.experiment_id
+                ));
+                let sampled = e.samples.len() + e.confirmation.len();
+                if e.failure_code.is_none() {
+                    assert_eq!(exited as usize, sampled, "crash at {k}: {e:?}");
+                }
+                assert!(
+                    e.samples.len() <= 3 && e.confirmation.len() <= 3,
+                    "crash at {k}: {e:?}"
+                );
             }
-            assert!(
-                e.samples.len() <= 3 && e.confirmation.len() <= 3,
-                "crash at {k}: {e:?}"
+            for (confirmed, kept) in confirmed_and_kept(r) {
+                assert!(confirmed.len() <= 1, "crash at {k}: {confirmed:?}");
+                assert!(kept.is_none_or(|o| confirmed == [o]), "crash at {k}");
+            }
+            assert_eq!(
+                w.run_branch.as_ref().unwrap().1,
+                r.best.clone().unwrap().commit,
+                "crash at {k}"
             );
-        }
-        for (confirmed, kept) in confirmed_and_kept(&r) {
-            assert!(confirmed.len() <= 1, "crash at {k}: {confirmed:?}");
-            assert!(kept.is_none_or(|o| confirmed == [o]), "crash at {k}");
-        }
-        assert_eq!(
-            w.run_branch.as_ref().unwrap().1,
-            r.best.clone().unwrap().commit,
-            "crash at {k}"
-        );
-    }
+        },
+    );
 }

@@ -786,3 +786,49 @@ pub fn describe(e: &Effect) -> String {
 pub fn start(policy: RunPolicy) -> Run {
     Run::start(policy, RUN_ID, settings(), NOW).unwrap()
 }
+
+/// Every crash point of the run `setup` makes: for each step `k` a first run performs, a fresh
+/// world crashed after step `k`, then resumed to its report. A crash before the run's row existed
+/// (`run-missing`) is passed over; every other run must end `budget-limited`, and `check(k,
+/// world, report)` says what else it must show.
+pub fn for_every_crash_point(
+    setup: impl Fn() -> (World, RunPolicy),
+    mut check: impl FnMut(usize, &World, &RunResult),
+) {
+    let total = {
+        let (mut probe, policy) = setup();
+        probe.drive(&mut start(policy)).expect("report");
+        probe.performed
+    };
+    for k in 1..total {
+        let (mut w, policy) = setup();
+        let mut run = start(policy);
+        w.crash_after = Some(k);
+        let r = match w.drive(&mut run) {
+            Some(r) => r,
+            None => {
+                drop(run);
+                let mut run = Run::resume(
+                    RUN_ID,
+                    Default::default(),
+                    None,
+                    settings(),
+                    NOW + 1_000_000,
+                )
+                .unwrap();
+                w.crash_after = None;
+                w.drive(&mut run).expect("report")
+            }
+        };
+        if r.blocker.as_ref().is_some_and(|b| b.code == "run-missing") {
+            continue;
+        }
+        assert_eq!(
+            r.status,
+            Status::BudgetLimited,
+            "crash at {k}: {:?}",
+            r.blocker
+        );
+        check(k, &w, &r);
+    }
+}

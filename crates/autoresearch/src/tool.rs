@@ -25,22 +25,29 @@ const DESCRIPTION: &str = "Run a bounded, metric-driven optimization loop in an 
 /// The tool's parameter schema (JSON Schema; validated in Rust, not by DSH).
 pub fn parameters() -> Value {
     let paths = |d: &str| json!({"type": "array", "items": {"type": "string"}, "description": d});
+    let evaluator = |d: &str, command: &str, args: &str| {
+        json!({
+            "type": "object",
+            "description": d,
+            "properties": {
+                "command": {"type": "string", "description": command},
+                "args": {"type": "array", "items": {"type": "string"}, "description": args},
+                "cwd": {"type": "string", "description": "Working directory relative to the repository root (default `.`)."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    };
     json!({
         "type": "object",
         "properties": {
             "objective": {"type": "string", "description": format!("What to improve, handed to every proposal round (at most {MAX_OBJECTIVE_CHARS} characters). Required for a new run.")},
             "mutable_globs": paths("Relative globs of the only paths a proposal may change, anchored at the repository root (`src` is only that path; use `src/**` for a directory). Required for a new run."),
-            "evaluation": {
-                "type": "object",
-                "description": "The evaluator, run without a shell in the worktree. Required for a new run.",
-                "properties": {
-                    "command": {"type": "string", "description": "Program (a name on PATH or a path)."},
-                    "args": {"type": "array", "items": {"type": "string"}, "description": "Arguments, passed exactly."},
-                    "cwd": {"type": "string", "description": "Working directory relative to the repository root (default `.`)."}
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            },
+            "evaluation": evaluator(
+                "The evaluator, run without a shell in the worktree. Required for a new run.",
+                "Program (a name on PATH or a path).",
+                "Arguments, passed exactly.",
+            ),
             "metric_name": {"type": "string", "description": "Key of the metric in the JSON object on the evaluator's last stdout line. Required for a new run."},
             "metric_direction": {"type": "string", "enum": ["minimize", "maximize"], "description": "Which way is better. Required for a new run."},
             "run_tag": {"type": "string", "description": "Fresh tag for a new run (lowercase letters, digits, `.`, `_`, `-`). Give exactly one of run_tag and resume_run_id."},
@@ -61,17 +68,11 @@ pub fn parameters() -> Value {
             "repeats": {"type": "integer", "description": "Evaluations of the baseline, and at most of each candidate's screening and confirmation, 1-20 (default 1). With 2 or more a candidate is screened one sample at a time and the best promising one of each generation is kept only when fresh samples pass Welch's one-sided t-test at 2.5 %, so noise is not kept."},
             "parallelism": {"type": "integer", "description": "Candidates proposed and evaluated at once, each by its own child agent in its own worktree, 1 to the row's maxParallelism (default 1). Of those that beat the best, the best (with repeats 2 or more: once confirmed on fresh samples) is kept and the others are recorded as superseded; the next ones start from it. Each evaluator gets AUTORESEARCH_SLOT=0..parallelism-1."},
             "target": {"type": "number", "description": "Stop as soon as the best metric reaches this value (inclusive)."},
-            "holdout": {
-                "type": "object",
-                "description": "A second evaluator printing the same metric on held-out data, run on the baseline and on each kept candidate and never shown to the proposal agents; its program and data paths must be absolute and outside the repository. The result warns when a kept candidate's holdout is not better than the best's before it.",
-                "properties": {
-                    "command": {"type": "string", "description": "Program (a name on PATH or an absolute path)."},
-                    "args": {"type": "array", "items": {"type": "string"}, "description": "Arguments, passed exactly; paths absolute, outside the repository."},
-                    "cwd": {"type": "string", "description": "Working directory relative to the repository root (default `.`)."}
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            },
+            "holdout": evaluator(
+                "A second evaluator printing the same metric on held-out data, run on the baseline and on each kept candidate and never shown to the proposal agents; its program and data paths must be absolute and outside the repository. The result warns when a kept candidate's holdout is not better than the best's before it.",
+                "Program (a name on PATH or an absolute path).",
+                "Arguments, passed exactly; paths absolute, outside the repository.",
+            ),
             "holdout_stop": {"type": "boolean", "description": "With holdout: end the run (budget-limited, reason holdout-diverged) instead of warning when the holdout diverges."},
             "provenance": {
                 "type": "object",

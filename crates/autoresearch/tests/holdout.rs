@@ -179,3 +179,58 @@ fn every_crash_point_resumes_with_each_holdout_measured_once() {
         },
     );
 }
+
+#[test]
+fn a_holdout_file_changed_mid_run_is_a_provenance_mismatch() {
+    let script = format!("{HOLDOUT_DIR}check.mjs");
+    let world = |content: &str| {
+        let mut w = holdout_world();
+        let start = w.start.clone();
+        w.commits
+            .get_mut(&start)
+            .unwrap()
+            .insert(script.clone(), content.into());
+        w
+    };
+    // Stop the run once its first candidate is kept (the baseline and candidate 1 accepted).
+    let mut w = world("v1");
+    let mut run = start(policy(holdout_spec(json!({}))));
+    for k in 1.. {
+        w = world("v1");
+        run = start(policy(holdout_spec(json!({}))));
+        w.crash_after = Some(k);
+        assert!(
+            w.drive(&mut run).is_none(),
+            "the run ended before a kept candidate"
+        );
+        if w.scalar::<i64>("SELECT count(*) FROM experiments WHERE state = 'accepted'") == 2 {
+            break;
+        }
+    }
+    drop(run);
+    // The holdout's script is edited on disk (in every tree, as a file outside the repository is).
+    for files in w.commits.values_mut().chain(std::iter::once(&mut w.files)) {
+        files.insert(script.clone(), "v2".into());
+    }
+    for (files, _) in w.trees.values_mut() {
+        files.insert(script.clone(), "v2".into());
+    }
+    let mut run = Run::resume(RUN_ID, Default::default(), None, settings(), NOW + 1).unwrap();
+    w.crash_after = None;
+    let r = w.drive(&mut run).expect("report");
+    let fates: Vec<(&str, Option<&str>)> = r
+        .experiments
+        .iter()
+        .map(|e| (e.state.as_str(), e.failure_code.as_deref()))
+        .collect();
+    assert_eq!(
+        fates,
+        [
+            ("accepted", None),
+            ("accepted", None),
+            ("policy-violation", Some("provenance-mismatch"))
+        ],
+        "{:?}",
+        r.blocker
+    );
+}

@@ -108,17 +108,22 @@ export function createMemory(wasm, plugin, paths, env) {
   /** The session-start brief for `project` (`''`: nothing to show), or the failure as an object. */
   async function brief(project, maxChars) {
     // A store too large to read whole is briefed from its last bytes (the core's rule).
-    let large
-    const failure = await load((st) => (large = wasm.memoryBriefTailRead(st.size) === undefined ? undefined : st) !== undefined)
+    let size
+    let tailBytes
+    const failure = await load((st) => {
+      size = st.size
+      tailBytes = wasm.memoryBriefTailRead(size)
+      return tailBytes !== undefined
+    })
     if (failure !== undefined) return { failure: JSON.parse(failure) }
-    if (large === undefined) return { text: index.brief(project, maxChars) }
+    if (tailBytes === undefined) return { text: index.brief(project, maxChars) }
     let tail
     try {
-      tail = await readTail(paths.store, wasm.memoryBriefTailRead(large.size))
+      tail = await readTail(paths.store, tailBytes)
     } catch (error) {
       return { failure: JSON.parse(wasm.memoryReadFailed(describe(error))) }
     }
-    return { text: wasm.memoryBriefOfTail(tail, large.size, project, maxChars) }
+    return { text: wasm.memoryBriefOfTail(tail, size, project, maxChars) }
   }
 
   async function stats() {

@@ -118,6 +118,29 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// The step's id; `None` for `Done`, which takes no answer.
+    pub fn id(&self) -> Option<StepId> {
+        match self {
+            Step::Done { .. } => None,
+            Step::MakeDir { id, .. }
+            | Step::Create { id, .. }
+            | Step::Read { id, .. }
+            | Step::ReadStore { id, .. }
+            | Step::Edit { id }
+            | Step::Stat { id, .. }
+            | Step::RealPath { id, .. }
+            | Step::Probe { id, .. }
+            | Step::Rename { id, .. }
+            | Step::Link { id, .. }
+            | Step::Unlink { id, .. }
+            | Step::SyncDir { id, .. }
+            | Step::List { id, .. }
+            | Step::Sleep { id, .. } => Some(*id),
+        }
+    }
+}
+
 /// What a `Create` step writes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -453,22 +476,8 @@ impl Save {
 
     /// Answers the outstanding step `id` with `input`, at `now`.
     pub fn handle(&mut self, id: StepId, input: Input, now: Now) -> Result<(), DriverError> {
-        let expected = match &self.step {
-            Step::Done { .. } => return Err(DriverError::Finished),
-            Step::MakeDir { id, .. }
-            | Step::Create { id, .. }
-            | Step::Read { id, .. }
-            | Step::ReadStore { id, .. }
-            | Step::Edit { id }
-            | Step::Stat { id, .. }
-            | Step::RealPath { id, .. }
-            | Step::Probe { id, .. }
-            | Step::Rename { id, .. }
-            | Step::Link { id, .. }
-            | Step::Unlink { id, .. }
-            | Step::SyncDir { id, .. }
-            | Step::List { id, .. }
-            | Step::Sleep { id, .. } => *id,
+        let Some(expected) = self.step.id() else {
+            return Err(DriverError::Finished);
         };
         if id != expected {
             return Err(DriverError::UnknownStep { expected, got: id });

@@ -321,7 +321,7 @@ impl World {
                 Input::Ok
             }
         };
-        let id = step_id(&step);
+        let id = step.id().expect("a step with an id");
         let now = self.now();
         self.save(i)
             .handle(id, input, now)
@@ -423,11 +423,6 @@ impl World {
             }
         }
     }
-}
-
-fn step_id(step: &Step) -> limit_break_memory::save::StepId {
-    let v = serde_json::to_value(step).unwrap();
-    limit_break_memory::save::StepId(v["id"].as_u64().expect("a step with an id"))
 }
 
 /// Splitmix64: the scheduler's choices, fixed by a seed.

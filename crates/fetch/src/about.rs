@@ -17,6 +17,11 @@ pub(crate) struct About {
     date: String,
     /// A product's description, brand, price and identifiers, one per line.
     product: Vec<String>,
+    /// The page declares itself an article (JSON-LD `Article`, `NewsArticle`, `BlogPosting`…
+    /// or `og:type` `article`)…
+    article: bool,
+    /// … or a discussion (JSON-LD `DiscussionForumPosting`, `QAPage`, `SocialMediaPosting`).
+    discussion: bool,
 }
 
 impl About {
@@ -36,6 +41,8 @@ impl About {
                     .map(|(_, content)| content.clone())
             })
         };
+        about.article |=
+            meta(&["og:type"]).is_some_and(|kind| kind.eq_ignore_ascii_case("article"));
         if about.title.is_empty() {
             about.title =
                 meta(&["og:title", "twitter:title"]).unwrap_or_else(|| declared.title.clone());
@@ -68,10 +75,12 @@ impl About {
                 }
                 let kinds = types(object.get("@type"));
                 let text = |key: &str| object.get(key).map(text_of).unwrap_or_default();
+                self.discussion |= kinds.iter().any(|k| DISCUSSIONS.contains(&k.as_str()));
                 if kinds
                     .iter()
                     .any(|k| k.ends_with("Article") || k == "BlogPosting" || k == "NewsArticle")
                 {
+                    self.article = true;
                     fill(&mut self.title, text("headline"));
                     fill(
                         &mut self.author,
@@ -88,6 +97,12 @@ impl About {
         }
     }
 
+    /// The page says it is an article and not a discussion: what follows its text as comments
+    /// is not its content.
+    pub(crate) fn is_article(&self) -> bool {
+        self.article && !self.discussion
+    }
+
     /// `text` with the title, author and date above it (the title only when the text does not
     /// already start with a heading), and a product's declared facts below it when the text
     /// does not already hold its description.
@@ -96,7 +111,11 @@ impl About {
         if !self.title.is_empty() && !text.starts_with('#') {
             head.push(format!("# {}", self.title));
         }
-        let byline = match (self.author.is_empty(), self.date.is_empty()) {
+        // The page's own byline near the top already names the author.
+        let opening: String = text.chars().take(BYLINE_WITHIN_CHARS).collect();
+        let named =
+            !self.author.is_empty() && opening.to_lowercase().contains(&self.author.to_lowercase());
+        let byline = match (self.author.is_empty() || named, self.date.is_empty()) {
             (false, false) => format!("By {} · {}", self.author, self.date),
             (false, true) => format!("By {}", self.author),
             (true, false) => format!("Published {}", self.date),
@@ -123,6 +142,12 @@ impl About {
         out
     }
 }
+
+/// The author goes above the text unless the text names them within this many characters.
+const BYLINE_WITHIN_CHARS: usize = 1000;
+
+/// JSON-LD types of a page whose replies are its content.
+const DISCUSSIONS: &[&str] = &["DiscussionForumPosting", "QAPage", "SocialMediaPosting"];
 
 /// A product's description, then its brand, price, SKU and declared properties.
 fn product_facts(object: &serde_json::Map<String, Value>) -> Vec<String> {

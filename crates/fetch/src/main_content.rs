@@ -13,15 +13,18 @@
 //!    starting with `nav`, `menu`, `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see
 //!    [`CHROME_WORDS`]); never an element holding most of the page's visible text outside links.
 //! 3. The root is the declared main content (every `main`, `role="main"` and `article`, and the
-//!    nearest common ancestor of several articles) with the most paragraph text, narrowed to the
+//!    nearest common ancestor of several articles unless the page declares itself an article)
+//!    with the most paragraph text, narrowed to the
 //!    smallest holding nearly all of it, when it holds enough of the page's text outside chrome;
 //!    otherwise the body, narrowed to the one child that holds nearly all of its text.
 //! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out, and in
-//!    prose, small blocks that are mostly links left out too; so are comments (containers whose
-//!    words start with `comment`) below an article of at least 2,000 characters of paragraphs,
-//!    while a thread with a short opening post keeps them all.
-//! 5. When that is unsure (a small share of the page's text, or mostly link text), the answer is
-//!    the page's visible text, and [`Extraction::page_text_because`] says why.
+//!    prose, small blocks that are mostly links left out too; so are captions, and comments
+//!    (containers whose words start with `comment`) below an article of at least 2,000
+//!    characters of paragraphs or on a page that declares itself an article, while a thread with
+//!    a short opening post keeps them all.
+//! 5. When that is unsure (a small share of the page's text, unless the page declares an
+//!    article and a few paragraphs are kept; or mostly link text), the answer is the page's
+//!    visible text, and [`Extraction::page_text_because`] says why.
 //! 6. The title, author and date the page declares go on top (the crate's `about` module).
 
 use crate::about::About;
@@ -30,7 +33,16 @@ use std::ops::Range;
 
 /// Element names that are chrome by their HTML meaning.
 const CHROME_ELEMENTS: &[&str] = &[
-    "nav", "aside", "footer", "form", "dialog", "button", "select", "menu", "noscript",
+    "nav",
+    "aside",
+    "footer",
+    "form",
+    "dialog",
+    "button",
+    "select",
+    "menu",
+    "noscript",
+    "figcaption",
 ];
 
 /// ARIA roles that are chrome (`banner` is handled like `header`).
@@ -137,6 +149,10 @@ const SCRIPT_SHOWN_SHARE: f64 = 0.5;
 /// less than this share of the page's visible text…
 const UNSURE_BELOW_SHARE: f64 = 0.1;
 
+/// … unless the page declares an article and what is kept holds at least this many characters
+/// of paragraphs: a short story on a busy page…
+const ARTICLE_MIN_PARAGRAPH_CHARS: usize = 200;
+
 /// … or when more than this share of what it keeps is link text.
 const UNSURE_ABOVE_LINK_SHARE: f64 = 0.6;
 
@@ -216,19 +232,19 @@ pub fn extract(html: &str) -> Extraction {
     let (events, declared) = tokenize_declaring(html);
     let nodes = tree(&events);
     let page = || render(&events, 0..events.len(), &hidden_ranges(&nodes));
-    let (text, page_text_because) = match choose_root(&nodes) {
+    let about = About::of(&declared);
+    let (text, page_text_because) = match choose_root(&nodes, about.is_article()) {
         None => (page(), None),
         Some(root) => {
-            let kept = Kept::inside(&nodes, root);
+            let kept = Kept::inside(&nodes, root, about.is_article());
             let text = render(&events, nodes[root].events.clone(), &kept.dropped);
-            match kept.unsure(page_chars(&nodes)) {
+            match kept.unsure(page_chars(&nodes), about.is_article()) {
                 Some(reason) => (page(), Some(reason)),
                 None if text.is_empty() => (page(), None),
                 None => (text, None),
             }
         }
     };
-    let about = About::of(&declared);
     Extraction {
         text: about.frame(text),
         page_text_because,
@@ -529,13 +545,15 @@ fn names_comments(node: &Node) -> bool {
 
 /// The element whose content is the page's main content, or `None` for a page without text
 /// outside chrome.
-fn choose_root(nodes: &[Node]) -> Option<usize> {
+fn choose_root(nodes: &[Node], article: bool) -> Option<usize> {
     let page = page_content(nodes);
     if page == 0 {
         return None;
     }
     let share = |id: usize| nodes[id].content as f64 / page as f64;
-    if let Some(declared) = declared_root(nodes).filter(|&id| share(id) >= DECLARED_MIN_SHARE) {
+    if let Some(declared) =
+        declared_root(nodes, article).filter(|&id| share(id) >= DECLARED_MIN_SHARE)
+    {
         return Some(declared);
     }
     let mut root = body(nodes)?;
@@ -557,7 +575,7 @@ fn choose_root(nodes: &[Node]) -> Option<usize> {
 /// common ancestor of the articles, when there are several: a thread's posts, a list's
 /// items), the one with the most paragraph text, narrowed to the smallest of them that still
 /// holds nearly all of that paragraph text.
-fn declared_root(nodes: &[Node]) -> Option<usize> {
+fn declared_root(nodes: &[Node], article: bool) -> Option<usize> {
     let visible = |id: &usize| !nodes[*id].in_chrome && !nodes[*id].hidden;
     let mut candidates: Vec<usize> = (0..nodes.len())
         .filter(|&id| {
@@ -571,7 +589,7 @@ fn declared_root(nodes: &[Node]) -> Option<usize> {
         .filter(|&id| nodes[id].name == "article")
         .collect();
     if let [first, rest @ ..] = articles.as_slice() {
-        if !rest.is_empty() {
+        if !rest.is_empty() && !article {
             candidates.push(
                 rest.iter()
                     .fold(*first, |a, &b| common_ancestor(nodes, a, b)),
@@ -606,14 +624,16 @@ struct Kept {
     dropped: Vec<Range<usize>>,
     chars: usize,
     link_chars: usize,
+    paragraph_chars: usize,
 }
 
 impl Kept {
-    fn inside(nodes: &[Node], root: usize) -> Self {
+    fn inside(nodes: &[Node], root: usize, article: bool) -> Self {
         let mut kept = Kept {
             dropped: Vec::new(),
             chars: nodes[root].chars,
             link_chars: nodes[root].link_chars,
+            paragraph_chars: nodes[root].paragraph_chars,
         };
         let mut stack = vec![root];
         let root_chars = nodes[root].chars;
@@ -635,9 +655,10 @@ impl Kept {
                 walk.extend(&nodes[id].children);
             }
         }
+        let outside_comments = nodes[root].paragraph_chars.saturating_sub(in_comments);
         let article_beside_comments = in_comments > 0
-            && nodes[root].paragraph_chars.saturating_sub(in_comments)
-                >= ARTICLE_BESIDE_COMMENTS_MIN_CHARS;
+            && (outside_comments >= ARTICLE_BESIDE_COMMENTS_MIN_CHARS
+                || article && outside_comments > 0);
         while let Some(id) = stack.pop() {
             let node = &nodes[id];
             // A form that holds most of the root's text wraps the content (whole-page forms).
@@ -652,6 +673,7 @@ impl Kept {
                 if !node.hidden {
                     kept.chars -= node.chars;
                     kept.link_chars -= node.link_chars;
+                    kept.paragraph_chars -= node.paragraph_chars;
                 }
                 continue;
             }
@@ -662,10 +684,11 @@ impl Kept {
 
     /// Why the kept text is not to be trusted as the page's main content, if it is not: it
     /// holds too small a share of the page's visible text, or is mostly link text.
-    fn unsure(&self, page_chars: usize) -> Option<String> {
+    fn unsure(&self, page_chars: usize, article: bool) -> Option<String> {
         let share = self.chars as f64 / page_chars.max(1) as f64;
         let link_share = self.link_chars as f64 / self.chars.max(1) as f64;
-        if share < UNSURE_BELOW_SHARE {
+        let declared_article = article && self.paragraph_chars >= ARTICLE_MIN_PARAGRAPH_CHARS;
+        if share < UNSURE_BELOW_SHARE && !declared_article {
             Some(format!(
                 "the main content found held {:.0} % of the page's visible text",
                 share * 100.0

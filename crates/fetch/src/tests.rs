@@ -1970,3 +1970,86 @@ fn start_index_input_is_a_whole_number() {
         offset is not an input key; did you mean start_index? (got 5)"#]]
     .assert_eq(&errors.join("\n"));
 }
+
+#[test]
+fn a_page_declared_an_article_leaves_its_comments_out_however_short_it_is() {
+    let comments: String = (1..=3)
+        .map(|n| format!("<li class='comment'><p>Reply {n}: nice shore.</p></li>"))
+        .collect();
+    let comments = format!("<ol class='comment-list'>{comments}</ol>");
+    let body = format!(
+        "<body><article><h1>Shore</h1><p>The tide pools are north of the pier.</p>{comments}</article></body>"
+    );
+    let declared = format!("<head><meta property='og:type' content='article'></head>{body}");
+    expect_test::expect![[r#"
+        # Shore
+
+        The tide pools are north of the pier."#]]
+    .assert_eq(&main_content::to_text(&declared));
+    // A discussion that also calls itself an article keeps its replies.
+    let discussion = format!(
+        "<head><meta property='og:type' content='article'><script type='application/ld+json'>\
+         {{\"@type\": \"DiscussionForumPosting\"}}</script></head>{body}"
+    );
+    assert!(main_content::to_text(&discussion).contains("Reply 3"));
+}
+
+#[test]
+fn a_short_declared_article_on_a_busy_page_is_not_given_up_for_the_page_text() {
+    // The story is far less than a tenth of the page's text, the rest a list of other stories.
+    let others: String = (1..=60)
+        .map(|n| format!("<li><a href='/s{n}'>Another story number {n} of the day</a></li>"))
+        .collect();
+    let page = |head: &str| {
+        format!(
+            "<head>{head}</head><body><ul>{others}</ul><main><h1>Storm</h1>\
+             <p>{PROSE}</p><p>{PROSE}</p></main><ul>{others}</ul></body>"
+        )
+    };
+    let declared = main_content::extract(&page("<meta property='og:type' content='article'>"));
+    assert_eq!(declared.page_text_because, None);
+    expect_test::expect![[r#"
+        # Storm
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]]
+    .assert_eq(&declared.text);
+    // Undeclared, the same page is unsure, as before.
+    let undeclared = main_content::extract(&page(""));
+    assert!(undeclared.page_text_because.is_some());
+}
+
+#[test]
+fn a_page_declared_an_article_is_its_article_not_the_teasers_beside_it() {
+    let teasers: String = (1..=4)
+        .map(|n| {
+            format!("<article><h3><a href='/t{n}'>Teaser {n}</a></h3><p>A short summary of story {n} that links elsewhere.</p></article>")
+        })
+        .collect();
+    let page = format!(
+        "<head><meta property='og:type' content='article'></head><body><div><article><h1>Storm</h1>\
+         <p>{PROSE}</p><p>{PROSE}</p></article></div><div>{teasers}</div></body>"
+    );
+    expect_test::expect![[r#"
+        # Storm
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]]
+    .assert_eq(&main_content::to_text(&page));
+}
+
+#[test]
+fn captions_are_left_out_and_a_named_author_is_not_repeated_on_top() {
+    let page = "<head><meta name='author' content='Ada Shore'><meta property='og:title' content='Storm'></head>\
+        <body><article><p>By Ada Shore</p><figure><img src='a.jpg'><figcaption>Photo: the pier at dawn</figcaption></figure>\
+        <p>The pier stays closed until Friday.</p></article></body>";
+    expect_test::expect![[r#"
+        # Storm
+
+        By Ada Shore
+
+        The pier stays closed until Friday."#]]
+    .assert_eq(&main_content::to_text(page));
+}

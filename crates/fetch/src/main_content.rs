@@ -16,7 +16,8 @@
 //!    nearest common ancestor of several articles unless the page declares itself an article)
 //!    with the most paragraph text, narrowed to the
 //!    smallest holding nearly all of it, when it holds enough of the page's text outside chrome;
-//!    otherwise the body, narrowed to the one child that holds nearly all of its text.
+//!    otherwise the body, narrowed to the one child that holds nearly all of its text, or most
+//!    of its paragraph text.
 //! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out, and in
 //!    prose, small blocks that are mostly links left out too; so are captions, and comments
 //!    (containers whose words start with `comment`) below an article of at least 2,000
@@ -113,6 +114,13 @@ const DECLARED_MIN_SHARE: f64 = 0.4;
 /// The body is narrowed to a child while that child holds at least this share of its text
 /// outside chrome.
 const NARROW_MIN_SHARE: f64 = 0.97;
+
+/// … or while that child holds at least this share of its paragraph text, when it holds…
+const NARROW_PARAGRAPH_SHARE: f64 = 0.85;
+
+/// … at least this many characters of paragraphs (a page of prose, whose other text is
+/// teasers, menus and boilerplate).
+const NARROW_BY_PARAGRAPHS_MIN_CHARS: usize = 500;
 
 /// The declared main content is narrowed to the smallest declared element (or common ancestor
 /// of articles) that holds at least this share of the paragraph text of the one with the most.
@@ -543,6 +551,12 @@ fn names_comments(node: &Node) -> bool {
         && words(&node.name, &node.attrs).any(|w| w.starts_with("comment"))
 }
 
+/// An element that is one of several alike: a list's item or a comment, which the body is not
+/// narrowed to for holding most of the paragraphs (a thread's longest reply is not the thread).
+fn one_of_peers(node: &Node) -> bool {
+    node.name == "li" || names_comments(node)
+}
+
 /// The element whose content is the page's main content, or `None` for a page without text
 /// outside chrome.
 fn choose_root(nodes: &[Node], article: bool) -> Option<usize> {
@@ -559,11 +573,14 @@ fn choose_root(nodes: &[Node], article: bool) -> Option<usize> {
     let mut root = body(nodes)?;
     loop {
         let total = nodes[root].content;
-        let dominant = nodes[root]
-            .children
-            .iter()
-            .copied()
-            .find(|&c| total > 0 && nodes[c].content as f64 / total as f64 >= NARROW_MIN_SHARE);
+        let dominant = nodes[root].children.iter().copied().find(|&c| {
+            total > 0 && nodes[c].content as f64 / total as f64 >= NARROW_MIN_SHARE
+                || nodes[root].paragraph_chars >= NARROW_BY_PARAGRAPHS_MIN_CHARS
+                    && !nodes[c].in_chrome
+                    && !one_of_peers(&nodes[c])
+                    && nodes[c].paragraph_chars as f64
+                        >= NARROW_PARAGRAPH_SHARE * nodes[root].paragraph_chars as f64
+        });
         match dominant {
             Some(child) => root = child,
             None => return Some(root),

@@ -2053,3 +2053,27 @@ fn captions_are_left_out_and_a_named_author_is_not_repeated_on_top() {
         The pier stays closed until Friday."#]]
     .assert_eq(&main_content::to_text(page));
 }
+
+#[test]
+fn without_declared_content_the_body_narrows_to_the_child_with_most_of_its_paragraphs() {
+    // No `main` or `article`; beside the story, a block of other stories' summaries (text, not
+    // links) holds more than 3 % of the page's text but few of its paragraphs.
+    let summaries: String = (1..=6)
+        .map(|n| format!("<div><a href='/s{n}'>Story {n}</a> <span>a summary of another story of the day, number {n}</span></div>"))
+        .collect();
+    let page = format!(
+        "<body><div class='story'><h1>Storm</h1><p>{PROSE}</p><p>{PROSE}</p><p>{PROSE}</p><p>{PROSE}</p></div>\
+         <div class='more'>{summaries}</div></body>"
+    );
+    expect_test::expect![[r#"
+        # Storm
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]]
+    .assert_eq(&main_content::to_text(&page));
+}

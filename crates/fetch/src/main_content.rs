@@ -11,7 +11,8 @@
 //!    dialogs, a small `noscript`, a `header` without the page's `h1`), the matching ARIA
 //!    roles, hidden elements, and elements whose `class` or `id` words name chrome (a word
 //!    starting with `nav`, `menu`, `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see
-//!    [`CHROME_WORDS`]); never an element holding most of the page's visible text outside links.
+//!    [`CHROME_WORDS`]); never an element holding most of the page's visible text outside links,
+//!    nor, for a `banner` word or a `tablist` role, a block that is mostly paragraphs.
 //! 3. The root is the declared main content (every `main`, `role="main"` and `article`, and the
 //!    nearest common ancestor of several articles unless the page declares itself an article)
 //!    with the most paragraph text, narrowed to the
@@ -71,7 +72,6 @@ const CHROME_WORDS: &[&str] = &[
     "consent",
     "gdpr",
     "banner",
-    "skip",
     "pagination",
     "pager",
     "social",
@@ -82,7 +82,6 @@ const CHROME_WORDS: &[&str] = &[
     "subscribe",
     "toolbar",
     "topbar",
-    "edit",
     "feedback",
     "related",
     "searchbox",
@@ -100,7 +99,15 @@ const NAMED_CONTAINERS: &[&str] = &[
 ];
 
 /// A `class` or `id` word equal to one of these names chrome.
-const CHROME_EXACT_WORDS: &[&str] = &["ad", "ads", "search", "header", "masthead"];
+const CHROME_EXACT_WORDS: &[&str] = &[
+    "ad",
+    "ads",
+    "search",
+    "header",
+    "masthead",
+    "edit",
+    "editsection",
+];
 
 /// Elements that declare the page's main content.
 fn declares_main(name: &str, attrs: &Attrs) -> bool {
@@ -129,6 +136,13 @@ const DECLARED_NARROW_SHARE: f64 = 0.9;
 /// An element holding more than this share of the page's visible text outside links is never
 /// chrome, whatever its name or class words.
 const CONTENT_SHARE_NEVER_CHROME: f64 = 0.5;
+
+/// An element with at least this many characters of paragraphs…
+const PROSE_BLOCK_MIN_CHARS: usize = 200;
+
+/// … making at least this share of its text is a block of prose: a `banner` class word or a
+/// `tablist` role does not make it chrome.
+const PROSE_BLOCK_MIN_SHARE: f64 = 0.5;
 
 /// A root with less than this share of link text is prose…
 const PROSE_MAX_LINK_SHARE: f64 = 0.3;
@@ -519,13 +533,35 @@ fn is_chrome(node: &Node, page_linkless: usize) -> bool {
         // A header that holds the page's title is the content's own header.
         return !node.heading;
     }
+    // A banner or a tab list that is mostly paragraphs is a landing page's hero or an
+    // accordion of answers, not a cookie notice or a row of tabs.
+    let prose = node.paragraph_chars >= PROSE_BLOCK_MIN_CHARS
+        && node.paragraph_chars as f64 >= PROSE_BLOCK_MIN_SHARE * node.chars as f64;
     CHROME_ELEMENTS.contains(&node.name.as_str())
         || CHROME_ROLES.contains(&node.attrs.role.as_str())
+            && !(prose && node.attrs.role == "tablist")
+        || named && skip_link(&node.attrs)
         || named
             && words(&node.name, &node.attrs).any(|word| {
-                CHROME_EXACT_WORDS.contains(&word.as_str())
-                    || CHROME_WORDS.iter().any(|prefix| word.starts_with(prefix))
+                !(prose && word.starts_with("banner"))
+                    && (CHROME_EXACT_WORDS.contains(&word.as_str())
+                        || CHROME_WORDS.iter().any(|prefix| word.starts_with(prefix)))
             })
+}
+
+/// A skip link's container: a `class` token or the `id` starting with `skip` (`skip-link`,
+/// `skiplinks`, `skip-to-content`), not a `skip` inside a token (Tailwind's
+/// `decoration-skip-ink-none`).
+fn skip_link(attrs: &Attrs) -> bool {
+    attrs
+        .class
+        .split_whitespace()
+        .chain([attrs.id.as_str()])
+        .any(|token| {
+            token
+                .get(..4)
+                .is_some_and(|start| start.eq_ignore_ascii_case("skip"))
+        })
 }
 
 /// The lowercase words of `class` and `id`, split at anything not a letter or digit. A

@@ -104,8 +104,8 @@ impl About {
     }
 
     /// `text` with the title, author and date above it (the title only when the text does not
-    /// already start with a heading), and a product's declared facts below it when the text
-    /// does not already hold its description.
+    /// already start with a heading), and a product's declared facts below it when the text is
+    /// thin and does not already hold its description.
     pub(crate) fn frame(&self, text: String) -> String {
         let mut head = Vec::new();
         if !self.title.is_empty() && !text.starts_with('#') {
@@ -135,13 +135,18 @@ impl About {
             let probe: String = description.chars().take(80).collect();
             squeeze(&text).contains(&squeeze(&probe))
         });
-        if !self.product.is_empty() && !described {
+        let thin = text.chars().count() < THIN_TEXT_CHARS;
+        if !self.product.is_empty() && !described && thin {
             out.push_str("\n\n## Product details declared by the page\n\n");
             out.push_str(&self.product.join("\n"));
         }
         out
     }
 }
+
+/// A product's declared facts go below a text shorter than this (a thin page): a page that
+/// says more has said what a buyer needs.
+const THIN_TEXT_CHARS: usize = 1000;
 
 /// The author goes above the text unless the text names them within this many characters.
 const BYLINE_WITHIN_CHARS: usize = 1000;

@@ -1907,6 +1907,13 @@ fn a_product_s_json_ld_fills_in_what_the_visible_page_lacks() {
         "<html><head>{ld}</head><body><main><h1>Tide pool kit</h1><p>A bucket, a net and a guide to the shore.</p></main></body></html>"
     );
     assert!(!main_content::to_text(&page).contains("Product details"));
+    // A page that says a thousand characters or more is not thin: it has said what a buyer
+    // needs, and the declared facts would only repeat it in other words.
+    let page = format!(
+        "<html><head>{ld}</head><body><main><h1>Tide pool kit</h1>{}</main></body></html>",
+        format!("<p>{PROSE}</p>").repeat(7)
+    );
+    assert!(!main_content::to_text(&page).contains("Product details"));
 }
 
 #[test]

@@ -697,6 +697,7 @@ impl Kept {
         // Counted from the outermost comment containers, so one comment is never weighed
         // against the others.
         let mut in_comments = 0;
+        let mut comment_chars = 0;
         let mut walk = vec![root];
         while let Some(id) = walk.pop() {
             if nodes[id].hidden {
@@ -704,12 +705,13 @@ impl Kept {
             }
             if id != root && names_comments(&nodes[id]) {
                 in_comments += nodes[id].paragraph_chars;
+                comment_chars += nodes[id].chars;
             } else {
                 walk.extend(&nodes[id].children);
             }
         }
         let outside_comments = nodes[root].paragraph_chars.saturating_sub(in_comments);
-        let article_beside_comments = in_comments > 0
+        let article_beside_comments = comment_chars > 0
             && (outside_comments >= ARTICLE_BESIDE_COMMENTS_MIN_CHARS
                 || article && outside_comments > 0);
         while let Some(id) = stack.pop() {

@@ -2120,3 +2120,20 @@ fn class_words_that_only_look_like_chrome_keep_their_content() {
 
         Tickets are sold at the kiosk."#]].assert_eq(&main_content::to_text(&page));
 }
+
+#[test]
+fn comments_without_paragraphs_below_a_long_article_are_left_out_too() {
+    // Replies written as bare text in `div`s (no `p`) are still replies.
+    let comments: String = (1..=3)
+        .map(|n| format!("<div class='comment-body'>Reply {n}: nice shore.<br>Thanks!</div>"))
+        .collect();
+    let article: String = (0..16).map(|_| format!("<p>{PROSE}</p>")).collect();
+    let page = format!(
+        "<body><article><h1>Shore</h1>{article}<div id='comments'>{comments}</div></article></body>"
+    );
+    let text = main_content::to_text(&page);
+    assert!(
+        text.contains("Tide pools") && !text.contains("Reply"),
+        "{text}"
+    );
+}

@@ -118,7 +118,58 @@ pub enum Step {
     },
 }
 
+/// Each step's kind and the kinds of answer it takes: the table above as data. The machine
+/// refuses any other answer ([`DriverError::WrongInput`]), and `packages/limit-break/wire/save.json`
+/// is generated from it and the types (`tests/wire.rs`), so the JavaScript performers are
+/// checked against the same table.
+pub const ANSWERS: &[(&str, &[&str])] = &[
+    ("makeDir", &["ok", "failed"]),
+    ("create", &["created", "failed", "writeFailed"]),
+    ("read", &["text", "failed"]),
+    ("readStore", &["found", "failed"]),
+    ("edit", &["edited"]),
+    ("stat", &["stat", "failed"]),
+    ("realPath", &["path", "failed"]),
+    ("probe", &["probed"]),
+    ("rename", &["ok", "failed"]),
+    ("link", &["ok", "failed"]),
+    ("unlink", &["ok", "failed"]),
+    ("syncDir", &["ok", "failed"]),
+    ("list", &["names", "failed"]),
+    ("sleep", &["ok"]),
+    ("done", &[]),
+];
+
+/// The kinds of answer a step of `kind` takes (none for an unknown kind).
+pub fn answers(kind: &str) -> &'static [&'static str] {
+    ANSWERS
+        .iter()
+        .find(|(step, _)| *step == kind)
+        .map_or(&[], |(_, answers)| answers)
+}
+
 impl Step {
+    /// The step's `kind` on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::MakeDir { .. } => "makeDir",
+            Step::Create { .. } => "create",
+            Step::Read { .. } => "read",
+            Step::ReadStore { .. } => "readStore",
+            Step::Edit { .. } => "edit",
+            Step::Stat { .. } => "stat",
+            Step::RealPath { .. } => "realPath",
+            Step::Probe { .. } => "probe",
+            Step::Rename { .. } => "rename",
+            Step::Link { .. } => "link",
+            Step::Unlink { .. } => "unlink",
+            Step::SyncDir { .. } => "syncDir",
+            Step::List { .. } => "list",
+            Step::Sleep { .. } => "sleep",
+            Step::Done { .. } => "done",
+        }
+    }
+
     /// The step's id; `None` for `Done`, which takes no answer.
     pub fn id(&self) -> Option<StepId> {
         match self {
@@ -162,7 +213,7 @@ pub struct Committed {
 
 /// What the driver found performing a step.
 #[allow(missing_docs)] // As for `Step`: the module docs' table.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -194,6 +245,25 @@ pub enum Input {
     Probed { alive: bool },
     /// `List`.
     Names { names: Vec<String> },
+}
+
+impl Input {
+    /// The answer's `kind` on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Input::Ok => "ok",
+            Input::Failed { .. } => "failed",
+            Input::WriteFailed { .. } => "writeFailed",
+            Input::Created { .. } => "created",
+            Input::Text { .. } => "text",
+            Input::Found => "found",
+            Input::Edited { .. } => "edited",
+            Input::Stat { .. } => "stat",
+            Input::Path { .. } => "path",
+            Input::Probed { .. } => "probed",
+            Input::Names { .. } => "names",
+        }
+    }
 }
 
 /// The driver's clock at an answer: the wall clock (Unix milliseconds, the one file mtimes use)
@@ -481,6 +551,10 @@ impl Save {
         };
         if id != expected {
             return Err(DriverError::UnknownStep { expected, got: id });
+        }
+        let kind = self.step.kind();
+        if !answers(kind).contains(&input.kind()) {
+            return Err(DriverError::WrongInput { step: kind });
         }
         let phase = std::mem::replace(&mut self.phase, Phase::Done);
         let result = self.advance(phase.clone(), input, now);

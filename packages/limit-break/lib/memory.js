@@ -202,8 +202,11 @@ function failed(error) {
   return { kind: 'failed', code: typeof error?.code === 'string' ? error.code : '', message: String(error?.message ?? error) }
 }
 
-/** Each step of the save machine, performed as the core documents it (`limit_break::memory`). */
-const PERFORM = {
+/**
+ * Each step of the save machine, performed as the core documents it (`limit_break::memory`).
+ * Exported for `tests/wire.test.mjs`, which checks it against the generated `wire/save.json`.
+ */
+export const PERFORM = {
   makeDir: async (step) => { await mkdir(step.path, { recursive: true, mode: 0o700 }); return OK },
   create: async (step, job) => {
     const handle = await open(step.path, 'wx', step.mode)

@@ -6,49 +6,59 @@
 //! A driver makes no decisions: it performs, reports facts, and feeds them back. This module is a
 //! leaf: it names no other module of the crate, and every type an effect or input carries is here.
 
-use serde::{Deserialize, Deserializer};
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 
-/// Identifies one effect; results name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Identifies one effect; results name it (on the wire: the number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
 pub struct EffectId(pub u64);
 
 /// Something the driver must do. Each variant says what to do and what to answer.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// On the wire (`wire`'s table), an effect is one JSON object: `kind` (the variant's name in
+/// camelCase), then its fields in camelCase in the order declared here, `id` last.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Effect {
     /// Resolve `repository` (default: the caller's cwd; a relative value against the **caller's**
     /// cwd, never the host process's) and run `git rev-parse --show-toplevel`,
     /// `--git-common-dir` (absolute) and `--verify HEAD^{commit}`. Read-only.
     /// Answer [`Input::Discovered`].
     Discover {
-        /// Id.
-        id: EffectId,
         /// Repository as the spec gave it.
         repository: Option<String>,
+        /// Id.
+        id: EffectId,
     },
     /// Open (creating owner-only if needed) the tracker at `path`, run `sql::PRAGMAS` and
     /// the migrations from `sql::migration_plan`. Answer [`Input::Done`].
     OpenTracker {
-        /// Id.
-        id: EffectId,
         /// Absolute path of the database file.
         path: String,
+        /// Id.
+        id: EffectId,
     },
     /// Run `statements` in order in one `BEGIN IMMEDIATE` transaction (roll back on any error).
     /// Answer [`Input::Persisted`] with each statement's change count.
     Persist {
-        /// Id.
-        id: EffectId,
         /// Statements with named parameters.
         statements: Vec<Statement>,
+        /// Id.
+        id: EffectId,
     },
     /// Run `sql::LOAD_RUN`, `LOAD_EXPERIMENTS`, `LOAD_ATTEMPTS` and `LOAD_ARTIFACTS` with
     /// `:run_id`. Answer [`Input::Loaded`] (`None` when there is no such run).
     LoadRun {
-        /// Id.
-        id: EffectId,
         /// The run.
         run_id: String,
+        /// Id.
+        id: EffectId,
     },
     /// Create the run's worktree, detached at `start_commit`, and the new branch `branch` at
     /// `start_commit` (`git worktree add --detach <path> <start>`, `git branch <branch> <start>`).
@@ -58,24 +68,24 @@ pub enum Effect {
     /// `parallelism`) no branch is made, and an existing worktree at `path` counts as done.
     /// Answer [`Input::Done`].
     CreateWorktree {
-        /// Id.
-        id: EffectId,
         /// Absolute worktree path.
         path: String,
         /// Full branch name (without `refs/heads/`), `None` for a slot's worktree.
         branch: Option<String>,
         /// 40-hex commit.
         start_commit: String,
+        /// Id.
+        id: EffectId,
     },
     /// SHA-256 each path that exists as a regular file (relative paths against `worktree`; do not
     /// follow a final symlink). Answer [`Input::Hashed`] with one entry per requested path.
     HashInputs {
-        /// Id.
-        id: EffectId,
         /// Absolute worktree path.
         worktree: String,
         /// Paths to hash.
         paths: Vec<InputPath>,
+        /// Id.
+        id: EffectId,
     },
     /// Spawn `argv` without a shell in `cwd`, stdin ignored, in its own process group, with
     /// `env` merged onto the scrubbed parent environment. Kill the group after `timeout_ms`
@@ -84,8 +94,6 @@ pub enum Effect {
     /// Answer [`Input::Spawned`] once spawned (optional, but recovery needs it), then
     /// [`Input::Exited`]; [`Input::Failed`] if it could not be spawned at all.
     RunEvaluator {
-        /// Id.
-        id: EffectId,
         /// Attempt id (also in `env` as `DSH_AUTORESEARCH_ATTEMPT`, a marker the driver can find
         /// the process group by).
         attempt_id: String,
@@ -113,14 +121,14 @@ pub enum Effect {
         /// The run's state directory: where the driver can, the process may not write there
         /// (its own `worktree` excepted).
         state_dir: String,
+        /// Id.
+        id: EffectId,
     },
     /// Run one proposal round in `worktree`: the headless runner spawns `argv` (like the
     /// evaluator, with `handoff` on stdin) and answers [`Input::ProposerExited`]; the DSH shim
     /// runs a delegated agent with `handoff` as its prompt and answers [`Input::Proposed`] with the
     /// validated report. Either may answer [`Input::Failed`].
     RunProposer {
-        /// Id.
-        id: EffectId,
         /// Absolute worktree path (the proposer's cwd).
         worktree: String,
         /// The proposer program (headless runner), `None` inside DSH.
@@ -137,16 +145,18 @@ pub enum Effect {
         /// `worktree` (`tool::outside_worktree`), so the holdout's files stay unseen. The
         /// headless runner's proposer is a program and cannot be held so.
         confined: bool,
+        /// Id.
+        id: EffectId,
     },
     /// Check the worktree's `.git` link (restore it if it changed), walk the worktree for what
     /// status cannot show, read the git config, and run `git status --porcelain=v1 -z
     /// --untracked-files=all --ignored=matching --no-renames` with an explicit git dir and work
     /// tree. Answer [`Input::Changes`] with its raw stdout and the [`WorktreeFacts`].
     ListChanges {
-        /// Id.
-        id: EffectId,
         /// Absolute worktree path.
         worktree: String,
+        /// Id.
+        id: EffectId,
     },
     /// Commit exactly `paths` (additions, edits and deletions) on top of `parent` without
     /// touching any branch: a temporary index from `parent`, `git add -A -- <paths>`,
@@ -156,8 +166,6 @@ pub enum Effect {
     /// candidate stays reachable (and `git gc` keeps it) whatever is decided. Answer
     /// [`Input::Committed`].
     Commit {
-        /// Id.
-        id: EffectId,
         /// Absolute worktree path.
         worktree: String,
         /// Parent commit (the current best).
@@ -168,38 +176,39 @@ pub enum Effect {
         message: String,
         /// The full ref that keeps the candidate (`refs/autoresearch/<run_id>/candidate-<n>`).
         keep_ref: String,
+        /// Id.
+        id: EffectId,
     },
     /// Put the worktree exactly at `commit`, detached, whatever its HEAD and contents are now:
     /// `checkout --detach --force <commit>`, `reset --hard`, `clean -ffdx`. Used after every
     /// evaluation (so evaluator byproducts never reach a later diff), on reject, on cancel and in
     /// recovery. Answer [`Input::Done`].
     CheckoutClean {
-        /// Id.
-        id: EffectId,
         /// Absolute worktree path.
         worktree: String,
         /// 40-hex commit.
         commit: String,
+        /// Id.
+        id: EffectId,
     },
     /// Fast-forward the run branch: `git update-ref refs/heads/<branch> <to> <from>`. Already at
     /// `to` counts as done (idempotent for recovery); any other value is an error. The only branch
     /// the core ever moves. Answer [`Input::Done`].
+    #[serde(rename = "fastForward")]
     FastForwardRunBranch {
-        /// Id.
-        id: EffectId,
         /// Run branch.
         branch: String,
         /// Expected current commit.
         from: String,
         /// New commit (a descendant of `from`).
         to: String,
+        /// Id.
+        id: EffectId,
     },
     /// Make sure the process group of an interrupted attempt is gone: if a process with `pid`
     /// still has `start_time` (or carries the marker in its environment), kill the group (SIGTERM,
     /// grace, SIGKILL) and wait. Answer [`Input::Terminated`] with whether it is provably gone.
     TerminateProcessGroup {
-        /// Id.
-        id: EffectId,
         /// Attempt id (the `DSH_AUTORESEARCH_ATTEMPT` marker).
         attempt_id: String,
         /// Leader pid, if it was recorded.
@@ -210,24 +219,26 @@ pub enum Effect {
         start_time: Option<String>,
         /// Grace between SIGTERM and SIGKILL.
         grace_ms: u64,
+        /// Id.
+        id: EffectId,
     },
     /// Stop every process carrying the run's proposer marker (`DSH_AUTORESEARCH_PROPOSER` =
     /// the run id): what a dead host's headless proposers left behind, before recovery touches
     /// the worktree. Answer [`Input::Terminated`] with whether they are provably gone.
     TerminateProposers {
-        /// Id.
-        id: EffectId,
         /// Grace between SIGTERM and SIGKILL.
         grace_ms: u64,
+        /// Id.
+        id: EffectId,
     },
     /// Tell whether the process of the host that last drove a run (`host`, as stored: its `pid`
     /// and `startTime`) is still alive. The core asks only about a host record of this machine,
     /// boot and PID namespace. Answer [`Input::HostProbed`].
     ProbeHost {
-        /// Id.
-        id: EffectId,
         /// The stored host JSON.
         host: String,
+        /// Id.
+        id: EffectId,
     },
     /// Abort the outstanding effect `target` (an evaluator or proposer): terminate its process
     /// group or cancel the agent. No answer of its own; `target` then completes as usual.
@@ -238,12 +249,12 @@ pub enum Effect {
     /// Write `contents` to `path` atomically (temp file, fsync, rename, 0600). Answer
     /// [`Input::Done`].
     ExportTsv {
-        /// Id.
-        id: EffectId,
         /// Absolute path.
         path: String,
         /// TSV text.
         contents: String,
+        /// Id.
+        id: EffectId,
     },
     /// Read the retention cleanup's rows: `sql::LIST_RETENTION_RUNS` and
     /// `sql::LIST_RETENTION_ARTIFACTS` (no parameters). Answer [`Input::Retention`].
@@ -256,23 +267,25 @@ pub enum Effect {
     /// is empty (a missing or non-empty one is left as it is). Every path lies under the state
     /// directory. Answer [`Input::Done`], or [`Input::Failed`] when a file could not be removed.
     RemoveFiles {
-        /// Id.
-        id: EffectId,
         /// Absolute file paths.
         files: Vec<String>,
         /// Absolute directory paths, deepest first.
         dirs: Vec<String>,
+        /// Id.
+        id: EffectId,
     },
     /// `git worktree remove --force <path>` of an ended run (a worktree already gone is only
     /// pruned), for `retainWorktrees: false` or `cleanupWorktreesOnSuccess`. Answer
     /// [`Input::Done`].
     RemoveWorktree {
-        /// Id.
-        id: EffectId,
         /// Absolute worktree path.
         path: String,
+        /// Id.
+        id: EffectId,
     },
-    /// The run is over: return this result to the caller. Emitted exactly once, last.
+    /// The run is over: return this result to the caller. Emitted exactly once, last. On the
+    /// wire only its `status` (the driver reads the result itself).
+    #[serde(serialize_with = "report_status")]
     Report(Box<RunResult>),
 }
 
@@ -302,10 +315,83 @@ impl Effect {
             Effect::Interrupt { .. } | Effect::Report(_) => None,
         }
     }
+
+    /// The effect's `kind` on the wire (serde's tag; `tests/wire.rs` checks they agree).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Effect::Discover { .. } => "discover",
+            Effect::OpenTracker { .. } => "openTracker",
+            Effect::Persist { .. } => "persist",
+            Effect::LoadRun { .. } => "loadRun",
+            Effect::CreateWorktree { .. } => "createWorktree",
+            Effect::HashInputs { .. } => "hashInputs",
+            Effect::RunEvaluator { .. } => "runEvaluator",
+            Effect::RunProposer { .. } => "runProposer",
+            Effect::ListChanges { .. } => "listChanges",
+            Effect::Commit { .. } => "commit",
+            Effect::CheckoutClean { .. } => "checkoutClean",
+            Effect::FastForwardRunBranch { .. } => "fastForward",
+            Effect::TerminateProcessGroup { .. } => "terminateProcessGroup",
+            Effect::TerminateProposers { .. } => "terminateProposers",
+            Effect::ProbeHost { .. } => "probeHost",
+            Effect::Interrupt { .. } => "interrupt",
+            Effect::ExportTsv { .. } => "exportTsv",
+            Effect::LoadRetention { .. } => "loadRetention",
+            Effect::RemoveFiles { .. } => "removeFiles",
+            Effect::RemoveWorktree { .. } => "removeWorktree",
+            Effect::Report(_) => "report",
+        }
+    }
+}
+
+/// Each effect's `kind` and the `type`s of input that answer it: the variants' docs as data.
+/// `Run::handle` refuses any other answer ([`DriverError::WrongAnswer`]), and
+/// `packages/autoresearch/wire/run.json` is generated from it and the types (`tests/wire.rs`),
+/// so the JavaScript driver is checked against the same table. `interrupt` and `report` take no
+/// answer; `cancel` answers no effect.
+pub const ANSWERS: &[(&str, &[&str])] = &[
+    ("discover", &["discovered", "failed"]),
+    ("openTracker", &["done", "failed"]),
+    ("persist", &["persisted", "failed"]),
+    ("loadRun", &["loaded", "failed"]),
+    ("createWorktree", &["done", "failed"]),
+    ("hashInputs", &["hashed", "failed"]),
+    ("runEvaluator", &["spawned", "exited", "failed"]),
+    ("runProposer", &["proposerExited", "proposed", "failed"]),
+    ("listChanges", &["changes", "failed"]),
+    ("commit", &["committed", "failed"]),
+    ("checkoutClean", &["done", "failed"]),
+    ("fastForward", &["done", "failed"]),
+    ("terminateProcessGroup", &["terminated", "failed"]),
+    ("terminateProposers", &["terminated", "failed"]),
+    ("probeHost", &["hostProbed", "failed"]),
+    ("interrupt", &[]),
+    ("exportTsv", &["done", "failed"]),
+    ("loadRetention", &["retention", "failed"]),
+    ("removeFiles", &["done", "failed"]),
+    ("removeWorktree", &["done", "failed"]),
+    ("report", &[]),
+];
+
+/// The `type`s of input that answer an effect of `kind` (none for an unknown kind).
+pub fn answers(kind: &str) -> &'static [&'static str] {
+    ANSWERS
+        .iter()
+        .find(|(effect, _)| *effect == kind)
+        .map_or(&[], |(_, answers)| answers)
+}
+
+/// [`Effect::Report`] on the wire: `{kind: "report", status}`.
+#[allow(clippy::borrowed_box)] // The signature serde calls for the variant's field.
+fn report_status<S: Serializer>(result: &Box<RunResult>, s: S) -> Result<S::Ok, S::Error> {
+    let mut report = s.serialize_struct("Report", 1)?;
+    report.serialize_field("status", result.status_text())?;
+    report.end()
 }
 
 /// Facts about the repository, from [`Effect::Discover`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RepoFacts {
     /// Absolute top-level directory.
     pub toplevel: String,
@@ -325,7 +411,7 @@ pub struct RepoFacts {
 }
 
 /// One git config entry, as `git config --list --show-origin` names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ConfigEntry {
     /// Where git read it (`file:/abs/.git/config`, …).
     pub origin: String,
@@ -335,7 +421,8 @@ pub struct ConfigEntry {
 
 /// Something in the worktree that `git status` does not show, found by the driver's own walk
 /// (no symlink followed) and its check of the worktree's `.git` link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum AnomalyKind {
     /// The worktree's `.git` was not the file written when the worktree was created; the
     /// driver has put that file back.
@@ -383,7 +470,7 @@ impl AnomalyKind {
 }
 
 /// One [`AnomalyKind`] at one path.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Anomaly {
     /// What was found.
     pub kind: AnomalyKind,
@@ -392,7 +479,8 @@ pub struct Anomaly {
 }
 
 /// What the driver saw of the worktree and its git config after a proposer or an evaluator ran.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WorktreeFacts {
     /// Anomalies, sorted.
     pub anomalies: Vec<Anomaly>,
@@ -401,7 +489,7 @@ pub struct WorktreeFacts {
 }
 
 /// One hashed path, from [`Effect::HashInputs`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HashedFile {
     /// The path as requested.
     pub path: String,
@@ -410,7 +498,8 @@ pub struct HashedFile {
 }
 
 /// The spawned process group, for recovery evidence.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProcessIdentity {
     /// Leader pid.
     pub pid: u32,
@@ -421,7 +510,8 @@ pub struct ProcessIdentity {
 }
 
 /// A captured output stream stored as an artifact.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ArtifactFact {
     /// `stdout` or `stderr`.
     pub kind: String,
@@ -436,7 +526,8 @@ pub struct ArtifactFact {
 }
 
 /// How a process ended.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProcessOutcome {
     /// Exit code, if it exited.
     pub exit_code: Option<i32>,
@@ -466,7 +557,18 @@ pub struct ProcessOutcome {
 }
 
 /// What the driver feeds the core.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// On the wire an input is one JSON object with a `type` (the variant's name in camelCase) and
+/// its fields in camelCase: `wire::input_from_json` reads it (more leniently: omitted lists are
+/// empty, omitted flags false, SQLite's 0/1 flags too), and the derived `Serialize` is that
+/// shape written down, from which `packages/autoresearch/wire/run.json` is generated
+/// (`tests/wire.rs` checks that every input reads back as itself).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Input {
     /// Stop the run (job kill, signal, unload). Idempotent; the first reason wins.
     Cancel {
@@ -581,8 +683,32 @@ pub enum Input {
     },
 }
 
+impl Input {
+    /// The input's `type` on the wire (serde's tag; `tests/wire.rs` checks they agree).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Input::Cancel { .. } => "cancel",
+            Input::Discovered { .. } => "discovered",
+            Input::Done { .. } => "done",
+            Input::Persisted { .. } => "persisted",
+            Input::Loaded { .. } => "loaded",
+            Input::Retention { .. } => "retention",
+            Input::Hashed { .. } => "hashed",
+            Input::Spawned { .. } => "spawned",
+            Input::Exited { .. } => "exited",
+            Input::ProposerExited { .. } => "proposerExited",
+            Input::Proposed { .. } => "proposed",
+            Input::Changes { .. } => "changes",
+            Input::Committed { .. } => "committed",
+            Input::HostProbed { .. } => "hostProbed",
+            Input::Terminated { .. } => "terminated",
+            Input::Failed { .. } => "failed",
+        }
+    }
+}
+
 /// The rows a resume loads (`sql::LOAD_RUN` and friends).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 pub struct StoredRows {
     /// The run.
     pub run: StoredRun,
@@ -598,7 +724,7 @@ pub struct StoredRows {
 }
 
 /// A `runs` row.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[allow(missing_docs)]
 pub struct StoredRun {
     pub run_id: String,
@@ -636,7 +762,7 @@ pub struct StoredRun {
 }
 
 /// An `experiments` row.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[allow(missing_docs)]
 pub struct StoredExperiment {
     pub experiment_id: String,
@@ -658,7 +784,7 @@ pub struct StoredExperiment {
 }
 
 /// An `attempts` row (the columns recovery needs).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[allow(missing_docs)]
 pub struct StoredAttempt {
     pub attempt_id: String,
@@ -679,7 +805,7 @@ pub struct StoredAttempt {
 }
 
 /// An `artifacts` row.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[allow(missing_docs)]
 pub struct StoredArtifact {
     pub artifact_id: String,
@@ -697,7 +823,7 @@ pub struct StoredArtifact {
 }
 
 /// A run as the retention cleanup reads it (`sql::LIST_RETENTION_RUNS`).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[allow(missing_docs)]
 pub struct RetentionRun {
     pub run_id: String,
@@ -711,7 +837,7 @@ pub struct RetentionRun {
 }
 
 /// An artifact not yet removed, of an ended run (`sql::LIST_RETENTION_ARTIFACTS`).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[allow(missing_docs)]
 pub struct RetentionArtifact {
     pub artifact_id: String,
@@ -723,7 +849,7 @@ pub struct RetentionArtifact {
 }
 
 /// What the retention cleanup reads from the tracker.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 pub struct RetentionRows {
     /// Ended runs with something left to remove (live ones included: the core skips them).
     #[serde(default, deserialize_with = "list")]
@@ -770,12 +896,14 @@ impl Removed {
 pub enum DriverError {
     /// No outstanding effect has this id.
     UnknownEffect(EffectId),
-    /// The input does not answer the kind of effect with this id.
+    /// The input does not answer the kind of effect with this id ([`ANSWERS`]).
     WrongAnswer {
         /// The effect.
         id: EffectId,
-        /// What kind of answer it expects.
-        expected: &'static str,
+        /// Its kind.
+        effect: &'static str,
+        /// The input's type.
+        got: &'static str,
     },
     /// The run already reported its result.
     Finished,
@@ -785,9 +913,12 @@ impl std::fmt::Display for DriverError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DriverError::UnknownEffect(id) => write!(f, "no outstanding effect {}", id.0),
-            DriverError::WrongAnswer { id, expected } => {
-                write!(f, "effect {} expects {expected}", id.0)
-            }
+            DriverError::WrongAnswer { id, effect, got } => write!(
+                f,
+                "effect {} ({effect}) expects {}, not {got}",
+                id.0,
+                answers(effect).join(" or ")
+            ),
             DriverError::Finished => write!(f, "the run has already reported its result"),
         }
     }
@@ -796,7 +927,7 @@ impl std::fmt::Display for DriverError {
 // ----- what effects and inputs carry -----
 
 /// What a proposal round reports: why this change, and what it did.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ProposalReport {
     /// The hypothesis the round tested.
     pub hypothesis: String,
@@ -804,7 +935,7 @@ pub struct ProposalReport {
     pub summary: String,
 }
 
-/// A path the evaluator reads, as the driver must hash it.
+/// A path the evaluator reads, as the driver must hash it; on the wire `{path, external}`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum InputPath {
     /// Relative to the worktree root (normalized); protected from candidates.
@@ -814,7 +945,17 @@ pub enum InputPath {
     External(String),
 }
 
-/// A bound SQL value.
+impl Serialize for InputPath {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut path = s.serialize_struct("InputPath", 2)?;
+        path.serialize_field("path", self.as_str())?;
+        path.serialize_field("external", &matches!(self, InputPath::External(_)))?;
+        path.end()
+    }
+}
+
+/// A bound SQL value; on the wire `["int", "5"]` (integers as decimal text: JSON numbers lose
+/// precision past 2^53), `["real", 1.5]`, `["text", "s"]` or `null`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SqlValue {
     /// `NULL`.
@@ -825,6 +966,17 @@ pub enum SqlValue {
     Real(f64),
     /// `TEXT`.
     Text(String),
+}
+
+impl Serialize for SqlValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SqlValue::Null => s.serialize_unit(),
+            SqlValue::Integer(i) => ("int", i.to_string()).serialize(s),
+            SqlValue::Real(f) => ("real", f).serialize(s),
+            SqlValue::Text(t) => ("text", t).serialize(s),
+        }
+    }
 }
 
 impl From<&str> for SqlValue {
@@ -872,13 +1024,27 @@ impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
     }
 }
 
-/// One statement with its named parameters (`:name` in the text, `name` here, without the colon).
-#[derive(Clone, Debug, PartialEq)]
+/// One statement with its named parameters (`:name` in the text, `name` here, without the colon);
+/// on the wire `{sql, params: {name: value}}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Statement {
     /// One of this module's constants.
     pub sql: &'static str,
     /// Every parameter the text names, exactly once.
+    #[serde(serialize_with = "params_object")]
     pub params: Vec<(&'static str, SqlValue)>,
+}
+
+/// A statement's parameters as one JSON object, in order.
+fn params_object<S: Serializer>(
+    params: &[(&'static str, SqlValue)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let mut object = s.serialize_map(Some(params.len()))?;
+    for (name, value) in params {
+        object.serialize_entry(name, value)?;
+    }
+    object.end()
 }
 
 // ----- the run result -----

@@ -21,7 +21,7 @@ use crate::sql;
 use crate::{jcs, layout};
 use serde_json::{Map, Value, json};
 
-use bus::{Await, Bus, HashFor, Then, answer_fits, expected, input_id};
+use bus::{Await, Bus, HashFor, Then, input_id};
 use durability::Durability;
 use ending::Ending;
 use generation::Generation;
@@ -385,17 +385,22 @@ impl Run {
             return Err(DriverError::Finished);
         }
         let id = input_id(&input);
-        let Some(awaiting) = self.bus.awaiting(id).cloned() else {
+        let Some((awaiting, effect)) = self.bus.awaiting(id).cloned() else {
             return Err(DriverError::UnknownEffect(id));
         };
-        // `Spawned` is a progress note: the effect stays outstanding.
-        if let Input::Spawned { process, .. } = &input {
-            let Await::Evaluate { exp, attempt, .. } = awaiting else {
-                return Err(DriverError::WrongAnswer {
-                    id,
-                    expected: expected(&awaiting),
-                });
-            };
+        if !crate::protocol::answers(effect).contains(&input.kind()) {
+            return Err(DriverError::WrongAnswer {
+                id,
+                effect,
+                got: input.kind(),
+            });
+        }
+        // `Spawned` (which only a `runEvaluator` takes, and so an `Await::Evaluate`) is a
+        // progress note: the effect stays outstanding.
+        if let (Input::Spawned { process, .. }, Await::Evaluate { exp, attempt, .. }) =
+            (&input, &awaiting)
+        {
+            let (exp, attempt) = (*exp, *attempt);
             self.bus.rewait(
                 id,
                 Await::Evaluate {
@@ -420,12 +425,6 @@ impl Run {
                 Await::SideWrite,
             );
             return Ok(());
-        }
-        if !answer_fits(&awaiting, &input) {
-            return Err(DriverError::WrongAnswer {
-                id,
-                expected: expected(&awaiting),
-            });
         }
         self.bus.settle(id);
         let proposal = matches!(awaiting, Await::Propose { .. });
@@ -679,7 +678,7 @@ impl Run {
             (Await::Retention(at), Input::Retention { rows, .. }) => self.on_retention(at, &rows),
             (Await::Removal(at), _) => self.on_removal(at, None),
             (Await::Marks(at), _) => self.swept(at),
-            // `answer_fits` rules out every other pairing.
+            // `protocol::ANSWERS`, checked in `handle`, rules out every other pairing.
             _ => {}
         }
     }

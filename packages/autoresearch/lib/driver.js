@@ -111,6 +111,65 @@ function reapProposers(runner, runId, graceMs) {
 }
 
 /**
+ * Each effect the run core asks for that takes an answer, performed: `(effect, d)` resolves to
+ * the answer (`d` is the drive in progress: its git, runner, run, world and the helpers that keep
+ * its state). `interrupt` and `report` are the drive loop's own. Exported for
+ * `tests/wire.test.mjs`, which checks it against the generated `wire/run.json`.
+ */
+export const PERFORM = {
+  async discover(e, d) {
+    const facts = await d.git.discover(e.repository ?? undefined, d.callerCwd)
+    d.world.gitCommonDir = facts.gitCommonDir
+    const otherLiveRuns = await originalLiveRuns(facts.gitCommonDir)
+    return { type: 'discovered', id: e.id, facts: { ...facts, host: hostRecord() ?? null, otherLiveRuns } }
+  },
+  async openTracker(e, d) {
+    d.world.tracker?.close()
+    d.world.tracker = await openTracker(e.path)
+    return { type: 'done', id: e.id }
+  },
+  persist: async (e, d) => ({ type: 'persisted', id: e.id, changes: d.world.tracker.persist(e.statements) }),
+  loadRun: async (e, d) => ({ type: 'loaded', id: e.id, rows: d.world.tracker.load(e.runId) }),
+  async createWorktree(e, d) {
+    await d.git.createWorktree({ gitCommonDir: d.world.gitCommonDir, path: e.path, branch: e.branch ?? undefined, startCommit: e.startCommit })
+    return { type: 'done', id: e.id }
+  },
+  hashInputs: async (e, d) => ({ type: 'hashed', id: e.id, files: await d.hashInputs(e) }),
+  runEvaluator: (e, d) => d.evaluate(e),
+  runProposer: (e, d) => d.proposeRound(e),
+  async listChanges(e, d) {
+    const where = { gitCommonDir: d.world.gitCommonDir, worktree: e.worktree }
+    const worktree = await d.git.inspect({ ...where, full: true })
+    return { type: 'changes', id: e.id, porcelainZ: await d.git.status(where), worktree }
+  },
+  commit: async (e, d) => ({ type: 'committed', id: e.id, commit: await d.git.commit({ ...e, gitCommonDir: d.world.gitCommonDir }) }),
+  async checkoutClean(e, d) {
+    await d.git.checkoutClean({ ...e, gitCommonDir: d.world.gitCommonDir })
+    return { type: 'done', id: e.id }
+  },
+  async fastForward(e, d) {
+    await d.git.fastForward({ gitCommonDir: d.world.gitCommonDir, branch: e.branch, from: e.from, to: e.to })
+    return { type: 'done', id: e.id }
+  },
+  probeHost: async (e) => ({ type: 'hostProbed', id: e.id, alive: hostAlive(e.host) ?? null }),
+  terminateProcessGroup: async (e, d) => ({ type: 'terminated', id: e.id, gone: await d.terminateRecorded(e) }),
+  terminateProposers: async (e, d) => ({ type: 'terminated', id: e.id, gone: await reapProposers(d.runner, d.run.runId, e.graceMs) }),
+  async exportTsv(e) {
+    writeAtomic(e.path, e.contents)
+    return { type: 'done', id: e.id }
+  },
+  loadRetention: async (e, d) => ({ type: 'retention', id: e.id, rows: d.world.tracker.retention() }),
+  async removeFiles(e, d) {
+    removeFiles(d.world.gitCommonDir, e.files, e.dirs)
+    return { type: 'done', id: e.id }
+  },
+  async removeWorktree(e, d) {
+    await d.git.removeWorktree({ gitCommonDir: d.world.gitCommonDir, path: e.path })
+    return { type: 'done', id: e.id }
+  },
+}
+
+/**
  * Drives `run` (an AutoresearchRun) to its report.
  *
  * `io.runner` spawns processes; `io.callerCwd` resolves the spec's repository; `io.propose`
@@ -144,7 +203,7 @@ export async function drive(run, io) {
 
   const start = (effect) => {
     inFlight += 1
-    perform(effect, post).then(
+    perform(effect).then(
       (answer) => {
         inFlight -= 1
         if (answer !== undefined) post(answer)
@@ -157,64 +216,13 @@ export async function drive(run, io) {
     )
   }
 
-  async function perform(e, post) {
-    switch (e.kind) {
-      case 'discover': {
-        const facts = await git.discover(e.repository ?? undefined, callerCwd)
-        world.gitCommonDir = facts.gitCommonDir
-        const otherLiveRuns = await originalLiveRuns(facts.gitCommonDir)
-        return { type: 'discovered', id: e.id, facts: { ...facts, host: hostRecord() ?? null, otherLiveRuns } }
-      }
-      case 'openTracker':
-        world.tracker?.close()
-        world.tracker = await openTracker(e.path)
-        return { type: 'done', id: e.id }
-      case 'persist':
-        return { type: 'persisted', id: e.id, changes: world.tracker.persist(e.statements) }
-      case 'loadRun':
-        return { type: 'loaded', id: e.id, rows: world.tracker.load(e.runId) }
-      case 'createWorktree':
-        await git.createWorktree({ gitCommonDir: world.gitCommonDir, path: e.path, branch: e.branch ?? undefined, startCommit: e.startCommit })
-        return { type: 'done', id: e.id }
-      case 'hashInputs':
-        return { type: 'hashed', id: e.id, files: await hashInputs(e) }
-      case 'runEvaluator':
-        return evaluate(e, post)
-      case 'runProposer':
-        return proposeRound(e)
-      case 'listChanges': {
-        const where = { gitCommonDir: world.gitCommonDir, worktree: e.worktree }
-        const worktree = await git.inspect({ ...where, full: true })
-        return { type: 'changes', id: e.id, porcelainZ: await git.status(where), worktree }
-      }
-      case 'commit':
-        return { type: 'committed', id: e.id, commit: await git.commit({ ...e, gitCommonDir: world.gitCommonDir }) }
-      case 'checkoutClean':
-        await git.checkoutClean({ ...e, gitCommonDir: world.gitCommonDir })
-        return { type: 'done', id: e.id }
-      case 'fastForward':
-        await git.fastForward({ gitCommonDir: world.gitCommonDir, branch: e.branch, from: e.from, to: e.to })
-        return { type: 'done', id: e.id }
-      case 'probeHost':
-        return { type: 'hostProbed', id: e.id, alive: hostAlive(e.host) ?? null }
-      case 'terminateProcessGroup':
-        return { type: 'terminated', id: e.id, gone: await terminateRecorded(e) }
-      case 'terminateProposers':
-        return { type: 'terminated', id: e.id, gone: await reapProposers(runner, run.runId, e.graceMs) }
-      case 'exportTsv':
-        writeAtomic(e.path, e.contents)
-        return { type: 'done', id: e.id }
-      case 'loadRetention':
-        return { type: 'retention', id: e.id, rows: world.tracker.retention() }
-      case 'removeFiles':
-        removeFiles(world.gitCommonDir, e.files, e.dirs)
-        return { type: 'done', id: e.id }
-      case 'removeWorktree':
-        await git.removeWorktree({ gitCommonDir: world.gitCommonDir, path: e.path })
-        return { type: 'done', id: e.id }
-      default:
-        throw new Error(`unknown effect ${JSON.stringify(e.kind)}`)
-    }
+  const driving = {
+    git, world, runner, run, callerCwd, hashInputs, terminateRecorded, proposeRound,
+    evaluate: (e) => evaluate(e, post),
+  }
+  async function perform(e) {
+    if (!Object.hasOwn(PERFORM, e.kind)) throw new Error(`unknown effect ${JSON.stringify(e.kind)}`)
+    return PERFORM[e.kind](e, driving)
   }
 
   async function hashInputs(e) {

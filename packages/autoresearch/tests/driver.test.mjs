@@ -9,6 +9,9 @@ import { AutoresearchRun } from '../lib/core.js'
 import { drive } from '../lib/driver.js'
 import { createLocalRunner } from '../lib/process.js'
 import { git, makeRepo } from './support/fixture.mjs'
+import { checkWireThroughout } from './support/wire.mjs'
+
+checkWireThroughout()
 
 function dshSpec(extra = {}) {
   return JSON.stringify({
@@ -117,7 +120,7 @@ test('driver misuse throws with the reason; a run from the wrong spec kind is re
   const first = JSON.parse(run.poll())
   assert.equal(first.kind, 'discover')
   assert.throws(() => run.handle(JSON.stringify({ type: 'done', id: 42 }), Date.now()), /no outstanding effect 42/)
-  assert.throws(() => run.handle(JSON.stringify({ type: 'done', id: first.id }), Date.now()), /expects Discovered/)
+  assert.throws(() => run.handle(JSON.stringify({ type: 'done', id: first.id }), Date.now()), /effect \d+ \(discover\) expects discovered or failed, not done/)
   assert.throws(() => run.handle('not json', Date.now()), /input must be JSON/)
   assert.throws(() => AutoresearchRun.fromSpec('{"run_tag": "x"}', randomUUID(), '{}', Date.now()), /invalid spec: objective: is required/)
   assert.throws(() => AutoresearchRun.resume('../..', undefined, '{}', Date.now()), /lowercase UUID/)

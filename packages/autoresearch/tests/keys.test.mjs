@@ -13,6 +13,9 @@ import { createRound, routeOverride } from '../lib/round.js'
 import { Agents, Plugin, fakeSubagent, mount, parentAgent } from './support/dsh.mjs'
 import { cli, git, makeRepo, proposer, specFile } from './support/fixture.mjs'
 import { autoresearchToolTexts } from '../lib/core.js'
+import { checkWireThroughout } from './support/wire.mjs'
+
+checkWireThroughout()
 
 const TEXTS = JSON.parse(autoresearchToolTexts())
 const DAY_MS = 86_400_000

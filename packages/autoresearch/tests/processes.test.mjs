@@ -9,6 +9,9 @@ import {
   RUN_ID_RE, alive, cli, cliAsync, git, hangSetup, proposer, readLines, specFile, tracker, waitFor,
 } from './support/fixture.mjs'
 import { mount, parentAgent } from './support/dsh.mjs'
+import { checkWireThroughout } from './support/wire.mjs'
+
+checkWireThroughout()
 
 /** Pids of live processes whose environment names this run's attempts. */
 function markedProcesses(runId) {

@@ -9,6 +9,9 @@ import { createRound } from '../lib/round.js'
 import { Agents, Plugin, fakeSubagent, mount, parentAgent } from './support/dsh.mjs'
 import { alive, cli, git, makeRepo, readLines, scratch, tracker, waitFor } from './support/fixture.mjs'
 import { autoresearchToolTexts } from '../lib/core.js'
+import { checkWireThroughout } from './support/wire.mjs'
+
+checkWireThroughout()
 
 const TEXTS = JSON.parse(autoresearchToolTexts())
 

@@ -139,12 +139,13 @@ pub(super) enum Then {
     Settled,
 }
 
-/// The effects queued for the driver and those awaiting an answer.
+/// The effects queued for the driver and those awaiting an answer (with each one's kind, which
+/// says what may answer it: [`crate::protocol::ANSWERS`]).
 #[derive(Default)]
 pub(super) struct Bus {
     next_id: u64,
     queue: VecDeque<Effect>,
-    pending: BTreeMap<EffectId, Await>,
+    pending: BTreeMap<EffectId, (Await, &'static str)>,
 }
 
 impl Bus {
@@ -152,8 +153,9 @@ impl Bus {
     pub(super) fn emit(&mut self, make: impl FnOnce(EffectId) -> Effect, awaiting: Await) {
         self.next_id += 1;
         let id = EffectId(self.next_id);
-        self.pending.insert(id, awaiting);
-        self.queue.push_back(make(id));
+        let effect = make(id);
+        self.pending.insert(id, (awaiting, effect.kind()));
+        self.queue.push_back(effect);
     }
 
     /// Queues an effect no answer is awaited for (`Interrupt`, `Report`).
@@ -165,13 +167,16 @@ impl Bus {
         self.queue.pop_front()
     }
 
-    pub(super) fn awaiting(&self, id: EffectId) -> Option<&Await> {
+    /// What the answer to `id` leads to, and the kind of effect `id` is.
+    pub(super) fn awaiting(&self, id: EffectId) -> Option<&(Await, &'static str)> {
         self.pending.get(&id)
     }
 
     /// Keeps `id` outstanding, now awaiting `awaiting`.
     pub(super) fn rewait(&mut self, id: EffectId, awaiting: Await) {
-        self.pending.insert(id, awaiting);
+        if let Some(pending) = self.pending.get_mut(&id) {
+            pending.0 = awaiting;
+        }
     }
 
     /// `id` is answered.
@@ -187,21 +192,21 @@ impl Bus {
     pub(super) fn busy(&self) -> bool {
         self.pending
             .values()
-            .any(|a| !matches!(a, Await::SideWrite))
+            .any(|(a, _)| !matches!(a, Await::SideWrite))
     }
 
     /// Whether a proposer is running.
     pub(super) fn proposing(&self) -> bool {
         self.pending
             .values()
-            .any(|a| matches!(a, Await::Propose { .. }))
+            .any(|(a, _)| matches!(a, Await::Propose { .. }))
     }
 
     /// The outstanding evaluators and proposers (what a cancel interrupts).
     pub(super) fn interruptible(&self) -> Vec<EffectId> {
         self.pending
             .iter()
-            .filter(|(_, a)| matches!(a, Await::Evaluate { .. } | Await::Propose { .. }))
+            .filter(|(_, (a, _))| matches!(a, Await::Evaluate { .. } | Await::Propose { .. }))
             .map(|(id, _)| *id)
             .collect()
     }
@@ -226,74 +231,4 @@ pub(super) fn input_id(input: &Input) -> EffectId {
         | Input::Failed { id, .. } => *id,
         Input::Cancel { .. } => EffectId(0),
     }
-}
-
-pub(super) fn expected(a: &Await) -> &'static str {
-    match a {
-        Await::Discover => "Discovered",
-        Await::Open
-        | Await::Worktree
-        | Await::Clean(_)
-        | Await::FastForward { .. }
-        | Await::SlotWorktree { .. }
-        | Await::DropSlot
-        | Await::Tsv
-        | Await::Removal(_) => "Done",
-        Await::Retention(_) => "Retention",
-        Await::Load => "Loaded",
-        Await::Lock | Await::Write { .. } | Await::SideWrite | Await::Retake | Await::Marks(_) => {
-            "Persisted"
-        }
-        Await::Probe => "HostProbed",
-        Await::Hash(_) => "Hashed",
-        Await::Evaluate { .. } => "Spawned or Exited",
-        Await::Propose { .. } => "Proposed or ProposerExited",
-        Await::Changes { .. } => "Changes",
-        Await::Commit { .. } => "Committed",
-        Await::Terminate { .. } | Await::ReapProposers => "Terminated",
-    }
-}
-
-pub(super) fn answer_fits(a: &Await, input: &Input) -> bool {
-    if matches!(input, Input::Failed { .. }) {
-        return true;
-    }
-    matches!(
-        (a, input),
-        (Await::Discover, Input::Discovered { .. })
-            | (
-                Await::Open
-                    | Await::Worktree
-                    | Await::Clean(_)
-                    | Await::FastForward { .. }
-                    | Await::SlotWorktree { .. }
-                    | Await::DropSlot
-                    | Await::Tsv
-                    | Await::Removal(_),
-                Input::Done { .. }
-            )
-            | (Await::Retention(_), Input::Retention { .. })
-            | (Await::Load, Input::Loaded { .. })
-            | (
-                Await::Lock
-                    | Await::Write { .. }
-                    | Await::SideWrite
-                    | Await::Retake
-                    | Await::Marks(_),
-                Input::Persisted { .. }
-            )
-            | (Await::Probe, Input::HostProbed { .. })
-            | (Await::Hash(_), Input::Hashed { .. })
-            | (Await::Evaluate { .. }, Input::Exited { .. })
-            | (
-                Await::Propose { .. },
-                Input::Proposed { .. } | Input::ProposerExited { .. }
-            )
-            | (Await::Changes { .. }, Input::Changes { .. })
-            | (Await::Commit { .. }, Input::Committed { .. })
-            | (
-                Await::Terminate { .. } | Await::ReapProposers,
-                Input::Terminated { .. }
-            )
-    )
 }

@@ -1,0 +1,606 @@
+//! The run's wire, generated: `packages/autoresearch/wire/run.json` holds each effect's fields
+//! with their JSON types and the inputs that answer it ([`protocol::ANSWERS`]), and each input's
+//! fields, as the types serialize them (`Effect`'s serde derive is what the driver gets;
+//! `Input`'s is the shape `wire::input_from_json` reads, held to it below by reading every
+//! example back). `src/wire.md`, the table in `wire`'s docs, is rendered from the same
+//! description. `packages/autoresearch/tests/wire.test.mjs` checks the JavaScript driver against
+//! the JSON file; this test fails when either file is stale (`UPDATE_EXPECT=1 cargo test -p
+//! autoresearch-core --test wire` rewrites them).
+//!
+//! A shape is a JSON type name (`"string"`, `"number"`, `"boolean"`, `"null"`, `"any"`, or
+//! several joined by `|`), `{"array": shape}`, `{"object": {field: shape}}` or `{"map": shape}`
+//! (any keys), a composite one with `"nullable": true` when it may be `null`.
+
+mod common;
+
+use autoresearch_core::protocol::{self, InputPath, ProposalReport, SqlValue, Statement};
+use autoresearch_core::wire::{input_from_json, rows_from_json};
+use autoresearch_core::*;
+use serde_json::{Map, Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Objects whose keys are data, not fields: a statement's parameters, the evaluator's
+/// environment.
+const MAPS: &[&str] = &["persist.statements[].params", "runEvaluator.env"];
+/// Tracker rows, by column as SQLite returns them (the reader takes 0/1 for a flag, a null for
+/// a default): their columns are listed, their values left open.
+const ROWS: &[&str] = &["loaded.rows", "retention.rows"];
+
+const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// Every kind of effect, each field with a value and, where a field may be absent, again
+/// without (`Effect::kind`'s match is exhaustive; a new kind then needs an example here, or the
+/// checks against `ANSWERS` fail).
+fn effects() -> Vec<Effect> {
+    let id = EffectId(7);
+    let s = |text: &str| text.to_owned();
+    let statement = Statement {
+        sql: "UPDATE runs SET state = :state, n = :n, m = :m, x = :x WHERE run_id = :run_id",
+        params: vec![
+            ("state", SqlValue::Text(s("running"))),
+            ("n", SqlValue::Integer(5)),
+            ("m", SqlValue::Real(1.5)),
+            ("x", SqlValue::Null),
+        ],
+    };
+    let terminate = |known: bool| Effect::TerminateProcessGroup {
+        attempt_id: s("a-1"),
+        pid: known.then_some(41),
+        pgid: known.then_some(41),
+        start_time: known.then(|| s("123")),
+        grace_ms: 2000,
+        id,
+    };
+    vec![
+        Effect::Discover {
+            repository: Some(s("/repo")),
+            id,
+        },
+        Effect::Discover {
+            repository: None,
+            id,
+        },
+        Effect::OpenTracker {
+            path: s("/repo/.git/autoresearch/tracker.sqlite"),
+            id,
+        },
+        Effect::Persist {
+            statements: vec![statement],
+            id,
+        },
+        Effect::LoadRun {
+            run_id: s("r-1"),
+            id,
+        },
+        Effect::CreateWorktree {
+            path: s("/wt"),
+            branch: Some(s("autoresearch/r")),
+            start_commit: s(COMMIT),
+            id,
+        },
+        Effect::CreateWorktree {
+            path: s("/wt-1"),
+            branch: None,
+            start_commit: s(COMMIT),
+            id,
+        },
+        Effect::HashInputs {
+            worktree: s("/wt"),
+            paths: vec![
+                InputPath::Worktree(s("eval.mjs")),
+                InputPath::External(s("/data/set.csv")),
+            ],
+            id,
+        },
+        Effect::RunEvaluator {
+            attempt_id: s("a-1"),
+            argv: vec![s("node"), s("eval.mjs")],
+            worktree: s("/wt"),
+            commit: s(COMMIT),
+            cwd: s("/wt"),
+            env: BTreeMap::from([(s("DSH_AUTORESEARCH_ATTEMPT"), s("a-1"))]),
+            timeout_ms: 30_000,
+            grace_ms: 2000,
+            stdout_cap: 65_536,
+            stderr_cap: 65_536,
+            artifact_dir: s("/state/a-1"),
+            state_dir: s("/state"),
+            id,
+        },
+        Effect::RunProposer {
+            worktree: s("/wt"),
+            argv: Some(vec![s("node"), s("propose.mjs")]),
+            handoff: s("{}"),
+            timeout_ms: 30_000,
+            grace_ms: 2000,
+            state_dir: s("/state"),
+            confined: false,
+            id,
+        },
+        Effect::RunProposer {
+            worktree: s("/wt"),
+            argv: None,
+            handoff: s("{}"),
+            timeout_ms: 30_000,
+            grace_ms: 2000,
+            state_dir: s("/state"),
+            confined: true,
+            id,
+        },
+        Effect::ListChanges {
+            worktree: s("/wt"),
+            id,
+        },
+        Effect::Commit {
+            worktree: s("/wt"),
+            parent: s(COMMIT),
+            paths: vec![s("score.txt")],
+            message: s("candidate 1"),
+            keep_ref: s("refs/autoresearch/r/candidate-1"),
+            id,
+        },
+        Effect::CheckoutClean {
+            worktree: s("/wt"),
+            commit: s(COMMIT),
+            id,
+        },
+        Effect::FastForwardRunBranch {
+            branch: s("autoresearch/r"),
+            from: s(COMMIT),
+            to: s(COMMIT),
+            id,
+        },
+        terminate(true),
+        terminate(false),
+        Effect::TerminateProposers { grace_ms: 2000, id },
+        Effect::ProbeHost { host: s("{}"), id },
+        Effect::Interrupt { target: id },
+        Effect::ExportTsv {
+            path: s("/state/r.tsv"),
+            contents: s("commit\tmetric\n"),
+            id,
+        },
+        Effect::LoadRetention { id },
+        Effect::RemoveFiles {
+            files: vec![s("/state/a-1/stdout.log")],
+            dirs: vec![s("/state/a-1")],
+            id,
+        },
+        Effect::RemoveWorktree {
+            path: s("/wt-1"),
+            id,
+        },
+        Effect::Report(Box::new(report())),
+    ]
+}
+
+fn report() -> RunResult {
+    RunResult {
+        status: Status::BudgetLimited,
+        run_id: "r".into(),
+        branch: String::new(),
+        worktree: String::new(),
+        tracker: String::new(),
+        persisted: true,
+        metric_name: "score".into(),
+        direction: "minimize",
+        target: None,
+        repeats: 1,
+        baseline: None,
+        best: None,
+        counts: Default::default(),
+        experiments: Vec::new(),
+        artifacts: Vec::new(),
+        blocker: None,
+        warnings: Vec::new(),
+        removed: Removed::default(),
+        state: None,
+    }
+}
+
+/// Every kind of input, as for [`effects`].
+fn inputs() -> Vec<Input> {
+    let id = EffectId(7);
+    let s = |text: &str| text.to_owned();
+    let config = || {
+        vec![ConfigEntry {
+            origin: s("file:/repo/.git/config"),
+            key: s("core.bare"),
+        }]
+    };
+    let worktree = || WorktreeFacts {
+        anomalies: vec![Anomaly {
+            kind: AnomalyKind::NestedGit,
+            path: s("sub/.git"),
+        }],
+        git_config: config(),
+    };
+    let outcome = |exited: bool| ProcessOutcome {
+        exit_code: exited.then_some(0),
+        signal: (!exited).then(|| s("SIGKILL")),
+        timed_out: !exited,
+        cancelled: !exited,
+        quiescent: true,
+        stdout_tail: s("{\"score\": 9}\n"),
+        stdout_truncated: !exited,
+        stderr_tail: s("warning\n"),
+        artifacts: vec![ArtifactFact {
+            kind: s("stdout"),
+            location: s("/state/a-1/stdout.log"),
+            size_bytes: 12,
+            sha256: s("ab"),
+            truncated: false,
+        }],
+        containment: s("cgroup"),
+        worktree: worktree(),
+    };
+    let stored = rows_from_json::<StoredRows>(&json!({
+        "run": {"run_id": "r", "repository_id": "x", "run_tag": "t", "branch": "b",
+            "worktree": "/wt", "start_commit": COMMIT, "policy_json": "{}",
+            "policy_sha256": "ab", "state": "running"},
+        "experiments": [{"experiment_id": "e", "ordinal": 0, "kind": "baseline",
+            "state": "accepted", "parent_commit": COMMIT}],
+        "attempts": [{"attempt_id": "a", "experiment_id": "e", "ordinal": 0, "state": "running"}],
+        "artifacts": [{"artifact_id": "f", "experiment_id": "e", "attempt_id": "a",
+            "kind": "stdout", "location": "/state/a/stdout.log", "sha256": "ab"}],
+    }))
+    .unwrap();
+    let retention = rows_from_json::<RetentionRows>(&json!({
+        "runs": [{"run_id": "r", "state": "completed", "worktree": "/wt"}],
+        "artifacts": [{"artifact_id": "f", "run_id": "r", "attempt_id": "a",
+            "location": "/state/a/stdout.log"}],
+    }))
+    .unwrap();
+    let discovered = |host: Option<String>| Input::Discovered {
+        id,
+        facts: RepoFacts {
+            toplevel: s("/repo"),
+            git_common_dir: s("/repo/.git"),
+            head: s(COMMIT),
+            git_config: config(),
+            host,
+            other_live_runs: 1,
+        },
+    };
+    vec![
+        Input::Cancel { reason: s("stop") },
+        discovered(Some(s("{}"))),
+        discovered(None),
+        Input::Done { id },
+        Input::Persisted {
+            id,
+            changes: vec![1, 0],
+        },
+        Input::Loaded {
+            id,
+            rows: Some(Box::new(stored)),
+        },
+        Input::Loaded { id, rows: None },
+        Input::Retention {
+            id,
+            rows: retention,
+        },
+        Input::Hashed {
+            id,
+            files: vec![
+                HashedFile {
+                    path: s("eval.mjs"),
+                    sha256: Some(s("ab")),
+                },
+                HashedFile {
+                    path: s("gone"),
+                    sha256: None,
+                },
+            ],
+        },
+        Input::Spawned {
+            id,
+            process: ProcessIdentity {
+                pid: 41,
+                pgid: 41,
+                start_time: Some(s("123")),
+            },
+        },
+        Input::Spawned {
+            id,
+            process: ProcessIdentity {
+                pid: 41,
+                pgid: 41,
+                start_time: None,
+            },
+        },
+        Input::Exited {
+            id,
+            outcome: outcome(true),
+        },
+        Input::Exited {
+            id,
+            outcome: outcome(false),
+        },
+        Input::ProposerExited {
+            id,
+            outcome: outcome(true),
+        },
+        Input::ProposerExited {
+            id,
+            outcome: outcome(false),
+        },
+        Input::Proposed {
+            id,
+            report: ProposalReport {
+                hypothesis: s("lower by 2"),
+                summary: s("edited score.txt"),
+            },
+        },
+        Input::Changes {
+            id,
+            porcelain_z: s(" M score.txt\0"),
+            worktree: worktree(),
+        },
+        Input::Committed {
+            id,
+            commit: s(COMMIT),
+        },
+        Input::HostProbed {
+            id,
+            alive: Some(true),
+        },
+        Input::HostProbed { id, alive: None },
+        Input::Terminated { id, gone: true },
+        Input::Failed {
+            id,
+            error: s("no such file"),
+        },
+    ]
+}
+
+/// The shape of `value` at `path` (`kind.field.sub`, `[]` for an array's items).
+fn shape(value: &Value, path: &str) -> Value {
+    let rows = ROWS.iter().any(|r| path.starts_with(&format!("{r}.")));
+    match value {
+        _ if rows && !value.is_object() && !value.is_array() => json!("any"),
+        Value::Null => json!("null"),
+        Value::Bool(_) => json!("boolean"),
+        Value::Number(_) => json!("number"),
+        Value::String(_) => json!("string"),
+        Value::Array(items) => json!({
+            "array": items
+                .iter()
+                .map(|item| shape(item, &format!("{path}[]")))
+                .reduce(|a, b| merge(&a, &b))
+                .unwrap_or(json!("nothing")),
+        }),
+        Value::Object(object) if MAPS.contains(&path) => json!({
+            "map": object
+                .values()
+                .map(|item| shape(item, &format!("{path}.*")))
+                .reduce(|a, b| merge(&a, &b))
+                .unwrap_or(json!("nothing")),
+        }),
+        Value::Object(object) => {
+            let fields: Map<String, Value> = object
+                .iter()
+                .map(|(k, v)| (k.clone(), shape(v, &format!("{path}.{k}"))))
+                .collect();
+            json!({ "object": fields })
+        }
+    }
+}
+
+/// One shape that admits what `a` and `b` admit.
+fn merge(a: &Value, b: &Value) -> Value {
+    if a == b || b == "nothing" {
+        return a.clone();
+    }
+    if a == "nothing" {
+        return b.clone();
+    }
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => {
+            let types: BTreeSet<&str> = x.split('|').chain(y.split('|')).collect();
+            json!(types.into_iter().collect::<Vec<_>>().join("|"))
+        }
+        (composite, Value::String(null)) | (Value::String(null), composite) if null == "null" => {
+            let mut composite = composite.clone();
+            composite["nullable"] = json!(true);
+            composite
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            let mut out = x.clone();
+            for (key, theirs) in y {
+                let merged = match x.get(key) {
+                    Some(ours) if key != "nullable" => match (ours, theirs) {
+                        // Two objects' fields: merged field by field.
+                        (Value::Object(o), Value::Object(t)) if key == "object" => {
+                            let mut fields = o.clone();
+                            for (field, shape) in t {
+                                let merged = fields
+                                    .get(field)
+                                    .map_or(shape.clone(), |mine| merge(mine, shape));
+                                fields.insert(field.clone(), merged);
+                            }
+                            Value::Object(fields)
+                        }
+                        _ => merge(ours, theirs),
+                    },
+                    _ => theirs.clone(),
+                };
+                out.insert(key.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        _ => panic!("no shape admits both {a} and {b}"),
+    }
+}
+
+/// The wire's description of a list of examples of one tag: `{kind: shape}` merged.
+fn describe<T: serde::Serialize>(examples: &[T], tag: &str) -> Map<String, Value> {
+    let mut out = Map::new();
+    for example in examples {
+        let mut value = serde_json::to_value(example).unwrap();
+        let kind = value[tag].as_str().unwrap().to_owned();
+        value.as_object_mut().unwrap().shift_remove(tag);
+        let shaped = shape(&value, &kind);
+        let merged = out.get(&kind).map_or(shaped.clone(), |s| merge(s, &shaped));
+        out.insert(kind, merged);
+    }
+    for (kind, shape) in &out {
+        assert!(
+            !shape.to_string().contains("\"nothing\""),
+            "{kind}: an empty list in every example leaves its items unknown: {shape}"
+        );
+    }
+    out
+}
+
+/// A shape for the docs' table: fields by name, what an object or a list of objects holds in
+/// braces; tracker rows by table only.
+fn render(shape: &Value) -> Option<String> {
+    if let Some(item) = shape.get("array") {
+        return render(item).map(|inner| format!("[{inner}]"));
+    }
+    if let Some(item) = shape.get("map") {
+        return Some(format!(
+            "{{name: {}}}",
+            render(item).unwrap_or("value".into())
+        ));
+    }
+    let fields = shape.get("object")?.as_object()?;
+    if fields.values().all(|v| v == "any") {
+        return None; // A row: its columns are the tracker's.
+    }
+    let inner: Vec<String> = fields
+        .iter()
+        .map(|(name, field)| match render(field) {
+            Some(inner) => format!("{name}: {inner}"),
+            None => name.clone(),
+        })
+        .collect();
+    Some(format!("{{{}}}", inner.join(", ")))
+}
+
+/// The top-level fields of a described kind, without `id`, for the table.
+fn row_fields(shape: &Value) -> String {
+    let fields = shape["object"].as_object().unwrap();
+    let shown: Vec<String> = fields
+        .iter()
+        .filter(|(name, _)| *name != "id")
+        .map(|(name, field)| match render(field) {
+            Some(inner) => format!("`{name}: {inner}`"),
+            None => format!("`{name}`"),
+        })
+        .collect();
+    if shown.is_empty() {
+        "—".to_owned()
+    } else {
+        shown.join(", ")
+    }
+}
+
+#[test]
+fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table() {
+    let effects = effects();
+    let inputs = inputs();
+    for effect in &effects {
+        let value = serde_json::to_value(effect).unwrap();
+        assert_eq!(value["kind"], effect.kind(), "Effect::kind is serde's tag");
+        assert_eq!(
+            value.get("id").and_then(Value::as_u64),
+            effect.id().map(|i| i.0),
+            "{}: `id` is there exactly when an answer names it",
+            effect.kind()
+        );
+    }
+    for input in &inputs {
+        let value = serde_json::to_value(input).unwrap();
+        assert_eq!(value["type"], input.kind(), "Input::kind is serde's tag");
+        // The derived shape is what the reader reads: each example reads back as itself.
+        assert_eq!(input_from_json(&value).as_ref(), Ok(input), "{value}");
+    }
+    let effect_kinds: BTreeSet<&str> = effects.iter().map(Effect::kind).collect();
+    let table: Vec<&str> = protocol::ANSWERS.iter().map(|(kind, _)| *kind).collect();
+    assert_eq!(
+        effect_kinds,
+        table.iter().copied().collect(),
+        "ANSWERS names every effect kind"
+    );
+    assert_eq!(table.len(), effect_kinds.len(), "ANSWERS names each once");
+    let input_kinds: BTreeSet<&str> = inputs.iter().map(Input::kind).collect();
+    let answering: BTreeSet<&str> = protocol::ANSWERS
+        .iter()
+        .flat_map(|(_, answers)| answers.iter().copied())
+        .chain(["cancel"])
+        .collect();
+    assert_eq!(
+        answering, input_kinds,
+        "every input answers some effect (cancel none)"
+    );
+
+    let effect_shapes = describe(&effects, "kind");
+    let input_shapes = describe(&inputs, "type");
+    let mut by_kind = Map::new();
+    for (kind, shape) in &effect_shapes {
+        by_kind.insert(
+            kind.clone(),
+            json!({ "fields": shape["object"], "answers": protocol::answers(kind) }),
+        );
+    }
+    let answers: Map<String, Value> = input_shapes
+        .iter()
+        .map(|(kind, shape)| (kind.clone(), json!({ "fields": shape["object"] })))
+        .collect();
+    let wire = json!({
+        "machine": "autoresearch-core Run",
+        "generatedBy": "crates/autoresearch/tests/wire.rs",
+        "shapes": "a JSON type name (several joined by |), {array: shape}, {object: {field: shape}} or {map: shape}, nullable when it may be null",
+        "effects": by_kind,
+        "answers": answers,
+    });
+    expect_test::expect_file!["../../../packages/autoresearch/wire/run.json"].assert_eq(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&wire).unwrap()
+    ));
+
+    let mut md = String::from("| kind | fields | answered by |\n|---|---|---|\n");
+    for (kind, answers) in protocol::ANSWERS {
+        let taken: Vec<String> = answers.iter().map(|a| format!("`{a}`")).collect();
+        let taken = if taken.is_empty() {
+            "— (no `id`)".to_owned()
+        } else {
+            taken.join(", ")
+        };
+        md += &format!(
+            "| `{kind}` | {} | {taken} |\n",
+            row_fields(&effect_shapes[*kind])
+        );
+    }
+    md += "\nInputs (each but `cancel` names the effect's `id`):\n\n| type | fields |\n|---|---|\n";
+    for (kind, shape) in &input_shapes {
+        md += &format!("| `{kind}` | {} |\n", row_fields(shape));
+    }
+    expect_test::expect_file!["../src/wire.md"].assert_eq(&md);
+}
+
+#[test]
+fn the_run_refuses_an_answer_outside_the_table() {
+    let mut run = common::start(common::policy(json!({})));
+    let first = run.poll().unwrap();
+    assert_eq!(first.kind(), "discover");
+    let id = first.id().unwrap();
+    let refused = run.handle(Input::Done { id }, 2).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "effect 1 (discover) expects discovered or failed, not done"
+    );
+    // Still outstanding, and answerable.
+    assert_eq!(
+        run.handle(
+            Input::Failed {
+                id,
+                error: "no git".into()
+            },
+            3
+        ),
+        Ok(())
+    );
+}

@@ -7,9 +7,7 @@
 //! the JSON file; this test fails when either file is stale (`UPDATE_EXPECT=1 cargo test -p
 //! autoresearch-core --test wire` rewrites them).
 //!
-//! A shape is a JSON type name (`"string"`, `"number"`, `"boolean"`, `"null"`, `"any"`, or
-//! several joined by `|`), `{"array": shape}`, `{"object": {field: shape}}` or `{"map": shape}`
-//! (any keys), a composite one with `"nullable": true` when it may be `null`.
+//! The shapes are `dsh-wire-shape`'s.
 
 mod common;
 
@@ -18,13 +16,15 @@ use autoresearch_core::wire::{input_from_json, rows_from_json};
 use autoresearch_core::*;
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use wire_shape::{Rules, SHAPES, describe, render};
 
-/// Objects whose keys are data, not fields: a statement's parameters, the evaluator's
-/// environment.
-const MAPS: &[&str] = &["persist.statements[].params", "runEvaluator.env"];
-/// Tracker rows, by column as SQLite returns them (the reader takes 0/1 for a flag, a null for
-/// a default): their columns are listed, their values left open.
-const ROWS: &[&str] = &["loaded.rows", "retention.rows"];
+/// Objects whose keys are data, not fields (a statement's parameters, the evaluator's
+/// environment), and tracker rows by column as SQLite returns them (the reader takes 0/1 for a
+/// flag, a null for a default): their columns listed, their values left open.
+const RULES: Rules = Rules {
+    maps: &["persist.statements[].params", "runEvaluator.env"],
+    open: &["loaded.rows", "retention.rows"],
+};
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
@@ -354,149 +354,6 @@ fn inputs() -> Vec<Input> {
     ]
 }
 
-/// The shape of `value` at `path` (`kind.field.sub`, `[]` for an array's items).
-fn shape(value: &Value, path: &str) -> Value {
-    let rows = ROWS.iter().any(|r| path.starts_with(&format!("{r}.")));
-    match value {
-        _ if rows && !value.is_object() && !value.is_array() => json!("any"),
-        Value::Null => json!("null"),
-        Value::Bool(_) => json!("boolean"),
-        Value::Number(_) => json!("number"),
-        Value::String(_) => json!("string"),
-        Value::Array(items) => json!({
-            "array": items
-                .iter()
-                .map(|item| shape(item, &format!("{path}[]")))
-                .reduce(|a, b| merge(&a, &b))
-                .unwrap_or(json!("nothing")),
-        }),
-        Value::Object(object) if MAPS.contains(&path) => json!({
-            "map": object
-                .values()
-                .map(|item| shape(item, &format!("{path}.*")))
-                .reduce(|a, b| merge(&a, &b))
-                .unwrap_or(json!("nothing")),
-        }),
-        Value::Object(object) => {
-            let fields: Map<String, Value> = object
-                .iter()
-                .map(|(k, v)| (k.clone(), shape(v, &format!("{path}.{k}"))))
-                .collect();
-            json!({ "object": fields })
-        }
-    }
-}
-
-/// One shape that admits what `a` and `b` admit.
-fn merge(a: &Value, b: &Value) -> Value {
-    if a == b || b == "nothing" {
-        return a.clone();
-    }
-    if a == "nothing" {
-        return b.clone();
-    }
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => {
-            let types: BTreeSet<&str> = x.split('|').chain(y.split('|')).collect();
-            json!(types.into_iter().collect::<Vec<_>>().join("|"))
-        }
-        (composite, Value::String(null)) | (Value::String(null), composite) if null == "null" => {
-            let mut composite = composite.clone();
-            composite["nullable"] = json!(true);
-            composite
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            let mut out = x.clone();
-            for (key, theirs) in y {
-                let merged = match x.get(key) {
-                    Some(ours) if key != "nullable" => match (ours, theirs) {
-                        // Two objects' fields: merged field by field.
-                        (Value::Object(o), Value::Object(t)) if key == "object" => {
-                            let mut fields = o.clone();
-                            for (field, shape) in t {
-                                let merged = fields
-                                    .get(field)
-                                    .map_or(shape.clone(), |mine| merge(mine, shape));
-                                fields.insert(field.clone(), merged);
-                            }
-                            Value::Object(fields)
-                        }
-                        _ => merge(ours, theirs),
-                    },
-                    _ => theirs.clone(),
-                };
-                out.insert(key.clone(), merged);
-            }
-            Value::Object(out)
-        }
-        _ => panic!("no shape admits both {a} and {b}"),
-    }
-}
-
-/// The wire's description of a list of examples of one tag: `{kind: shape}` merged.
-fn describe<T: serde::Serialize>(examples: &[T], tag: &str) -> Map<String, Value> {
-    let mut out = Map::new();
-    for example in examples {
-        let mut value = serde_json::to_value(example).unwrap();
-        let kind = value[tag].as_str().unwrap().to_owned();
-        value.as_object_mut().unwrap().shift_remove(tag);
-        let shaped = shape(&value, &kind);
-        let merged = out.get(&kind).map_or(shaped.clone(), |s| merge(s, &shaped));
-        out.insert(kind, merged);
-    }
-    for (kind, shape) in &out {
-        assert!(
-            !shape.to_string().contains("\"nothing\""),
-            "{kind}: an empty list in every example leaves its items unknown: {shape}"
-        );
-    }
-    out
-}
-
-/// A shape for the docs' table: fields by name, what an object or a list of objects holds in
-/// braces; tracker rows by table only.
-fn render(shape: &Value) -> Option<String> {
-    if let Some(item) = shape.get("array") {
-        return render(item).map(|inner| format!("[{inner}]"));
-    }
-    if let Some(item) = shape.get("map") {
-        return Some(format!(
-            "{{name: {}}}",
-            render(item).unwrap_or("value".into())
-        ));
-    }
-    let fields = shape.get("object")?.as_object()?;
-    if fields.values().all(|v| v == "any") {
-        return None; // A row: its columns are the tracker's.
-    }
-    let inner: Vec<String> = fields
-        .iter()
-        .map(|(name, field)| match render(field) {
-            Some(inner) => format!("{name}: {inner}"),
-            None => name.clone(),
-        })
-        .collect();
-    Some(format!("{{{}}}", inner.join(", ")))
-}
-
-/// The top-level fields of a described kind, without `id`, for the table.
-fn row_fields(shape: &Value) -> String {
-    let fields = shape["object"].as_object().unwrap();
-    let shown: Vec<String> = fields
-        .iter()
-        .filter(|(name, _)| *name != "id")
-        .map(|(name, field)| match render(field) {
-            Some(inner) => format!("`{name}: {inner}`"),
-            None => format!("`{name}`"),
-        })
-        .collect();
-    if shown.is_empty() {
-        "—".to_owned()
-    } else {
-        shown.join(", ")
-    }
-}
-
 #[test]
 fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table() {
     let effects = effects();
@@ -536,23 +393,23 @@ fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table()
         "every input answers some effect (cancel none)"
     );
 
-    let effect_shapes = describe(&effects, "kind");
-    let input_shapes = describe(&inputs, "type");
+    let effect_shapes = describe(effects.iter().map(|e| json!(e)), "kind", RULES);
+    let input_shapes = describe(inputs.iter().map(|i| json!(i)), "type", RULES);
     let mut by_kind = Map::new();
-    for (kind, shape) in &effect_shapes {
+    for (kind, fields) in &effect_shapes {
         by_kind.insert(
             kind.clone(),
-            json!({ "fields": shape["object"], "answers": protocol::answers(kind) }),
+            json!({ "fields": fields, "answers": protocol::answers(kind) }),
         );
     }
     let answers: Map<String, Value> = input_shapes
         .iter()
-        .map(|(kind, shape)| (kind.clone(), json!({ "fields": shape["object"] })))
+        .map(|(kind, fields)| (kind.clone(), json!({ "fields": fields })))
         .collect();
     let wire = json!({
         "machine": "autoresearch-core Run",
         "generatedBy": "crates/autoresearch/tests/wire.rs",
-        "shapes": "a JSON type name (several joined by |), {array: shape}, {object: {field: shape}} or {map: shape}, nullable when it may be null",
+        "shapes": SHAPES,
         "effects": by_kind,
         "answers": answers,
     });
@@ -571,12 +428,12 @@ fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table()
         };
         md += &format!(
             "| `{kind}` | {} | {taken} |\n",
-            row_fields(&effect_shapes[*kind])
+            render(effect_shapes[*kind].as_object().unwrap())
         );
     }
     md += "\nInputs (each but `cancel` names the effect's `id`):\n\n| type | fields |\n|---|---|\n";
-    for (kind, shape) in &input_shapes {
-        md += &format!("| `{kind}` | {} |\n", row_fields(shape));
+    for (kind, fields) in &input_shapes {
+        md += &format!("| `{kind}` | {} |\n", render(fields.as_object().unwrap()));
     }
     expect_test::expect_file!["../src/wire.md"].assert_eq(&md);
 }

@@ -11,6 +11,10 @@ const typeOf = (value) => (value === null ? 'null' : Array.isArray(value) ? 'arr
  * never added.
  */
 export function conform(value, shape, path, exact) {
+  if (shape.oneOf !== undefined) {
+    if (shape.oneOf.some((alternative) => conform(value, alternative, path, exact).length === 0)) return []
+    return [`${path} is none of ${JSON.stringify(shape.oneOf)}`]
+  }
   if (typeof shape === 'string') {
     const types = shape.split('|')
     return types.includes('any') || types.includes(typeOf(value)) ? [] : [`${path} is ${typeOf(value)}, not ${shape}`]

@@ -24,6 +24,7 @@ use wire_shape::{Rules, SHAPES, describe, render};
 const RULES: Rules = Rules {
     maps: &["persist.statements[].params", "runEvaluator.env"],
     open: &["loaded.rows", "retention.rows"],
+    any: &[],
 };
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";

@@ -1,15 +1,18 @@
 //! The save machine's wire, generated: `packages/limit-break/wire/save.json` holds each step's
-//! fields and the answers it takes ([`save::ANSWERS`]), and each answer's fields, as the types
-//! serialize them. `lib/memory.js`'s performers are checked against that file by
-//! `packages/limit-break/tests/wire.test.mjs`; this test fails when the file is stale
-//! (`UPDATE_EXPECT=1 cargo test -p limit-break-memory --test wire` rewrites it).
+//! fields with their JSON shapes (`dsh-wire-shape`'s) and the answers it takes
+//! ([`save::ANSWERS`]), and each answer's fields, as the types serialize them. `lib/memory.js`'s
+//! performers are checked against that file by `packages/limit-break/tests/wire.test.mjs`; this
+//! test fails when the file is stale (`UPDATE_EXPECT=1 cargo test -p limit-break-memory --test
+//! wire` rewrites it), and when the module docs' table of steps names other fields or answers.
 
 use limit_break_memory::save::{self, Committed, Data, Input, Step, StepId};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use wire_shape::{Rules, SHAPES, braced_fields, describe};
 
-/// One step of every kind (`Step::kind`'s match is exhaustive, so a new kind cannot be added
-/// without a kind name; it then needs an example here, or the table check below fails).
+/// One step of every kind, and again where a field may be absent or take another form
+/// (`Step::kind`'s match is exhaustive, so a new kind cannot be added without a kind name; it
+/// then needs an example here, or the table check below fails).
 fn steps() -> Vec<Step> {
     let id = StepId(1);
     let path = || "/home/memory/facts.json".to_owned();
@@ -22,6 +25,14 @@ fn steps() -> Vec<Step> {
             data: Data::Edited,
             sync: true,
             stat: true,
+        },
+        Step::Create {
+            id,
+            path: path(),
+            mode: 0o644,
+            data: Data::Text("{}".to_owned()),
+            sync: false,
+            stat: false,
         },
         Step::Read { id, path: path() },
         Step::ReadStore { id, path: path() },
@@ -50,10 +61,14 @@ fn steps() -> Vec<Step> {
                 at: 4.0,
             }),
         },
+        Step::Done {
+            answer: "{}".to_owned(),
+            committed: None,
+        },
     ]
 }
 
-/// One answer of every kind.
+/// One answer of every kind, and again where a field may be absent.
 fn inputs() -> Vec<Input> {
     let failure = || ("ENOENT".to_owned(), "no such file".to_owned());
     vec![
@@ -69,6 +84,7 @@ fn inputs() -> Vec<Input> {
         Input::Created {
             key: Some([1.0, 2.0, 3.0]),
         },
+        Input::Created { key: None },
         Input::Text {
             text: "{}".to_owned(),
             mtime_ms: 1.0,
@@ -86,61 +102,151 @@ fn inputs() -> Vec<Input> {
             path: "/".to_owned(),
         },
         Input::Probed { alive: true },
-        Input::Names { names: Vec::new() },
+        Input::Names {
+            names: vec!["facts.json".to_owned()],
+        },
     ]
 }
 
-/// The fields of a serialized step or answer, without `kind` and `id`.
-fn fields(value: Value) -> Vec<String> {
-    let Value::Object(object) = value else {
-        panic!("not an object: {value}")
+/// A step in the docs' table: its fields, and each answer it names with its fields if written.
+type Documented = (Vec<String>, BTreeMap<String, Option<Vec<String>>>);
+
+/// The module docs' table: each step kind's fields (without `id`) and the answers it names, with
+/// the fields of those written with theirs (`created { key? }`).
+fn documented() -> BTreeMap<String, Documented> {
+    let ticked = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
     };
-    object
-        .keys()
-        .filter(|k| *k != "kind" && *k != "id")
-        .cloned()
-        .collect()
+    let mut out = BTreeMap::new();
+    for row in include_str!("../src/save.rs").lines() {
+        let Some(row) = row.strip_prefix("//! | `") else {
+            continue;
+        };
+        let row = format!("`{row}");
+        let cells: Vec<&str> = row.split(" | ").collect();
+        // Prose in parentheses (the `probe` row's "only `ESRCH` is dead") names no answer.
+        let mut depth = 0;
+        let answered: String = cells[2]
+            .chars()
+            .filter(|c| {
+                depth += i32::from(*c == '(');
+                let keep = depth == 0;
+                depth -= i32::from(*c == ')');
+                keep
+            })
+            .collect();
+        let answers: BTreeMap<String, Option<Vec<String>>> = ticked(&answered)
+            .iter()
+            .map(|answer| {
+                let name = answer.split(' ').next().unwrap().to_owned();
+                (name, answer.contains('{').then(|| braced_fields(answer)))
+            })
+            .collect();
+        // `rename`, `link { from, to }`: the fields written last are every one's.
+        let steps = ticked(cells[0]);
+        let fields = steps.last().map(|s| braced_fields(s)).unwrap_or_default();
+        for step in &steps {
+            let kind = step.split(' ').next().unwrap().to_owned();
+            out.insert(kind, (fields.clone(), answers.clone()));
+        }
+    }
+    out
 }
 
 #[test]
 fn the_wire_file_is_generated_from_the_types_and_the_table() {
     let inputs = inputs();
-    let input_kinds: BTreeSet<&str> = inputs.iter().map(Input::kind).collect();
-    assert_eq!(
-        input_kinds.len(),
-        inputs.len(),
-        "one example per answer kind"
-    );
-    let mut answers = Map::new();
     for input in &inputs {
-        let value = serde_json::to_value(input).unwrap();
-        assert_eq!(value["kind"], input.kind(), "Input::kind is serde's tag");
-        answers.insert(input.kind().to_owned(), json!(fields(value)));
+        assert_eq!(
+            json!(input)["kind"],
+            input.kind(),
+            "Input::kind is serde's tag"
+        );
     }
+    let input_kinds: BTreeSet<&str> = inputs.iter().map(Input::kind).collect();
+    let answers = describe(inputs.iter().map(|i| json!(i)), "kind", Rules::default());
     let steps = steps();
+    for step in &steps {
+        assert_eq!(
+            json!(step)["kind"],
+            step.kind(),
+            "Step::kind is serde's tag"
+        );
+        for answer in save::answers(step.kind()) {
+            assert!(input_kinds.contains(answer), "{answer} is no answer kind");
+        }
+    }
     let step_kinds: BTreeSet<&str> = steps.iter().map(Step::kind).collect();
     let table_kinds: BTreeSet<&str> = save::ANSWERS.iter().map(|(kind, _)| *kind).collect();
     assert_eq!(
         step_kinds, table_kinds,
         "ANSWERS names every step kind, once"
     );
-    assert_eq!(step_kinds.len(), steps.len(), "one example per step kind");
-    let mut by_kind = Map::new();
-    for step in &steps {
-        let value = serde_json::to_value(step).unwrap();
-        assert_eq!(value["kind"], step.kind(), "Step::kind is serde's tag");
-        for answer in save::answers(step.kind()) {
-            assert!(input_kinds.contains(answer), "{answer} is no answer kind");
-        }
-        by_kind.insert(
-            step.kind().to_owned(),
-            json!({ "fields": fields(value), "answers": save::answers(step.kind()) }),
+    assert_eq!(
+        table_kinds.len(),
+        save::ANSWERS.len(),
+        "ANSWERS names each once"
+    );
+    let described = describe(steps.iter().map(|s| json!(s)), "kind", Rules::default());
+
+    // The module docs' table says the same.
+    let names = |fields: &Value| -> Vec<String> {
+        fields
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| *k != "id")
+            .cloned()
+            .collect()
+    };
+    for (kind, (fields, taken)) in documented() {
+        assert_eq!(
+            fields,
+            names(&described[&kind]),
+            "the docs' fields of {kind}"
         );
+        let table: Vec<&str> = save::answers(&kind).to_vec();
+        assert_eq!(
+            taken.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+            table.iter().copied().collect(),
+            "the docs' answers to {kind}"
+        );
+        for (answer, fields) in taken {
+            if let Some(fields) = fields {
+                assert_eq!(
+                    fields,
+                    names(&answers[&answer]),
+                    "the docs' fields of {answer}"
+                );
+            }
+        }
     }
+    assert_eq!(
+        documented().len(),
+        table_kinds.len(),
+        "the docs name every step"
+    );
+
+    let steps: Map<String, Value> = described
+        .into_iter()
+        .map(|(kind, fields)| {
+            let takes = save::answers(&kind);
+            (kind, json!({ "fields": fields, "answers": takes }))
+        })
+        .collect();
+    let answers: Map<String, Value> = answers
+        .into_iter()
+        .map(|(kind, fields)| (kind, json!({ "fields": fields })))
+        .collect();
     let wire = json!({
         "machine": "limit-break-memory save::Save",
         "generatedBy": "crates/memory/tests/wire.rs",
-        "steps": by_kind,
+        "shapes": SHAPES,
+        "steps": steps,
         "answers": answers,
     });
     expect_test::expect_file!["../../../packages/limit-break/wire/save.json"].assert_eq(&format!(

@@ -6,14 +6,15 @@
 //!
 //! A shape ([`SHAPES`]) is a JSON type name (`"string"`, `"number"`, `"boolean"`, `"null"`,
 //! `"any"`, or several joined by `|`), `{"array": shape}`, `{"object": {field: shape}}` or
-//! `{"map": shape}` (any keys), a composite one with `"nullable": true` when it may be `null`.
+//! `{"map": shape}` (any keys), a composite one with `"nullable": true` when it may be `null`,
+//! or `{"oneOf": [shape, …]}` (a value that is a text in one example and an object in another).
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
 /// What a wire file says its shapes are.
 pub const SHAPES: &str = "a JSON type name (several joined by |), {array: shape}, \
-    {object: {field: shape}} or {map: shape}, nullable when it may be null";
+    {object: {field: shape}} or {map: shape}, nullable when it may be null, or {oneOf: [shape]}";
 
 /// Where examples do not show a shape by their fields, by path (`kind.field.sub`, `[]` for an
 /// array's items).
@@ -24,6 +25,9 @@ pub struct Rules<'a> {
     /// Objects whose fields are listed but whose values are left open (`"any"`): tracker rows
     /// as SQLite returns them, which the reader takes in more than one form.
     pub open: &'a [&'a str],
+    /// Values the wire leaves to another contract (`"any"`): the tool's value a `done` step
+    /// carries, which its crate's own tests pin.
+    pub any: &'a [&'a str],
 }
 
 /// The fields of each kind in `examples` (serialized steps or answers, tagged by `tag`) with
@@ -71,6 +75,7 @@ fn shape(value: &Value, path: &str, rules: Rules<'_>) -> Value {
             .unwrap_or(json!("nothing"))
     };
     match value {
+        _ if rules.any.contains(&path) => json!("any"),
         _ if open && !value.is_object() && !value.is_array() => json!("any"),
         Value::Null => json!("null"),
         Value::Bool(_) => json!("boolean"),
@@ -103,12 +108,14 @@ fn merge(a: &Value, b: &Value) -> Value {
             let types: BTreeSet<&str> = x.split('|').chain(y.split('|')).collect();
             json!(types.into_iter().collect::<Vec<_>>().join("|"))
         }
-        (composite, Value::String(null)) | (Value::String(null), composite) if null == "null" => {
+        (composite, Value::String(null)) | (Value::String(null), composite)
+            if null == "null" && composite.get("oneOf").is_none() =>
+        {
             let mut composite = composite.clone();
             composite["nullable"] = json!(true);
             composite
         }
-        (Value::Object(x), Value::Object(y)) => {
+        (Value::Object(x), Value::Object(y)) if class(a) == class(b) => {
             let mut out = x.clone();
             for (key, theirs) in y {
                 let merged = match (key.as_str(), x.get(key), theirs) {
@@ -129,8 +136,39 @@ fn merge(a: &Value, b: &Value) -> Value {
             }
             Value::Object(out)
         }
-        _ => panic!("no shape admits both {a} and {b}"),
+        _ => {
+            // Alternatives of different classes: each merged with its own class's.
+            let mut alternatives: Vec<Value> = Vec::new();
+            for shape in [a, b].into_iter().flat_map(alternatives_of) {
+                match alternatives
+                    .iter_mut()
+                    .find(|alt| class(alt) == class(&shape))
+                {
+                    Some(alt) => *alt = merge(alt, &shape),
+                    None => alternatives.push(shape),
+                }
+            }
+            json!({ "oneOf": alternatives })
+        }
     }
+}
+
+/// A shape's alternatives: a `oneOf`'s, else itself.
+fn alternatives_of(shape: &Value) -> Vec<Value> {
+    shape
+        .get("oneOf")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_else(|| vec![shape.clone()])
+}
+
+/// What merges with what: type names with type names, arrays with arrays, objects with objects,
+/// maps with maps.
+fn class(shape: &Value) -> &'static str {
+    ["array", "object", "map", "oneOf"]
+        .into_iter()
+        .find(|key| shape.get(key).is_some())
+        .unwrap_or("type")
 }
 
 /// A kind's fields for a docs table, without `id`: each by name, what an object or a list of
@@ -152,6 +190,9 @@ pub fn render(fields: &Map<String, Value>) -> String {
 }
 
 fn inner(shape: &Value) -> Option<String> {
+    if let Some(alternatives) = shape.get("oneOf").and_then(Value::as_array) {
+        return alternatives.iter().find_map(inner);
+    }
     if let Some(item) = shape.get("array") {
         return inner(item).map(|inner| format!("[{inner}]"));
     }
@@ -175,6 +216,43 @@ fn inner(shape: &Value) -> Option<String> {
     Some(format!("{{{}}}", shown.join(", ")))
 }
 
+/// The field names a hand-written shape in docs lists: `text` from its `{` on, up to the
+/// matching `}`, split at the top level; each item's name is its first word (`key?` is `key`,
+/// `addresses: [..]` is `addresses`, `exitCode (null when …)` is `exitCode`). For checking a
+/// hand-written docs table against a generated wire file.
+pub fn braced_fields(text: &str) -> Vec<String> {
+    let mut depth = 0;
+    let mut items = vec![String::new()];
+    for c in text.chars().skip_while(|c| *c != '{') {
+        match c {
+            '{' | '[' | '(' => depth += 1,
+            '}' | ']' | ')' => depth -= 1,
+            ',' if depth == 1 => {
+                items.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+        if depth == 1 && c != '{' {
+            items.last_mut().expect("one item at least").push(c);
+        }
+    }
+    items
+        .iter()
+        .filter_map(|item| {
+            let name: String = item
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,23 +262,38 @@ mod tests {
         let rules = Rules {
             maps: &["http.headers"],
             open: &["loaded.rows"],
+            any: &[],
         };
         let described = describe(
             [
                 json!({"kind": "http", "id": 1, "headers": {"accept": "*/*"}, "to": null, "list": []}),
                 json!({"kind": "http", "id": 2, "headers": {}, "to": "x", "list": [{"a": 1}]}),
                 json!({"kind": "http", "id": 3, "headers": {}, "to": "x", "list": null}),
+                json!({"kind": "create", "data": "edited"}),
+                json!({"kind": "create", "data": {"text": "t"}}),
+                json!({"kind": "create", "data": null}),
                 json!({"kind": "loaded", "rows": {"run": {"flag": 1, "name": "r"}}}),
             ],
             "kind",
             rules,
         );
-        expect_test::expect![[r#"{"http":{"id":"number","headers":{"map":"string"},"to":"null|string","list":{"array":{"object":{"a":"number"}},"nullable":true}},"loaded":{"rows":{"object":{"run":{"object":{"flag":"any","name":"any"}}}}}}"#]]
+        expect_test::expect![[r#"{"http":{"id":"number","headers":{"map":"string"},"to":"null|string","list":{"array":{"object":{"a":"number"}},"nullable":true}},"create":{"data":{"oneOf":["null|string",{"object":{"text":"string"}}]}},"loaded":{"rows":{"object":{"run":{"object":{"flag":"any","name":"any"}}}}}}"#]]
             .assert_eq(&Value::Object(described.clone()).to_string());
         expect_test::expect!["`headers: {name: value}`, `to`, `list: [{a}]`"]
             .assert_eq(&render(described["http"].as_object().unwrap()));
         expect_test::expect!["`rows: {run}`"]
             .assert_eq(&render(described["loaded"].as_object().unwrap()));
+    }
+
+    #[test]
+    fn a_hand_written_shape_names_its_fields() {
+        assert_eq!(
+            braced_fields(
+                r#"`{ kind: "curl", exitCode (null when killed, say), complete?, addresses: [{ address, family }] }` + stdout"#
+            ),
+            ["kind", "exitCode", "complete", "addresses"]
+        );
+        assert_eq!(braced_fields("`edit`"), Vec::<String>::new());
     }
 
     #[test]

@@ -5,8 +5,9 @@
 // cover exactly its machine's step kinds, and in real saves (a first save that makes the
 // directory, saves into a store, take-overs of a dead holder's and of another host's stale lock)
 // and real fetches (a name resolved, rung 1, a reset that climbs to curl) every step the core
-// shows must have exactly the fields its file lists, and every answer the performers give must
-// be one the step takes, with no field the file does not list.
+// shows must have exactly the fields its file lists, with their types, and every answer the
+// performers give must be one the step takes, with no field the file does not list and each
+// field of its type.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -18,6 +19,7 @@ import { syncBuiltinESMExports } from 'node:module'
 import { PERFORM as FETCH_PERFORM } from '../lib/fetch.js'
 import { PERFORM, createMemory, storePaths } from '../lib/memory.js'
 import { mount, scratch } from './support/harness.mjs'
+import { answerProblems, stepProblems } from '../../../crates/wire-shape/check.mjs'
 import { loopbackServers } from './support/servers.mjs'
 
 const wire = (name) => JSON.parse(readFileSync(new URL(`../wire/${name}.json`, import.meta.url), 'utf8'))
@@ -31,21 +33,11 @@ test('each driver\'s performers cover exactly the step kinds of its generated wi
   }
 })
 
-/** Problems of one step and its answer against a wire file. */
+/** Problems of one step and its answer against a wire file (`dsh-wire-shape`'s checker). */
 function problems(WIRE, step, answer) {
-  const out = []
-  const shape = WIRE.steps[step.kind]
-  if (shape === undefined) return [`step kind ${step.kind} is not on the wire`]
-  const expected = [...(step.kind === 'done' ? [] : ['id']), 'kind', ...shape.fields].sort()
-  const keys = Object.keys(step).sort()
-  if (keys.join() !== expected.join()) out.push(`${step.kind} has fields ${keys} (the wire: ${expected})`)
-  if (answer === undefined) return out
-  if (!shape.answers.includes(answer.kind)) out.push(`${answer.kind} does not answer ${step.kind} (the wire: ${shape.answers})`)
-  const allowed = new Set(['kind', ...(WIRE.answers[answer.kind] ?? [])])
-  for (const key of Object.keys(answer)) {
-    if (answer[key] !== undefined && !allowed.has(key)) out.push(`${answer.kind} answer has ${key}, not on the wire`)
-  }
-  return out
+  const out = stepProblems(WIRE.steps, step, 'kind')
+  if (answer === undefined || !Object.hasOwn(WIRE.steps, step.kind)) return out
+  return [...out, ...answerProblems(WIRE.answers, answer, 'kind', step.kind, WIRE.steps[step.kind].answers)]
 }
 
 /**

@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::BTreeMap;
 
 fn plugin(config: &str) -> Plugin {
     Plugin::from_json(config).unwrap()
@@ -185,68 +186,83 @@ fn driver_inputs_are_read_strictly() {
     }
 }
 
-/// One answer of every kind, with every field the binding reads ([`input_of`]).
+/// One answer of every kind, with every field the binding reads ([`input_of`]), and again
+/// where a field may be null.
 fn answer_examples() -> Vec<Value> {
     vec![
         json!({ "kind": "resolved", "addresses": ["93.184.216.34"] }),
         json!({ "kind": "response", "status": 200, "contentType": "text/html", "location": "/next", "complete": true }),
         json!({ "kind": "curl", "exitCode": 0, "complete": true, "stderr": "" }),
+        json!({ "kind": "curl", "exitCode": null, "complete": false, "stderr": "" }),
         json!({ "kind": "failed", "code": "ECONNRESET", "message": "socket hang up" }),
         json!({ "kind": "timedOut" }),
     ]
 }
 
-/// The fields of a step or answer on the wire, without `kind` and `id`.
-fn wire_fields(value: &Value) -> Vec<String> {
-    value
-        .as_object()
-        .unwrap()
-        .keys()
-        .filter(|k| *k != "kind" && *k != "id")
-        .cloned()
-        .collect()
+/// Headers are keyed by name; a `done` step's outcome is the tool's value, which
+/// `limit-break-fetch`'s own tests pin.
+const RULES: wire_shape::Rules = wire_shape::Rules {
+    maps: &["http.headers"],
+    open: &[],
+    any: &["done.outcome"],
+};
+
+/// The module docs' hand-written shapes, `{ kind: "…", … }`, each kind's field names (the
+/// steps' and the inputs' apart).
+fn documented() -> [BTreeMap<String, Vec<String>>; 2] {
+    let docs: String = include_str!("../fetch.rs")
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (steps, inputs) = docs.split_once("Inputs, as JSON").unwrap();
+    [steps, inputs].map(|part| {
+        part.match_indices("{ kind: \"")
+            .map(|(at, open)| {
+                let fields = wire_shape::braced_fields(&part[at..]);
+                let kind = part[at + open.len()..]
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .to_owned();
+                (kind, fields.into_iter().filter(|f| f != "kind").collect())
+            })
+            .collect()
+    })
 }
 
 #[test]
 fn the_wire_file_is_generated_from_the_binding_and_the_table() {
-    // The answers: each example parses, as the kind it names, and loses nothing if fields go.
-    let mut answers = Map::new();
+    // The answers: each example parses, as the kind it names.
     for example in answer_examples() {
-        let kind = example["kind"].as_str().unwrap();
         let input = input_of(&example.to_string(), Vec::new()).unwrap();
-        assert_eq!(input.kind(), kind);
-        answers.insert(kind.to_owned(), json!(wire_fields(&example)));
+        assert_eq!(input.kind(), example["kind"]);
     }
+    let answers = wire_shape::describe(answer_examples(), "kind", RULES);
     // The steps: the real ladder driven through every kind (resolve, then failures until curl,
-    // then time-outs until done), each kind's first step kept.
+    // then time-outs until done), every step shown kept.
     let p = plugin("{}");
     let mut fetch = Fetch::new(&p, r#"{"url": "http://example.org/"}"#, true, 0.0);
-    let mut steps = Map::new();
+    let mut shown = Vec::new();
     for now in 1..100 {
-        let shown = step(&fetch);
-        let kind = shown["kind"].as_str().unwrap().to_owned();
-        if !steps.contains_key(&kind) {
-            let fields = wire_fields(&shown);
-            steps.insert(
-                kind.clone(),
-                json!({ "fields": fields, "answers": fetch::ladder::answers(&kind) }),
-            );
-        }
-        let input = match kind.as_str() {
-            "done" => break,
-            "resolve" => json!({ "kind": "resolved", "addresses": ["93.184.216.34"] }),
-            "http" => json!({ "kind": "failed", "code": "ECONNRESET", "message": "reset" }),
-            _ => json!({ "kind": "timedOut" }),
+        let step = step(&fetch);
+        let input = match step["kind"].as_str().unwrap() {
+            "done" => None,
+            "resolve" => Some(json!({ "kind": "resolved", "addresses": ["93.184.216.34"] })),
+            "http" => Some(json!({ "kind": "failed", "code": "ECONNRESET", "message": "reset" })),
+            _ => Some(json!({ "kind": "timedOut" })),
         };
+        shown.push(step);
+        let Some(input) = input else { break };
         answer(&mut fetch, input, b"", now as f64);
     }
-    let table: Vec<&str> = fetch::ladder::ANSWERS.iter().map(|(k, _)| *k).collect();
-    let mut shown: Vec<&str> = steps.keys().map(String::as_str).collect();
-    shown.sort_unstable();
-    let mut sorted = table.clone();
-    sorted.sort_unstable();
+    let steps = wire_shape::describe(shown, "kind", RULES);
+    let mut table: Vec<&str> = fetch::ladder::ANSWERS.iter().map(|(k, _)| *k).collect();
+    table.sort_unstable();
+    let mut kinds: Vec<&str> = steps.keys().map(String::as_str).collect();
+    kinds.sort_unstable();
     assert_eq!(
-        shown, sorted,
+        kinds, table,
         "the drive showed every step kind the table names"
     );
     for (_, takes) in fetch::ladder::ANSWERS {
@@ -254,9 +270,34 @@ fn the_wire_file_is_generated_from_the_binding_and_the_table() {
             assert!(answers.contains_key(*kind), "{kind} has an example");
         }
     }
+    // The module docs' shapes name the same fields.
+    let names = |described: &Map<String, Value>| -> BTreeMap<String, Vec<String>> {
+        described
+            .iter()
+            .map(|(kind, fields)| {
+                (
+                    kind.clone(),
+                    fields.as_object().unwrap().keys().cloned().collect(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(documented(), [names(&steps), names(&answers)]);
+    let steps: Map<String, Value> = steps
+        .into_iter()
+        .map(|(kind, fields)| {
+            let takes = fetch::ladder::answers(&kind);
+            (kind, json!({ "fields": fields, "answers": takes }))
+        })
+        .collect();
+    let answers: Map<String, Value> = answers
+        .into_iter()
+        .map(|(kind, fields)| (kind, json!({ "fields": fields })))
+        .collect();
     let wire = json!({
         "machine": "limit-break-fetch ladder::Ladder (through the binding's JSON)",
         "generatedBy": "crates/wasm-adapter/src/limit_break/fetch/tests.rs",
+        "shapes": wire_shape::SHAPES,
         "steps": steps,
         "answers": answers,
     });

@@ -223,14 +223,18 @@ fn the_wire_file_is_generated_from_the_binding_and_the_table() {
     let mut fetch = Fetch::new(&p, r#"{"url": "http://example.org/"}"#, true, 0.0);
     let mut steps = Map::new();
     for now in 1..100 {
+        let State::Running(ladder) = &fetch.state else {
+            panic!("the URL is valid")
+        };
+        let takes = ladder.poll().answers();
+        for kind in takes {
+            assert!(answers.contains_key(*kind), "{kind} has an example");
+        }
         let shown = step(&fetch);
         let kind = shown["kind"].as_str().unwrap().to_owned();
         if !steps.contains_key(&kind) {
             let fields = wire_fields(&shown);
-            steps.insert(
-                kind.clone(),
-                json!({ "fields": fields, "answers": fetch::ladder::answers(&kind) }),
-            );
+            steps.insert(kind.clone(), json!({ "fields": fields, "answers": takes }));
         }
         let input = match kind.as_str() {
             "done" => break,
@@ -240,20 +244,13 @@ fn the_wire_file_is_generated_from_the_binding_and_the_table() {
         };
         answer(&mut fetch, input, b"", now as f64);
     }
-    let table: Vec<&str> = fetch::ladder::ANSWERS.iter().map(|(k, _)| *k).collect();
     let mut shown: Vec<&str> = steps.keys().map(String::as_str).collect();
     shown.sort_unstable();
-    let mut sorted = table.clone();
-    sorted.sort_unstable();
     assert_eq!(
-        shown, sorted,
-        "the drive showed every step kind the table names"
+        shown,
+        ["curl", "done", "http", "resolve"],
+        "the drive showed every step kind"
     );
-    for (_, takes) in fetch::ladder::ANSWERS {
-        for kind in *takes {
-            assert!(answers.contains_key(*kind), "{kind} has an example");
-        }
-    }
     let wire = json!({
         "machine": "limit-break-fetch ladder::Ladder (through the binding's JSON)",
         "generatedBy": "crates/wasm-adapter/src/limit_break/fetch/tests.rs",

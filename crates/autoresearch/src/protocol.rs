@@ -315,70 +315,6 @@ impl Effect {
             Effect::Interrupt { .. } | Effect::Report(_) => None,
         }
     }
-
-    /// The effect's `kind` on the wire (serde's tag; `tests/wire.rs` checks they agree).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Effect::Discover { .. } => "discover",
-            Effect::OpenTracker { .. } => "openTracker",
-            Effect::Persist { .. } => "persist",
-            Effect::LoadRun { .. } => "loadRun",
-            Effect::CreateWorktree { .. } => "createWorktree",
-            Effect::HashInputs { .. } => "hashInputs",
-            Effect::RunEvaluator { .. } => "runEvaluator",
-            Effect::RunProposer { .. } => "runProposer",
-            Effect::ListChanges { .. } => "listChanges",
-            Effect::Commit { .. } => "commit",
-            Effect::CheckoutClean { .. } => "checkoutClean",
-            Effect::FastForwardRunBranch { .. } => "fastForward",
-            Effect::TerminateProcessGroup { .. } => "terminateProcessGroup",
-            Effect::TerminateProposers { .. } => "terminateProposers",
-            Effect::ProbeHost { .. } => "probeHost",
-            Effect::Interrupt { .. } => "interrupt",
-            Effect::ExportTsv { .. } => "exportTsv",
-            Effect::LoadRetention { .. } => "loadRetention",
-            Effect::RemoveFiles { .. } => "removeFiles",
-            Effect::RemoveWorktree { .. } => "removeWorktree",
-            Effect::Report(_) => "report",
-        }
-    }
-}
-
-/// Each effect's `kind` and the `type`s of input that answer it: the variants' docs as data.
-/// `Run::handle` refuses any other answer ([`DriverError::WrongAnswer`]), and
-/// `packages/autoresearch/wire/run.json` is generated from it and the types (`tests/wire.rs`),
-/// so the JavaScript driver is checked against the same table. `interrupt` and `report` take no
-/// answer; `cancel` answers no effect.
-pub const ANSWERS: &[(&str, &[&str])] = &[
-    ("discover", &["discovered", "failed"]),
-    ("openTracker", &["done", "failed"]),
-    ("persist", &["persisted", "failed"]),
-    ("loadRun", &["loaded", "failed"]),
-    ("createWorktree", &["done", "failed"]),
-    ("hashInputs", &["hashed", "failed"]),
-    ("runEvaluator", &["spawned", "exited", "failed"]),
-    ("runProposer", &["proposerExited", "proposed", "failed"]),
-    ("listChanges", &["changes", "failed"]),
-    ("commit", &["committed", "failed"]),
-    ("checkoutClean", &["done", "failed"]),
-    ("fastForward", &["done", "failed"]),
-    ("terminateProcessGroup", &["terminated", "failed"]),
-    ("terminateProposers", &["terminated", "failed"]),
-    ("probeHost", &["hostProbed", "failed"]),
-    ("interrupt", &[]),
-    ("exportTsv", &["done", "failed"]),
-    ("loadRetention", &["retention", "failed"]),
-    ("removeFiles", &["done", "failed"]),
-    ("removeWorktree", &["done", "failed"]),
-    ("report", &[]),
-];
-
-/// The `type`s of input that answer an effect of `kind` (none for an unknown kind).
-pub fn answers(kind: &str) -> &'static [&'static str] {
-    ANSWERS
-        .iter()
-        .find(|(effect, _)| *effect == kind)
-        .map_or(&[], |(_, answers)| answers)
 }
 
 /// [`Effect::Report`] on the wire: `{kind: "report", status}`.
@@ -556,6 +492,89 @@ pub struct ProcessOutcome {
     pub worktree: WorktreeFacts,
 }
 
+impl Effect {
+    /// The effect's `kind` on the wire (serde's tag; `tests/wire.rs` checks they agree).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Effect::Discover { .. } => "discover",
+            Effect::OpenTracker { .. } => "openTracker",
+            Effect::Persist { .. } => "persist",
+            Effect::LoadRun { .. } => "loadRun",
+            Effect::CreateWorktree { .. } => "createWorktree",
+            Effect::HashInputs { .. } => "hashInputs",
+            Effect::RunEvaluator { .. } => "runEvaluator",
+            Effect::RunProposer { .. } => "runProposer",
+            Effect::ListChanges { .. } => "listChanges",
+            Effect::Commit { .. } => "commit",
+            Effect::CheckoutClean { .. } => "checkoutClean",
+            Effect::FastForwardRunBranch { .. } => "fastForward",
+            Effect::TerminateProcessGroup { .. } => "terminateProcessGroup",
+            Effect::TerminateProposers { .. } => "terminateProposers",
+            Effect::ProbeHost { .. } => "probeHost",
+            Effect::Interrupt { .. } => "interrupt",
+            Effect::ExportTsv { .. } => "exportTsv",
+            Effect::LoadRetention { .. } => "loadRetention",
+            Effect::RemoveFiles { .. } => "removeFiles",
+            Effect::RemoveWorktree { .. } => "removeWorktree",
+            Effect::Report(_) => "report",
+        }
+    }
+
+    /// The `type`s of answer the effect takes (`failed` too, for every effect that takes one;
+    /// none for `interrupt` and `report`). `Run::handle` refuses any other answer
+    /// ([`DriverError::WrongAnswer`]), `packages/autoresearch/wire/run.json` is generated from it
+    /// (`tests/wire.rs`), and every test's fake driver checks its answers against it.
+    pub fn answers(&self) -> &'static [&'static str] {
+        match self {
+            Effect::Discover { .. } => &["discovered", "failed"],
+            Effect::OpenTracker { .. }
+            | Effect::CreateWorktree { .. }
+            | Effect::CheckoutClean { .. }
+            | Effect::FastForwardRunBranch { .. }
+            | Effect::ExportTsv { .. }
+            | Effect::RemoveFiles { .. }
+            | Effect::RemoveWorktree { .. } => &["done", "failed"],
+            Effect::Persist { .. } => &["persisted", "failed"],
+            Effect::LoadRun { .. } => &["loaded", "failed"],
+            Effect::HashInputs { .. } => &["hashed", "failed"],
+            Effect::RunEvaluator { .. } => &["spawned", "exited", "failed"],
+            Effect::RunProposer { .. } => &["proposerExited", "proposed", "failed"],
+            Effect::ListChanges { .. } => &["changes", "failed"],
+            Effect::Commit { .. } => &["committed", "failed"],
+            Effect::TerminateProcessGroup { .. } | Effect::TerminateProposers { .. } => {
+                &["terminated", "failed"]
+            }
+            Effect::ProbeHost { .. } => &["hostProbed", "failed"],
+            Effect::LoadRetention { .. } => &["retention", "failed"],
+            Effect::Interrupt { .. } | Effect::Report(_) => &[],
+        }
+    }
+}
+
+impl Input {
+    /// The input's `type` on the wire (serde's tag; `tests/wire.rs` checks they agree).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Input::Cancel { .. } => "cancel",
+            Input::Discovered { .. } => "discovered",
+            Input::Done { .. } => "done",
+            Input::Persisted { .. } => "persisted",
+            Input::Loaded { .. } => "loaded",
+            Input::Retention { .. } => "retention",
+            Input::Hashed { .. } => "hashed",
+            Input::Spawned { .. } => "spawned",
+            Input::Exited { .. } => "exited",
+            Input::ProposerExited { .. } => "proposerExited",
+            Input::Proposed { .. } => "proposed",
+            Input::Changes { .. } => "changes",
+            Input::Committed { .. } => "committed",
+            Input::HostProbed { .. } => "hostProbed",
+            Input::Terminated { .. } => "terminated",
+            Input::Failed { .. } => "failed",
+        }
+    }
+}
+
 /// What the driver feeds the core.
 ///
 /// On the wire an input is one JSON object with a `type` (the variant's name in camelCase) and
@@ -681,30 +700,6 @@ pub enum Input {
         /// What went wrong (bounded by the driver).
         error: String,
     },
-}
-
-impl Input {
-    /// The input's `type` on the wire (serde's tag; `tests/wire.rs` checks they agree).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Input::Cancel { .. } => "cancel",
-            Input::Discovered { .. } => "discovered",
-            Input::Done { .. } => "done",
-            Input::Persisted { .. } => "persisted",
-            Input::Loaded { .. } => "loaded",
-            Input::Retention { .. } => "retention",
-            Input::Hashed { .. } => "hashed",
-            Input::Spawned { .. } => "spawned",
-            Input::Exited { .. } => "exited",
-            Input::ProposerExited { .. } => "proposerExited",
-            Input::Proposed { .. } => "proposed",
-            Input::Changes { .. } => "changes",
-            Input::Committed { .. } => "committed",
-            Input::HostProbed { .. } => "hostProbed",
-            Input::Terminated { .. } => "terminated",
-            Input::Failed { .. } => "failed",
-        }
-    }
 }
 
 /// The rows a resume loads (`sql::LOAD_RUN` and friends).
@@ -896,12 +891,14 @@ impl Removed {
 pub enum DriverError {
     /// No outstanding effect has this id.
     UnknownEffect(EffectId),
-    /// The input does not answer the kind of effect with this id ([`ANSWERS`]).
+    /// The input does not answer the kind of effect with this id ([`Effect::answers`]).
     WrongAnswer {
         /// The effect.
         id: EffectId,
         /// Its kind.
         effect: &'static str,
+        /// The inputs it takes.
+        takes: &'static [&'static str],
         /// The input's type.
         got: &'static str,
     },
@@ -913,11 +910,16 @@ impl std::fmt::Display for DriverError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DriverError::UnknownEffect(id) => write!(f, "no outstanding effect {}", id.0),
-            DriverError::WrongAnswer { id, effect, got } => write!(
+            DriverError::WrongAnswer {
+                id,
+                effect,
+                takes,
+                got,
+            } => write!(
                 f,
                 "effect {} ({effect}) expects {}, not {got}",
                 id.0,
-                answers(effect).join(" or ")
+                takes.join(" or ")
             ),
             DriverError::Finished => write!(f, "the run has already reported its result"),
         }

@@ -385,16 +385,18 @@ impl Run {
             return Err(DriverError::Finished);
         }
         let id = input_id(&input);
-        let Some((awaiting, effect)) = self.bus.awaiting(id).cloned() else {
+        let Some(pending) = self.bus.awaiting(id).cloned() else {
             return Err(DriverError::UnknownEffect(id));
         };
-        if !crate::protocol::answers(effect).contains(&input.kind()) {
+        if !pending.takes.contains(&input.kind()) {
             return Err(DriverError::WrongAnswer {
                 id,
-                effect,
+                effect: pending.kind,
+                takes: pending.takes,
                 got: input.kind(),
             });
         }
+        let awaiting = pending.awaiting;
         // `Spawned` (which only a `runEvaluator` takes, and so an `Await::Evaluate`) is a
         // progress note: the effect stays outstanding.
         if let (Input::Spawned { process, .. }, Await::Evaluate { exp, attempt, .. }) =
@@ -678,7 +680,7 @@ impl Run {
             (Await::Retention(at), Input::Retention { rows, .. }) => self.on_retention(at, &rows),
             (Await::Removal(at), _) => self.on_removal(at, None),
             (Await::Marks(at), _) => self.swept(at),
-            // `protocol::ANSWERS`, checked in `handle`, rules out every other pairing.
+            // `Effect::answers`, checked in `handle`, rules out every other pairing.
             _ => {}
         }
     }

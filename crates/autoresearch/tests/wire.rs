@@ -1,9 +1,11 @@
 //! The run's wire, generated: `packages/autoresearch/wire/run.json` holds each effect's fields
-//! with their JSON types and the inputs that answer it ([`protocol::ANSWERS`]), and each input's
+//! with their JSON shapes and the inputs that answer it ([`Effect::answers`]), and each input's
 //! fields, as the types serialize them (`Effect`'s serde derive is what the driver gets;
 //! `Input`'s is the shape `wire::input_from_json` reads, held to it below by reading every
-//! example back). `src/wire.md`, the table in `wire`'s docs, is rendered from the same
-//! description. `packages/autoresearch/tests/wire.test.mjs` checks the JavaScript driver against
+//! example back). The effects are an example of every kind, with and without each optional
+//! field, and every effect real runs against the fake driver perform (to the end with retention,
+//! cancelled mid-candidate, resumed after a crash, recovering a dead host's process groups).
+//! `src/wire.md`, the table in `wire`'s docs, is rendered from the same description. `packages/autoresearch/tests/wire.test.mjs` checks the JavaScript driver against
 //! the JSON file; this test fails when either file is stale (`UPDATE_EXPECT=1 cargo test -p
 //! autoresearch-core --test wire` rewrites them).
 //!
@@ -11,9 +13,12 @@
 
 mod common;
 
-use autoresearch_core::protocol::{self, InputPath, ProposalReport, SqlValue, Statement};
+use autoresearch_core::protocol::{InputPath, ProposalReport, SqlValue, Statement};
 use autoresearch_core::wire::{input_from_json, rows_from_json};
 use autoresearch_core::*;
+use common::{
+    NOW, Proposer, RUN_ID, World, policy, score_evaluator, score_proposer, settings, start,
+};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use wire_shape::{Rules, SHAPES, describe, render};
@@ -30,8 +35,8 @@ const RULES: Rules = Rules {
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
 /// Every kind of effect, each field with a value and, where a field may be absent, again
-/// without (`Effect::kind`'s match is exhaustive; a new kind then needs an example here, or the
-/// checks against `ANSWERS` fail).
+/// without (`Effect::kind`'s match is exhaustive; a new kind then needs an example here, or
+/// comes from the real runs below).
 fn effects() -> Vec<Effect> {
     let id = EffectId(7);
     let s = |text: &str| text.to_owned();
@@ -355,6 +360,83 @@ fn inputs() -> Vec<Input> {
     ]
 }
 
+/// Every effect real runs against the fake driver perform, and the answers it takes.
+fn effects_of_real_runs() -> Vec<(Value, &'static [&'static str])> {
+    let mut all = Vec::new();
+    // To the end, with failed attempts' artifacts and ended worktrees removed.
+    let mut settings = settings();
+    settings.retention.retain_failed_artifacts = false;
+    settings.retention.retain_worktrees = false;
+    // The first candidate prints no metric (its attempt fails and its artifacts go).
+    let failing_first: Proposer = Box::new(|files, n| {
+        let text = if n == 1 {
+            "oops\n".to_owned()
+        } else {
+            format!("{}\n", 7 - n)
+        };
+        files.insert("score.txt".into(), text);
+        Ok((format!("round {n}"), "edited score.txt".into()))
+    });
+    let mut w = World::new(score_evaluator(), failing_first);
+    w.write_artifacts = true;
+    let mut run = Run::start(policy(json!({"max_experiments": 2})), RUN_ID, settings, NOW).unwrap();
+    w.drive(&mut run).expect("report");
+    all.append(&mut w.wire);
+    // Cancelled mid-candidate: the evaluation is interrupted.
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 1.0]));
+    w.cancel_during_eval = Some(3);
+    let mut run = start(policy(json!({})));
+    assert!(w.drive(&mut run).is_none());
+    run.handle(
+        Input::Cancel {
+            reason: "job_kill".into(),
+        },
+        NOW,
+    )
+    .unwrap();
+    let Some(Effect::Interrupt { target }) = run.poll() else {
+        panic!("an interrupt")
+    };
+    let interrupt = Effect::Interrupt { target };
+    all.push((
+        autoresearch_core::wire::effect_json(&interrupt),
+        interrupt.answers(),
+    ));
+    let cancelled = ProcessOutcome {
+        cancelled: true,
+        quiescent: true,
+        ..Default::default()
+    };
+    run.handle(
+        Input::Exited {
+            id: target,
+            outcome: cancelled,
+        },
+        NOW,
+    )
+    .unwrap();
+    w.drive(&mut run).expect("report");
+    all.append(&mut w.wire);
+    // Crashed mid-candidate on a host now known dead, then resumed: recovery.
+    let mut w = World::new(score_evaluator(), score_proposer(vec![8.0, 7.0]));
+    let mut run = start(policy(json!({"max_experiments": 2})));
+    w.crash_after = Some(22);
+    assert!(w.drive(&mut run).is_none());
+    w.host_alive = Some(false);
+    w.crash_after = None;
+    let mut run = Run::resume(
+        RUN_ID,
+        Map::new(),
+        None,
+        common::settings(),
+        NOW + 1_000_000,
+    )
+    .unwrap();
+    w.drive(&mut run).expect("report");
+    all.append(&mut w.wire);
+    all
+}
+
 #[test]
 fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table() {
     let effects = effects();
@@ -375,32 +457,46 @@ fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table()
         // The derived shape is what the reader reads: each example reads back as itself.
         assert_eq!(input_from_json(&value).as_ref(), Ok(input), "{value}");
     }
-    let effect_kinds: BTreeSet<&str> = effects.iter().map(Effect::kind).collect();
-    let table: Vec<&str> = protocol::ANSWERS.iter().map(|(kind, _)| *kind).collect();
-    assert_eq!(
-        effect_kinds,
-        table.iter().copied().collect(),
-        "ANSWERS names every effect kind"
-    );
-    assert_eq!(table.len(), effect_kinds.len(), "ANSWERS names each once");
+    // Each kind's answers, in the examples' order; the real runs' effects take the same.
+    let mut takes: Vec<(&str, &[&str])> = Vec::new();
+    for effect in &effects {
+        if !takes.iter().any(|(kind, _)| *kind == effect.kind()) {
+            takes.push((effect.kind(), effect.answers()));
+        }
+    }
+    let real = effects_of_real_runs();
+    for (effect, answers) in &real {
+        let kind = effect["kind"].as_str().unwrap();
+        let listed = takes.iter().find(|(k, _)| *k == kind);
+        assert_eq!(
+            listed.map(|(_, a)| *a),
+            Some(*answers),
+            "{kind} has an example"
+        );
+    }
     let input_kinds: BTreeSet<&str> = inputs.iter().map(Input::kind).collect();
-    let answering: BTreeSet<&str> = protocol::ANSWERS
+    let answering: BTreeSet<&str> = takes
         .iter()
         .flat_map(|(_, answers)| answers.iter().copied())
         .chain(["cancel"])
         .collect();
     assert_eq!(
         answering, input_kinds,
-        "every input answers some effect (cancel none)"
+        "every input answers some effect (cancel none), and has an example"
     );
 
-    let effect_shapes = describe(effects.iter().map(|e| json!(e)), "kind", RULES);
+    let examples = effects.iter().map(|e| json!(e));
+    let effect_shapes = describe(
+        examples.chain(real.into_iter().map(|(e, _)| e)),
+        "kind",
+        RULES,
+    );
     let input_shapes = describe(inputs.iter().map(|i| json!(i)), "type", RULES);
     let mut by_kind = Map::new();
-    for (kind, fields) in &effect_shapes {
+    for (kind, answers) in &takes {
         by_kind.insert(
-            kind.clone(),
-            json!({ "fields": fields, "answers": protocol::answers(kind) }),
+            (*kind).to_owned(),
+            json!({ "fields": effect_shapes[*kind], "answers": answers }),
         );
     }
     let answers: Map<String, Value> = input_shapes
@@ -420,7 +516,7 @@ fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table()
     ));
 
     let mut md = String::from("| kind | fields | answered by |\n|---|---|---|\n");
-    for (kind, answers) in protocol::ANSWERS {
+    for (kind, answers) in &takes {
         let taken: Vec<String> = answers.iter().map(|a| format!("`{a}`")).collect();
         let taken = if taken.is_empty() {
             "— (no `id`)".to_owned()
@@ -441,7 +537,7 @@ fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table()
 
 #[test]
 fn the_run_refuses_an_answer_outside_the_table() {
-    let mut run = common::start(common::policy(json!({})));
+    let mut run = start(policy(json!({})));
     let first = run.poll().unwrap();
     assert_eq!(first.kind(), "discover");
     let id = first.id().unwrap();

@@ -42,25 +42,6 @@ pub enum Step {
     Done(Outcome),
 }
 
-/// Each step's `kind` on the wire and the kinds of answer it takes, as data: the ladder refuses
-/// any other answer ([`DriverError::WrongInput`]), and limit-break's
-/// `packages/limit-break/wire/fetch.json` is generated from it (the WebAssembly binding's
-/// tests), so the JavaScript performers are checked against the same table.
-pub const ANSWERS: &[(&str, &[&str])] = &[
-    ("resolve", &["resolved", "failed", "timedOut"]),
-    ("http", &["response", "failed", "timedOut"]),
-    ("curl", &["curl", "failed", "timedOut"]),
-    ("done", &[]),
-];
-
-/// The kinds of answer a step of `kind` takes (none for an unknown kind).
-pub fn answers(kind: &str) -> &'static [&'static str] {
-    ANSWERS
-        .iter()
-        .find(|(step, _)| *step == kind)
-        .map_or(&[], |(_, answers)| answers)
-}
-
 impl Step {
     /// The step's `kind` on the wire.
     pub fn kind(&self) -> &'static str {
@@ -69,6 +50,19 @@ impl Step {
             Step::Http(_) => "http",
             Step::Curl(_) => "curl",
             Step::Done(_) => "done",
+        }
+    }
+
+    /// The kinds of answer the step takes. The ladder refuses any other
+    /// ([`DriverError::WrongInput`]), and limit-break's `packages/limit-break/wire/fetch.json` is
+    /// generated from it (the WebAssembly binding's tests), so the JavaScript performers are
+    /// checked against the same rule.
+    pub fn answers(&self) -> &'static [&'static str] {
+        match self {
+            Step::Resolve(_) => &["resolved", "failed", "timedOut"],
+            Step::Http(_) => &["response", "failed", "timedOut"],
+            Step::Curl(_) => &["curl", "failed", "timedOut"],
+            Step::Done(_) => &[],
         }
     }
 }
@@ -371,7 +365,7 @@ impl Ladder {
             step: self.step.kind(),
             input: input.kind(),
         };
-        if !answers(self.step.kind()).contains(&input.kind()) {
+        if !self.step.answers().contains(&input.kind()) {
             return Err(wrong);
         }
         match (&self.step, input) {
@@ -406,7 +400,7 @@ impl Ladder {
                 let message = format!("curl was killed after {} ms", step.kill_after_ms);
                 self.rung_failed(now, message);
             }
-            // Outside `ANSWERS`: refused above.
+            // Outside `Step::answers`: refused above.
             _ => return Err(wrong),
         }
         self.advance(now);

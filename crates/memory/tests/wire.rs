@@ -1,18 +1,18 @@
 //! The save machine's wire, generated: `packages/limit-break/wire/save.json` holds each step's
 //! fields with their JSON shapes (`dsh-wire-shape`'s) and the answers it takes
-//! ([`save::ANSWERS`]), and each answer's fields, as the types serialize them. `lib/memory.js`'s
+//! ([`Step::answers`]), and each answer's fields, as the types serialize them. `lib/memory.js`'s
 //! performers are checked against that file by `packages/limit-break/tests/wire.test.mjs`; this
 //! test fails when the file is stale (`UPDATE_EXPECT=1 cargo test -p limit-break-memory --test
 //! wire` rewrites it), and when the module docs' table of steps names other fields or answers.
 
-use limit_break_memory::save::{self, Committed, Data, Input, Step, StepId};
+use limit_break_memory::save::{Committed, Data, Input, Step, StepId};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use wire_shape::{Rules, SHAPES, braced_fields, describe};
 
 /// One step of every kind, and again where a field may be absent or take another form
-/// (`Step::kind`'s match is exhaustive, so a new kind cannot be added without a kind name; it
-/// then needs an example here, or the table check below fails).
+/// (`Step::kind` and `Step::answers` match exhaustively, so a new kind comes with its name and
+/// answers; the docs' table check below then asks for its example).
 fn steps() -> Vec<Step> {
     let id = StepId(1);
     let path = || "/home/memory/facts.json".to_owned();
@@ -176,21 +176,18 @@ fn the_wire_file_is_generated_from_the_types_and_the_table() {
             step.kind(),
             "Step::kind is serde's tag"
         );
-        for answer in save::answers(step.kind()) {
+        for answer in step.answers() {
             assert!(input_kinds.contains(answer), "{answer} is no answer kind");
         }
     }
-    let step_kinds: BTreeSet<&str> = steps.iter().map(Step::kind).collect();
-    let table_kinds: BTreeSet<&str> = save::ANSWERS.iter().map(|(kind, _)| *kind).collect();
-    assert_eq!(
-        step_kinds, table_kinds,
-        "ANSWERS names every step kind, once"
-    );
-    assert_eq!(
-        table_kinds.len(),
-        save::ANSWERS.len(),
-        "ANSWERS names each once"
-    );
+    // Each kind's answers, in the examples' order.
+    let mut takes: Vec<(&str, &[&str])> = Vec::new();
+    for step in &steps {
+        if !takes.iter().any(|(kind, _)| *kind == step.kind()) {
+            takes.push((step.kind(), step.answers()));
+        }
+    }
+    let answers_of = |kind: &str| takes.iter().find(|(k, _)| *k == kind).unwrap().1;
     let described = describe(steps.iter().map(|s| json!(s)), "kind", Rules::default());
 
     // The module docs' table says the same.
@@ -209,7 +206,7 @@ fn the_wire_file_is_generated_from_the_types_and_the_table() {
             names(&described[&kind]),
             "the docs' fields of {kind}"
         );
-        let table: Vec<&str> = save::answers(&kind).to_vec();
+        let table: Vec<&str> = answers_of(&kind).to_vec();
         assert_eq!(
             taken.keys().map(String::as_str).collect::<BTreeSet<_>>(),
             table.iter().copied().collect(),
@@ -226,15 +223,18 @@ fn the_wire_file_is_generated_from_the_types_and_the_table() {
         }
     }
     assert_eq!(
-        documented().len(),
-        table_kinds.len(),
-        "the docs name every step"
+        documented()
+            .keys()
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>(),
+        takes.iter().map(|(kind, _)| *kind).collect(),
+        "the docs name every step, and every step has an example"
     );
 
     let steps: Map<String, Value> = described
         .into_iter()
         .map(|(kind, fields)| {
-            let takes = save::answers(&kind);
+            let takes = answers_of(&kind);
             (kind, json!({ "fields": fields, "answers": takes }))
         })
         .collect();

@@ -19,6 +19,8 @@ test('the performers cover exactly the effects that take an answer; the drive lo
   assert.deepEqual(Object.keys(PERFORM).sort(), answered.sort())
   const own = Object.keys(WIRE.effects).filter((kind) => WIRE.effects[kind].answers.length === 0)
   assert.deepEqual(own.sort(), ['interrupt', 'report'])
+  const source = readFileSync(new URL('../lib/driver.js', import.meta.url), 'utf8')
+  for (const kind of own) assert.ok(source.includes(`effect.kind === '${kind}'`), `the drive loop handles ${kind}`)
 })
 
 test('the checks find an effect field off the wire, an extra answer field and a wrong type', () => {

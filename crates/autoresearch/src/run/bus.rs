@@ -139,13 +139,21 @@ pub(super) enum Then {
     Settled,
 }
 
-/// The effects queued for the driver and those awaiting an answer (with each one's kind, which
-/// says what may answer it: [`crate::protocol::ANSWERS`]).
+/// The effects queued for the driver and those awaiting an answer (with what may answer each:
+/// [`Effect::answers`]).
 #[derive(Default)]
 pub(super) struct Bus {
     next_id: u64,
     queue: VecDeque<Effect>,
-    pending: BTreeMap<EffectId, (Await, &'static str)>,
+    pending: BTreeMap<EffectId, Pending>,
+}
+
+/// An outstanding effect: what its answer leads to, its kind and the inputs it takes.
+#[derive(Clone, Debug)]
+pub(super) struct Pending {
+    pub(super) awaiting: Await,
+    pub(super) kind: &'static str,
+    pub(super) takes: &'static [&'static str],
 }
 
 impl Bus {
@@ -154,7 +162,12 @@ impl Bus {
         self.next_id += 1;
         let id = EffectId(self.next_id);
         let effect = make(id);
-        self.pending.insert(id, (awaiting, effect.kind()));
+        let pending = Pending {
+            awaiting,
+            kind: effect.kind(),
+            takes: effect.answers(),
+        };
+        self.pending.insert(id, pending);
         self.queue.push_back(effect);
     }
 
@@ -167,15 +180,15 @@ impl Bus {
         self.queue.pop_front()
     }
 
-    /// What the answer to `id` leads to, and the kind of effect `id` is.
-    pub(super) fn awaiting(&self, id: EffectId) -> Option<&(Await, &'static str)> {
+    /// The outstanding effect `id`.
+    pub(super) fn awaiting(&self, id: EffectId) -> Option<&Pending> {
         self.pending.get(&id)
     }
 
     /// Keeps `id` outstanding, now awaiting `awaiting`.
     pub(super) fn rewait(&mut self, id: EffectId, awaiting: Await) {
         if let Some(pending) = self.pending.get_mut(&id) {
-            pending.0 = awaiting;
+            pending.awaiting = awaiting;
         }
     }
 
@@ -192,21 +205,21 @@ impl Bus {
     pub(super) fn busy(&self) -> bool {
         self.pending
             .values()
-            .any(|(a, _)| !matches!(a, Await::SideWrite))
+            .any(|p| !matches!(p.awaiting, Await::SideWrite))
     }
 
     /// Whether a proposer is running.
     pub(super) fn proposing(&self) -> bool {
         self.pending
             .values()
-            .any(|(a, _)| matches!(a, Await::Propose { .. }))
+            .any(|p| matches!(p.awaiting, Await::Propose { .. }))
     }
 
     /// The outstanding evaluators and proposers (what a cancel interrupts).
     pub(super) fn interruptible(&self) -> Vec<EffectId> {
         self.pending
             .iter()
-            .filter(|(_, (a, _))| matches!(a, Await::Evaluate { .. } | Await::Propose { .. }))
+            .filter(|(_, p)| matches!(p.awaiting, Await::Evaluate { .. } | Await::Propose { .. }))
             .map(|(id, _)| *id)
             .collect()
     }

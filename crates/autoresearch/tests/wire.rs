@@ -17,7 +17,7 @@ use autoresearch_core::protocol::{InputPath, ProposalReport, SqlValue, Statement
 use autoresearch_core::wire::{input_from_json, rows_from_json};
 use autoresearch_core::*;
 use common::{
-    NOW, Proposer, RUN_ID, World, policy, score_evaluator, score_proposer, settings, start,
+    NOW, RUN_ID, World, failing_first, policy, score_evaluator, score_proposer, settings, start,
 };
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -368,16 +368,7 @@ fn effects_of_real_runs() -> Vec<(Value, &'static [&'static str])> {
     settings.retention.retain_failed_artifacts = false;
     settings.retention.retain_worktrees = false;
     // The first candidate prints no metric (its attempt fails and its artifacts go).
-    let failing_first: Proposer = Box::new(|files, n| {
-        let text = if n == 1 {
-            "oops\n".to_owned()
-        } else {
-            format!("{}\n", 7 - n)
-        };
-        files.insert("score.txt".into(), text);
-        Ok((format!("round {n}"), "edited score.txt".into()))
-    });
-    let mut w = World::new(score_evaluator(), failing_first);
+    let mut w = World::new(score_evaluator(), failing_first());
     w.write_artifacts = true;
     let mut run = Run::start(policy(json!({"max_experiments": 2})), RUN_ID, settings, NOW).unwrap();
     w.drive(&mut run).expect("report");

@@ -129,6 +129,19 @@ pub fn noisy_evaluator() -> Evaluator {
     })
 }
 
+/// Round 1 breaks the score (its evaluation fails), later rounds write `7 - n`.
+pub fn failing_first() -> Proposer {
+    Box::new(|files, n| {
+        let text = if n == 1 {
+            "oops\n".to_owned()
+        } else {
+            format!("{}\n", 7 - n)
+        };
+        files.insert("score.txt".into(), text);
+        Ok((format!("round {n}"), "edited score.txt".into()))
+    })
+}
+
 /// Writes each value in turn to `score.txt`.
 pub fn score_proposer(values: Vec<f64>) -> Proposer {
     Box::new(move |files, n| {

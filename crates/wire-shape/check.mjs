@@ -61,3 +61,24 @@ export function answerProblems(answers, answer, tag, stepKind, takes) {
   if (stepKind !== undefined && !takes.includes(kind)) out.push(`${kind} does not answer ${stepKind} (the wire: ${takes})`)
   return [...out, ...fieldProblems(rest, answers[kind].fields, kind, false)]
 }
+
+/**
+ * Watches every machine of the class `Machine` (a wasm-bindgen class with `poll` and `handle`)
+ * until the returned function restores it: `onStep(machine, step)` gets each step `poll` shows,
+ * parsed, and `onAnswer(machine, args)` the arguments of each `handle` the machine took (one it
+ * refused, a test of driver misuse, is not passed on).
+ */
+export function watchMachine(Machine, { onStep, onAnswer }) {
+  const { poll, handle } = Machine.prototype
+  Machine.prototype.poll = function () {
+    const text = poll.call(this)
+    if (text !== undefined) onStep(this, JSON.parse(text))
+    return text
+  }
+  Machine.prototype.handle = function (...args) {
+    const result = handle.call(this, ...args)
+    onAnswer(this, args)
+    return result
+  }
+  return () => Object.assign(Machine.prototype, { poll, handle })
+}

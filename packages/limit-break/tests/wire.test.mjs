@@ -19,7 +19,7 @@ import { syncBuiltinESMExports } from 'node:module'
 import { PERFORM as FETCH_PERFORM } from '../lib/fetch.js'
 import { PERFORM, createMemory, storePaths } from '../lib/memory.js'
 import { mount, scratch } from './support/harness.mjs'
-import { answerProblems, stepProblems } from '../../../crates/wire-shape/check.mjs'
+import { answerProblems, stepProblems, watchMachine } from '../../../crates/wire-shape/check.mjs'
 import { loopbackServers } from './support/servers.mjs'
 
 const wire = (name) => JSON.parse(readFileSync(new URL(`../wire/${name}.json`, import.meta.url), 'utf8'))
@@ -41,26 +41,23 @@ function problems(WIRE, step, answer) {
 }
 
 /**
- * Checks every step `Machine` shows and every answer it gets against `file` while the test runs:
- * the problems found and the step kinds seen.
+ * Checks every step `Machine` shows and every answer it takes against `file` while the test
+ * runs: the problems found and the step kinds seen.
  */
 function watch(t, Machine, file) {
-  const { poll, handle } = Machine.prototype
   const seen = new Set()
   const found = []
   let outstanding
-  Machine.prototype.poll = function () {
-    const text = poll.call(this)
-    outstanding = JSON.parse(text)
-    seen.add(outstanding.kind)
-    if (outstanding.kind === 'done') found.push(...problems(file, outstanding))
-    return text
-  }
-  Machine.prototype.handle = function (id, input, ...rest) {
-    found.push(...problems(file, outstanding, JSON.parse(input)))
-    return handle.call(this, id, input, ...rest)
-  }
-  t.after(() => Object.assign(Machine.prototype, { poll, handle }))
+  t.after(watchMachine(Machine, {
+    onStep(_, step) {
+      outstanding = step
+      seen.add(step.kind)
+      if (step.kind === 'done') found.push(...problems(file, step))
+    },
+    onAnswer(_, [, input]) {
+      found.push(...problems(file, outstanding, JSON.parse(input)))
+    },
+  }))
   return { seen, found }
 }
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after } from 'node:test'
 import { AutoresearchRun } from '../../lib/core.js'
-import { answerProblems as answerProblemsOf, stepProblems } from '../../../../crates/wire-shape/check.mjs'
+import { answerProblems as answerProblemsOf, stepProblems, watchMachine } from '../../../../crates/wire-shape/check.mjs'
 
 export const WIRE = JSON.parse(readFileSync(new URL('../../wire/run.json', import.meta.url), 'utf8'))
 
@@ -25,7 +25,6 @@ export const answerProblems = (answer, kind) =>
  * answer types seen. An answer the core refuses (a test of driver misuse) is not counted.
  */
 export function watchWire(t) {
-  const { poll, handle } = AutoresearchRun.prototype
   const seen = { effects: new Set(), answers: new Set() }
   const found = []
   const kinds = new WeakMap() // run -> Map(effect id -> kind)
@@ -33,24 +32,18 @@ export function watchWire(t) {
     if (!kinds.has(run)) kinds.set(run, new Map())
     return kinds.get(run)
   }
-  AutoresearchRun.prototype.poll = function () {
-    const text = poll.call(this)
-    if (text !== undefined) {
-      const effect = JSON.parse(text)
+  const restore = watchMachine(AutoresearchRun, {
+    onStep(run, effect) {
       seen.effects.add(effect.kind)
       found.push(...effectProblems(effect))
-      if (effect.id !== undefined) kindsOf(this).set(effect.id, effect.kind)
-    }
-    return text
-  }
-  AutoresearchRun.prototype.handle = function (text, now) {
-    const result = handle.call(this, text, now)
-    const answer = JSON.parse(text)
-    seen.answers.add(answer.type)
-    found.push(...answerProblems(answer, kindsOf(this).get(answer.id)))
-    return result
-  }
-  const restore = () => Object.assign(AutoresearchRun.prototype, { poll, handle })
+      if (effect.id !== undefined) kindsOf(run).set(effect.id, effect.kind)
+    },
+    onAnswer(run, [text]) {
+      const answer = JSON.parse(text)
+      seen.answers.add(answer.type)
+      found.push(...answerProblems(answer, kindsOf(run).get(answer.id)))
+    },
+  })
   if (t !== undefined) t.after(restore)
   return { seen, found, restore }
 }

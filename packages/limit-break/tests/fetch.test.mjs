@@ -9,6 +9,9 @@ import { syncBuiltinESMExports } from 'node:module'
 import { mount } from './support/harness.mjs'
 import { readFileSync } from 'node:fs'
 import { FIXTURE_PAGES, loopbackServers } from './support/servers.mjs'
+import { checkWireThroughout } from './support/wire.mjs'
+
+checkWireThroughout()
 
 const OPEN = { allowPrivateNetwork: true }
 let servers

@@ -1,7 +1,5 @@
-// The wires of limit-break's two machines, checked from the JavaScript side. `wire/save.json` is
-// generated from the save machine's types and table of answers (`crates/memory/tests/wire.rs`),
-// `wire/fetch.json` from the fetch ladder driven through the binding and its table
-// (`crates/wasm-adapter/src/limit_break/fetch/tests.rs`). Here each driver's performers must
+// The wires of limit-break's two machines, checked from the JavaScript side (`support/wire.mjs`
+// reads `wire/save.json` and `wire/fetch.json`). Here each driver's performers must
 // cover exactly its machine's step kinds, and in real saves (a first save that makes the
 // directory, saves into a store, take-overs of a dead holder's and of another host's stale lock)
 // and real fetches (a name resolved, rung 1, a reset that climbs to curl) every step the core
@@ -10,7 +8,6 @@
 // field of its type.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
 import { mkdir, utimes, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { core } from '../lib/core.js'
@@ -19,12 +16,8 @@ import { syncBuiltinESMExports } from 'node:module'
 import { PERFORM as FETCH_PERFORM } from '../lib/fetch.js'
 import { PERFORM, createMemory, storePaths } from '../lib/memory.js'
 import { mount, scratch } from './support/harness.mjs'
-import { answerProblems, stepProblems, watchMachine } from '../../../crates/wire-shape/check.mjs'
 import { loopbackServers } from './support/servers.mjs'
-
-const wire = (name) => JSON.parse(readFileSync(new URL(`../wire/${name}.json`, import.meta.url), 'utf8'))
-const SAVE = wire('save')
-const FETCH = wire('fetch')
+import { FETCH, SAVE, watch } from './support/wire.mjs'
 
 test('each driver\'s performers cover exactly the step kinds of its generated wire', () => {
   for (const [performers, file] of [[PERFORM, SAVE], [FETCH_PERFORM, FETCH]]) {
@@ -33,38 +26,11 @@ test('each driver\'s performers cover exactly the step kinds of its generated wi
   }
 })
 
-/** Problems of one step and its answer against a wire file (`dsh-wire-shape`'s checker). */
-function problems(WIRE, step, answer) {
-  const out = stepProblems(WIRE.steps, step, 'kind')
-  if (answer === undefined || !Object.hasOwn(WIRE.steps, step.kind)) return out
-  return [...out, ...answerProblems(WIRE.answers, answer, 'kind', step.kind, WIRE.steps[step.kind].answers)]
-}
-
-/**
- * Checks every step `Machine` shows and every answer it takes against `file` while the test
- * runs: the problems found and the step kinds seen.
- */
-function watch(t, Machine, file) {
-  const seen = new Set()
-  const found = []
-  let outstanding
-  t.after(watchMachine(Machine, {
-    onStep(_, step) {
-      outstanding = step
-      seen.add(step.kind)
-      if (step.kind === 'done') found.push(...problems(file, step))
-    },
-    onAnswer(_, [, input]) {
-      found.push(...problems(file, outstanding, JSON.parse(input)))
-    },
-  }))
-  return { seen, found }
-}
-
 test('every step of real saves and every answer to it are on the wire', async (t) => {
   const wasm = core()
   const plugin = new wasm.LimitBreakPlugin('{}')
-  const { seen, found } = watch(t, wasm.LimitBreakSave, SAVE)
+  const { seen, found, restore } = watch(wasm.LimitBreakSave, SAVE)
+  t.after(restore)
 
   const home = await scratch(t)
   const paths = storePaths(wasm, home)
@@ -109,7 +75,8 @@ test('every step of real fetches and every answer to it are on the wire', async 
     t.mock.restoreAll()
     syncBuiltinESMExports()
   })
-  const { seen, found } = watch(t, core().LimitBreakFetch, FETCH)
+  const { seen, found, restore } = watch(core().LimitBreakFetch, FETCH)
+  t.after(restore)
   const { tools } = await mount(t, { allowPrivateNetwork: true })
   for (const path of ['/ok', `/reset-n?n=1&k=wire${Date.now()}`]) {
     const result = await tools.call('resilient_fetch', { url: servers.url('dual.test', path) })

@@ -269,7 +269,7 @@ fn main() {
                 .unwrap_or_else(|f| panic!("{f}"));
             let cached: Vec<Duration> = (0..16)
                 .map(|i| {
-                    cache.committed(key, 1e7);
+                    cache.committed(Some(key), 1e7);
                     let args = json!({ "id": format!("bench.cached.{i}"), "statement": "A fact saved through the cache" });
                     time(|| cache.save(&args, Found::Unread(key), 1_700_000_000_000, None)).1
                 })

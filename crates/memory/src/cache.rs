@@ -24,7 +24,6 @@
 //! reads it again.
 
 use crate::args::{parse_recall_args, parse_save_args};
-use crate::driver::Reply;
 use crate::edit::{check_scope, plan_save};
 use crate::failure::Failure;
 use crate::index::Index;
@@ -134,6 +133,9 @@ impl<'a> Found<'a> {
 #[derive(Default)]
 pub struct IndexCache {
     cache: Option<Cached>,
+    /// A save was applied and its driver has not yet said how its write ended
+    /// ([`IndexCache::committed`]): the cached text is the one to write, so a load leaves it.
+    pending: bool,
 }
 
 impl IndexCache {
@@ -154,7 +156,14 @@ impl IndexCache {
     /// mtimes use): keeps the cached index when the content is the same, else parses and indexes
     /// it. A store that is not UTF-8 or does not parse drops the cache and is the failure
     /// (`memory.corrupt`).
+    ///
+    /// While a save is pending (between [`IndexCache::save`] and [`IndexCache::committed`]) a
+    /// load keeps the saved store: the driver writes its text from the cache, and a recall in
+    /// those milliseconds answers from the store being written.
     pub fn load(&mut self, bytes: &[u8], key: FileKey, now_ms: f64) -> Result<(), Failure> {
+        if self.pending {
+            return Ok(());
+        }
         let text = match text_of(bytes) {
             Ok(text) => text,
             Err(f) => {
@@ -196,7 +205,7 @@ impl IndexCache {
 
     /// The store file does not exist: recall answers from an empty store.
     pub fn load_missing(&mut self) {
-        if self.cache.as_ref().is_some_and(|c| c.missing) {
+        if self.pending || self.cache.as_ref().is_some_and(|c| c.missing) {
             return;
         }
         self.cache = Some(Cached {
@@ -210,18 +219,25 @@ impl IndexCache {
 
     /// `memory_save` under the lock: the tool arguments, what the driver `found` of the store
     /// file, the time and the repository root of the agent's working directory (`None`: none)
-    /// → the new text and the answer, or the refusal (invalid arguments, corrupt store, another
-    /// schema version, `supersedes` naming no fact; then the cache holds what was found).
-    /// The cache takes the edits at once, keyed to no file until [`IndexCache::committed`].
+    /// → the answer, the new text being [`IndexCache::text`]; or the refusal (invalid arguments,
+    /// corrupt store, another schema version, `supersedes` naming no fact; then the cache holds
+    /// what was found). The cache takes the edits at once, keyed to no file until
+    /// [`IndexCache::committed`]. The text is not copied out: the driver writes it from the
+    /// cache.
     pub fn save(
         &mut self,
         args: &Value,
         found: Found<'_>,
         now: UnixMillis,
         project: Option<&str>,
-    ) -> Result<Reply, Failure> {
+    ) -> Result<Value, Failure> {
         let args = parse_save_args(args)?;
         check_scope(&args, project)?;
+        if self.pending {
+            // The last save's driver never said how its write ended: the cache may hold text
+            // that is not the file's.
+            self.committed(None, 0.0);
+        }
         match found {
             Found::Missing => self.load_missing(),
             Found::Read { bytes, key, at } => self.load(bytes, key, at)?,
@@ -242,17 +258,30 @@ impl IndexCache {
             Text::Rendered(rendered) => rendered.edit(cached.index.store(), &changed),
             Text::Read(_) => cached.text = Text::Rendered(Rendered::of(cached.index.store())),
         }
-        let text = cached.text.as_str().to_owned();
         cached.key = None;
         cached.missing = false;
-        let answer = plan.saved(&args, String::new()).answer();
-        Ok(Reply { text, answer })
+        self.pending = true;
+        Ok(plan.saved(&args, String::new()).answer())
     }
 
-    /// The save's text is now the store file with this `key` (the new file's `stat`), written
-    /// by `at_ms` (the driver's clock).
-    pub fn committed(&mut self, key: FileKey, at_ms: f64) {
-        if let Some(cached) = self.cache.as_mut() {
+    /// The text of the save not yet [`IndexCache::committed`]: the text to write (`None`: no
+    /// save is pending).
+    pub fn pending_text(&self) -> Option<&str> {
+        self.cache
+            .as_ref()
+            .filter(|_| self.pending)
+            .map(|c| c.text.as_str())
+    }
+
+    /// How the pending save's write ended: its text is now the store file with this `key` (the
+    /// new file's `stat`), written by `at_ms` (the driver's clock); or, for `None`, it was not
+    /// written (the cache stays keyed to no file, so the next load reads the file again).
+    /// Nothing when no save is pending.
+    pub fn committed(&mut self, key: Option<FileKey>, at_ms: f64) {
+        if !std::mem::take(&mut self.pending) {
+            return;
+        }
+        if let (Some(cached), Some(key)) = (self.cache.as_mut(), key) {
             cached.key = Some(key);
             cached.checked_at = at_ms;
         }

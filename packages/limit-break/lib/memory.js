@@ -6,6 +6,7 @@
 // take over or give up on the lock, what to remove, sweep or retry, whether the cached index is
 // still the file's, every answer and message — is the Rust core's. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
+import { writeSync } from 'node:fs'
 import { link, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
@@ -72,7 +73,11 @@ export function createMemory(wasm, plugin, paths, env) {
     const answer = await withStoreLock(
       wasm,
       paths,
-      (bytes, found) => index.save(json, found && [...keyOf(found.st), found.readAt], bytes, Date.now(), project),
+      (bytes, found) => {
+        const answer = index.save(json, found && [...keyOf(found.st), found.readAt], bytes, Date.now(), project)
+        // The text to write stays in the cache: written from where it lies.
+        return { ok: index.saved, answer, span: () => index.savedSpan() }
+      },
       { needsBytes, committed: (key, at) => index.committed(key, at) },
     )
     return JSON.parse(answer)
@@ -162,9 +167,10 @@ const keyOf = (st) => [st.mtimeMs, st.size, st.ino]
  * machine, performing each step it asks for (`PERFORM`). `edit(bytes, found)` gets the store's
  * bytes (`undefined` when there is no file, or when `options.needsBytes(stat)` said not to read
  * them) and what was found (`{ st, readAt, bytes }`, `undefined`: no file), and returns a core
- * `LimitBreakEdit`; once its bytes are the store, `options.committed(key, at)` gets the new file's
- * `[mtimeMs, size, ino]` and when it was in place. Resolves to the answer's JSON text; never
- * rejects.
+ * `LimitBreakEdit` (or the like: `ok`, `answer` and `span()`, where the text to write lies in the
+ * core's memory). At the end `options.committed(key, at)` gets the new file's
+ * `[mtimeMs, size, ino]` and when it was in place, or no key when the edit was not written.
+ * Resolves to the answer's JSON text; never rejects.
  */
 export async function withStoreLock(wasm, paths, edit, options = {}) {
   const seed = Math.floor(Math.random() * 2 ** 53)
@@ -172,11 +178,12 @@ export async function withStoreLock(wasm, paths, edit, options = {}) {
     paths.dir, sep, WINDOWS, globalThis.crypto.randomUUID(), process.pid, hostname(), seed, Date.now(), performance.now(),
   )
   const job = { wasm, edit, needsBytes: options.needsBytes ?? (() => true), found: undefined, edited: undefined }
+  let committed = null
   try {
     for (;;) {
       const step = JSON.parse(save.poll())
       if (step.kind === 'done') {
-        if (step.committed !== null) options.committed?.(step.committed.key, step.committed.at)
+        committed = step.committed
         return step.answer
       }
       let input
@@ -191,6 +198,7 @@ export async function withStoreLock(wasm, paths, edit, options = {}) {
     // A driver bug (the machine refused an answer): the lock, if taken, goes stale.
     return wasm.memoryWriteFailed(describe(error))
   } finally {
+    options.committed?.(committed?.key, committed?.at)
     job.edited?.free?.()
     save.free()
   }
@@ -211,7 +219,8 @@ export const PERFORM = {
   create: async (step, job) => {
     const handle = await open(step.path, 'wx', step.mode)
     try {
-      await handle.writeFile(step.data === 'edited' ? job.edited.bytes : step.data.text)
+      if (step.data === 'edited') writeSpan(handle.fd, job.wasm, job.edited.span())
+      else await handle.writeFile(step.data.text)
       if (step.sync) await handle.sync()
       const key = step.stat ? keyOf(await handle.stat()) : undefined
       await handle.close()
@@ -262,6 +271,18 @@ export const PERFORM = {
   },
   list: async (step) => ({ kind: 'names', names: await readdir(step.path) }),
   sleep: (step) => new Promise((resolve) => setTimeout(() => resolve(OK), step.ms)),
+}
+
+/**
+ * Writes the bytes at `span` (`[pointer, length]` in the core's memory) to `fd` from a view of
+ * that memory, not a copy. The view is valid only until the next call into the core (which may
+ * free the text or grow the memory), so it is made here and written with synchronous writes:
+ * nothing else runs in between. Only the fsync after it waits for the disk.
+ */
+function writeSpan(fd, wasm, span) {
+  if (span === undefined) throw new Error('the edit has no text to write')
+  const view = new Uint8Array(wasm.wasmMemory().buffer, span[0], span[1])
+  for (let at = 0; at < view.length;) at += writeSync(fd, view, at, view.length - at, at)
 }
 
 /** The last `length` bytes of the file at `path` (fewer when it has shrunk meanwhile). */

@@ -130,14 +130,14 @@ fn a_save_through_the_cache_writes_what_a_save_of_the_file_writes() {
             },
             (Some(_), _) => Found::Unread(key(NOW - 10_000.0, i as f64, 1.0)),
         };
-        let reply = memory.save(args, found, now, None).unwrap();
+        let answer = memory.save(args, found, now, None).unwrap();
         let plain =
             apply_save(file.as_deref(), &parse_save_args(args).unwrap(), now, None).unwrap();
-        assert_eq!(reply.text, plain.text, "save {i}");
-        assert_eq!(reply.answer, plain.answer(), "save {i}");
+        assert_eq!(memory.pending_text(), Some(plain.text.as_str()), "save {i}");
+        assert_eq!(answer, plain.answer(), "save {i}");
         assert!(!memory.is_fresh(key(NOW - 10_000.0, 1.0, 1.0)));
-        memory.committed(key(NOW - 10_000.0, 1.0 + i as f64, 1.0), NOW + 5_000.0);
-        file = Some(reply.text);
+        memory.committed(Some(key(NOW - 10_000.0, 1.0 + i as f64, 1.0)), NOW + 5_000.0);
+        file = Some(plain.text);
     }
     let answer = memory.recall(&json!({ "query": "postgres" }), None);
     assert_eq!(answer["facts"][0]["id"], "db.port2");
@@ -147,15 +147,15 @@ fn a_save_through_the_cache_writes_what_a_save_of_the_file_writes() {
 #[test]
 fn a_failed_save_leaves_the_cache_to_the_file() {
     let mut memory = IndexCache::new();
-    let first = memory
+    memory
         .save(
             &save_args("a.one", "first fact"),
             Found::Missing,
             NOW as u64,
             None,
         )
-        .unwrap()
-        .text;
+        .unwrap();
+    let first = memory.pending_text().unwrap().to_owned();
     // The first save's write failed: nothing was committed, so the cache is keyed to no file and
     // the missing file is read as it is.
     let at = key(NOW - 10_000.0, first.len() as f64, 3.0);
@@ -176,7 +176,7 @@ fn a_failed_save_leaves_the_cache_to_the_file() {
         )
         .unwrap();
     assert_eq!(
-        second.answer["facts"], 1,
+        second["facts"], 1,
         "the unwritten first fact is not in the store"
     );
     // A refusal keeps what was found.
@@ -194,5 +194,35 @@ fn a_failed_save_leaves_the_cache_to_the_file() {
     assert_eq!(
         memory.recall(&json!({ "query": "first" }), None)["facts"][0]["id"],
         "a.one"
+    );
+}
+
+#[test]
+fn a_load_during_a_pending_save_keeps_the_text_being_written() {
+    let mut memory = IndexCache::new();
+    memory
+        .save(&save_args("a.one", "first fact"), Found::Missing, NOW as u64, None)
+        .unwrap();
+    let written = memory.pending_text().unwrap().to_owned();
+    // A recall between the save and its write reads the file as it still is (no file): the
+    // cache keeps the save, whose text the driver has yet to write.
+    memory.load_missing();
+    let old = apply_save(None, &parse_save_args(&save_args("z.old", "old")).unwrap(), 1, None)
+        .unwrap()
+        .text;
+    assert_eq!(memory.load(old.as_bytes(), key(NOW, 1.0, 1.0), NOW), Ok(()));
+    assert_eq!(memory.pending_text(), Some(written.as_str()));
+    assert_eq!(memory.facts(), 1);
+    let at = key(NOW - 10_000.0, written.len() as f64, 2.0);
+    memory.committed(Some(at), NOW);
+    assert_eq!(memory.pending_text(), None);
+    assert!(memory.is_fresh(at));
+    // A second report changes nothing; a load after it is a load again.
+    memory.committed(Some(key(NOW, 5.0, 5.0)), NOW);
+    assert!(memory.is_fresh(at));
+    assert_eq!(memory.load(old.as_bytes(), key(NOW, 1.0, 1.0), NOW), Ok(()));
+    assert_eq!(
+        memory.recall(&json!({ "query": "old" }), None)["facts"][0]["id"],
+        "z.old"
     );
 }

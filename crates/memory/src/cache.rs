@@ -2,8 +2,10 @@
 //! across calls for as long as the store file provably has not changed, and edited in place by
 //! this process's saves.
 //!
-//! A cached index is keyed by the store file's `(mtimeMs, size, ino)` as the driver's `stat`
-//! reports them ([`FileKey`]), and is trusted on a key match ([`IndexCache::is_fresh`]) only when
+//! A cached index is keyed by the store file's `(mtimeMs, size, ino, ctimeMs)` as the driver's
+//! `stat` reports them ([`FileKey`]). A file this process wrote and holds open is trusted on a
+//! key match at once (the crate docs, "Why a file this process holds is not read again"); any
+//! other on a match of mtime, size and inode ([`IndexCache::is_fresh`]) only when
 //! it was last confirmed more than [`RACY_WINDOW_MS`] after the file's mtime: a write within the
 //! same mtime tick (coarse file systems round to up to 2 s) that keeps the size and the inode
 //! would otherwise go unseen, as git treats "racily clean" entries. Otherwise the driver reads
@@ -38,7 +40,7 @@ use serde_json::Value;
 pub const RACY_WINDOW_MS: f64 = 2_000.0;
 
 /// What identifies the version of the store file an index was built from: its `stat` fields as
-/// the driver reports them (Node's `mtimeMs`, `size` and `ino`, JavaScript numbers).
+/// the driver reports them (Node's `mtimeMs`, `size`, `ino` and `ctimeMs`, JavaScript numbers).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FileKey {
     /// Modification time, Unix milliseconds (fractional where the file system has them).
@@ -47,18 +49,32 @@ pub struct FileKey {
     pub size: f64,
     /// Inode number (a rename onto the path changes it).
     pub ino: f64,
+    /// Status change time, Unix milliseconds: any write, `utimes` or rename of the file sets it
+    /// to the time it happened, and nothing sets it back. Compared only for a file this process
+    /// holds (see [`IndexCache::committed`]), whose key was taken after its rename.
+    pub ctime_ms: f64,
 }
 
 impl FileKey {
-    /// The key of `[mtimeMs, size, ino, ..]` as the driver passes a `stat` (a missing number is
-    /// NaN, which matches no key).
+    /// The key of `[mtimeMs, size, ino, ctimeMs, ..]` as the driver passes a `stat` (a missing
+    /// number is NaN, which matches no key).
     pub fn of_stat(stat: &[f64]) -> FileKey {
         let at = |i: usize| stat.get(i).copied().unwrap_or(f64::NAN);
         FileKey {
             mtime_ms: at(0),
             size: at(1),
             ino: at(2),
+            ctime_ms: at(3),
         }
+    }
+
+    /// Whether `other` is this version of the file: the same mtime, size and inode, and for a
+    /// held file (`held`) the same ctime too.
+    fn matches(&self, other: FileKey, held: bool) -> bool {
+        self.mtime_ms == other.mtime_ms
+            && self.size == other.size
+            && self.ino == other.ino
+            && (!held || self.ctime_ms == other.ctime_ms)
     }
 }
 
@@ -72,6 +88,9 @@ struct Cached {
     text: Text,
     /// When the driver last confirmed the file matched (its clock, Unix milliseconds).
     checked_at: f64,
+    /// The driver holds the file with `key` open: this process wrote it, and its inode cannot
+    /// be reused while it is open (see [`IndexCache::committed`]).
+    held: bool,
     index: Index,
 }
 
@@ -109,8 +128,9 @@ pub enum Found<'a> {
 }
 
 impl<'a> Found<'a> {
-    /// From the driver's findings: `None` for no file, else `[mtimeMs, size, ino, read_at]` (its
-    /// `stat` and when the read started), with its `bytes` unless it trusted the key.
+    /// From the driver's findings: `None` for no file, else `[mtimeMs, size, ino, ctimeMs,
+    /// read_at]` (its `stat` and when the read started), with its `bytes` unless it trusted the
+    /// key.
     pub fn of(stat: Option<&[f64]>, bytes: Option<&'a [u8]>) -> Found<'a> {
         match (stat, bytes) {
             (None, _) => Found::Missing,
@@ -118,7 +138,7 @@ impl<'a> Found<'a> {
             (Some(stat), Some(bytes)) => Found::Read {
                 bytes,
                 key: FileKey::of_stat(stat),
-                at: stat.get(3).copied().unwrap_or(f64::NAN),
+                at: stat.get(4).copied().unwrap_or(f64::NAN),
             },
         }
     }
@@ -144,12 +164,21 @@ impl IndexCache {
         IndexCache::default()
     }
 
-    /// Whether the cached index was built from the file with this key, and was confirmed more
-    /// than [`RACY_WINDOW_MS`] after its mtime, so that a later write must have changed the key.
+    /// Whether the cached index was built from the file with this key, and either was
+    /// confirmed more than [`RACY_WINDOW_MS`] after its mtime, so that a later write must have
+    /// changed the key, or is the file this process wrote and holds open, so that a file with
+    /// its key is that very file (see [`IndexCache::committed`]).
     pub fn is_fresh(&self, key: FileKey) -> bool {
-        self.cache
-            .as_ref()
-            .is_some_and(|c| c.key == Some(key) && c.checked_at - key.mtime_ms > RACY_WINDOW_MS)
+        self.cache.as_ref().is_some_and(|c| {
+            c.key.is_some_and(|k| k.matches(key, c.held))
+                && (c.held || c.checked_at - key.mtime_ms > RACY_WINDOW_MS)
+        })
+    }
+
+    /// Whether the cache relies on the driver holding the committed file open. Once it does not
+    /// (another file was loaded, a save was not written), the driver closes the handle.
+    pub fn holds(&self) -> bool {
+        self.cache.as_ref().is_some_and(|c| c.held)
     }
 
     /// Loads the store's bytes, read with this `key` at `now_ms` (the driver's clock, the one
@@ -164,6 +193,17 @@ impl IndexCache {
         if self.pending {
             return Ok(());
         }
+        // The cached text is UTF-8 already: the same bytes need no check.
+        if let Some(cached) = self
+            .cache
+            .as_mut()
+            .filter(|c| !c.missing && same_bytes(c.text.as_str().as_bytes(), bytes))
+        {
+            cached.held &= cached.key.is_some_and(|k| k.matches(key, true));
+            cached.key = Some(key);
+            cached.checked_at = now_ms;
+            return Ok(());
+        }
         let text = match text_of(bytes) {
             Ok(text) => text,
             Err(f) => {
@@ -171,15 +211,6 @@ impl IndexCache {
                 return Err(f);
             }
         };
-        if let Some(cached) = self
-            .cache
-            .as_mut()
-            .filter(|c| !c.missing && c.text.as_str().as_bytes() == bytes)
-        {
-            cached.key = Some(key);
-            cached.checked_at = now_ms;
-            return Ok(());
-        }
         match Store::parse(text) {
             Ok(store) => {
                 // A changed store reuses the analysis of the facts a save left as they were.
@@ -192,6 +223,7 @@ impl IndexCache {
                     missing: false,
                     text: Text::Read(text.to_owned()),
                     checked_at: now_ms,
+                    held: false,
                     index,
                 });
                 Ok(())
@@ -213,13 +245,14 @@ impl IndexCache {
             missing: true,
             text: Text::Read(String::new()),
             checked_at: 0.0,
+            held: false,
             index: Index::build(Store::empty()),
         });
     }
 
     /// `memory_save` under the lock: the tool arguments, what the driver `found` of the store
     /// file, the time and the repository root of the agent's working directory (`None`: none)
-    /// → the answer, the new text being [`IndexCache::text`]; or the refusal (invalid arguments,
+    /// → the answer, the new text being [`IndexCache::pending_text`]; or the refusal (invalid arguments,
     /// corrupt store, another schema version, `supersedes` naming no fact; then the cache holds
     /// what was found). The cache takes the edits at once, keyed to no file until
     /// [`IndexCache::committed`]. The text is not copied out: the driver writes it from the
@@ -236,7 +269,7 @@ impl IndexCache {
         if self.pending {
             // The last save's driver never said how its write ended: the cache may hold text
             // that is not the file's.
-            self.committed(None, 0.0);
+            self.committed(None, 0.0, false);
         }
         match found {
             Found::Missing => self.load_missing(),
@@ -259,6 +292,7 @@ impl IndexCache {
             Text::Read(_) => cached.text = Text::Rendered(Rendered::of(cached.index.store())),
         }
         cached.key = None;
+        cached.held = false;
         cached.missing = false;
         self.pending = true;
         Ok(plan.saved(&args, String::new()).answer())
@@ -277,13 +311,19 @@ impl IndexCache {
     /// new file's `stat`), written by `at_ms` (the driver's clock); or, for `None`, it was not
     /// written (the cache stays keyed to no file, so the next load reads the file again).
     /// Nothing when no save is pending.
-    pub fn committed(&mut self, key: Option<FileKey>, at_ms: f64) {
+    ///
+    /// `held`: the driver keeps the new file open (the handle it wrote it through) until
+    /// [`IndexCache::holds`] says otherwise. Then a file with this key is trusted to be this
+    /// text even within [`RACY_WINDOW_MS`] of its mtime; the crate docs ("The recall cache")
+    /// give the argument and what it assumes.
+    pub fn committed(&mut self, key: Option<FileKey>, at_ms: f64, held: bool) {
         if !std::mem::take(&mut self.pending) {
             return;
         }
         if let (Some(cached), Some(key)) = (self.cache.as_mut(), key) {
             cached.key = Some(key);
             cached.checked_at = at_ms;
+            cached.held = held;
         }
     }
 
@@ -315,6 +355,25 @@ impl IndexCache {
             .as_ref()
             .map_or(0, |c| c.index.store().facts.len())
     }
+}
+
+/// `a == b`, eight bytes at a time: WebAssembly has no `memcmp`, and the byte loop it gets
+/// instead takes milliseconds over a store of megabytes.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    const BLOCK: usize = 32;
+    let word =
+        |chunk: &[u8], i: usize| u64::from_ne_bytes(chunk[i..i + 8].try_into().unwrap_or_default());
+    // Four words a block, their differences or-ed: one branch per 32 bytes.
+    let differ = |x: &[u8], y: &[u8]| {
+        (0..BLOCK)
+            .step_by(8)
+            .fold(0, |acc, i| acc | (word(x, i) ^ word(y, i)))
+    };
+    a.len() == b.len()
+        && a.chunks_exact(BLOCK)
+            .zip(b.chunks_exact(BLOCK))
+            .all(|(x, y)| differ(x, y) == 0)
+        && a.chunks_exact(BLOCK).remainder() == b.chunks_exact(BLOCK).remainder()
 }
 
 #[cfg(test)]

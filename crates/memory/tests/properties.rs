@@ -194,7 +194,7 @@ proptest! {
         let store = Store::parse(&t).map_err(|f| TestCaseError::fail(f.to_string()))?;
         prop_assert_eq!(Rendered::of(&store).text, store.to_text());
         let mut cache = IndexCache::new();
-        let key = |n: usize| FileKey { mtime_ms: 0.0, size: n as f64, ino: 1.0 };
+        let key = |n: usize| FileKey { mtime_ms: 0.0, size: n as f64, ino: 1.0, ctime_ms: 0.0 };
         let mut current = t;
         let mut n = 0;
         // Writes so far: the file's key (a refused save writes nothing).
@@ -215,7 +215,7 @@ proptest! {
                     prop_assert_eq!(plain.answer(), answer);
                     current = plain.text;
                     written += 1;
-                    cache.committed(Some(key(written)), 5_000.0);
+                    cache.committed(Some(key(written)), 5_000.0, false);
                 }
                 (Err(a), Err(b)) => prop_assert_eq!(a, b),
                 (a, b) => prop_assert!(false, "{:?} against {:?}", a, b),

@@ -22,6 +22,7 @@ fn steps() -> Vec<Step> {
             data: Data::Edited,
             sync: true,
             stat: true,
+            hold: true,
         },
         Step::Read { id, path: path() },
         Step::ReadStore { id, path: path() },
@@ -41,13 +42,15 @@ fn steps() -> Vec<Step> {
         },
         Step::Unlink { id, path: path() },
         Step::SyncDir { id, path: path() },
+        Step::StatHeld { id },
         Step::List { id, path: path() },
         Step::Sleep { id, ms: 5 },
         Step::Done {
             answer: "{}".to_owned(),
             committed: Some(Committed {
-                key: [1.0, 2.0, 3.0],
+                key: [1.0, 2.0, 3.0, 4.0],
                 at: 4.0,
+                held: true,
             }),
         },
     ]
@@ -67,7 +70,7 @@ fn inputs() -> Vec<Input> {
             message: failure().1,
         },
         Input::Created {
-            key: Some([1.0, 2.0, 3.0]),
+            key: Some([1.0, 2.0, 3.0, 4.0]),
         },
         Input::Text {
             text: "{}".to_owned(),
@@ -87,6 +90,9 @@ fn inputs() -> Vec<Input> {
         },
         Input::Probed { alive: true },
         Input::Names { names: Vec::new() },
+        Input::Key {
+            key: [1.0, 2.0, 3.0, 4.0],
+        },
     ]
 }
 

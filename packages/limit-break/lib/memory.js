@@ -62,6 +62,19 @@ export async function projectRoot(cwd) {
  */
 export function createMemory(wasm, plugin, paths, env) {
   const index = new wasm.LimitBreakMemory()
+  /**
+   * The store this process last committed, its handle kept open while the cache relies on it
+   * (`index.holds`): while it is open its inode cannot be reused, which is what lets the cache
+   * trust a store with its key (the core's crate docs, "The recall cache").
+   */
+  let held
+
+  /** Keeps `handle` (a file just committed; by default the one held) while the cache holds it; closes any other. */
+  function keepHeld(handle = held) {
+    const kept = index.holds ? handle : undefined
+    for (const h of new Set([held, handle])) if (h !== undefined && h !== kept) h.close().catch(() => {})
+    held = kept
+  }
 
   /** Reads the bytes only when the cached index may not be the file's. */
   const needsBytes = (st) => !index.isFresh(keyOf(st))
@@ -78,7 +91,13 @@ export function createMemory(wasm, plugin, paths, env) {
         // The text to write stays in the cache: written from where it lies.
         return { ok: index.saved, answer, span: () => index.savedSpan() }
       },
-      { needsBytes, committed: (key, at) => index.committed(key, at) },
+      {
+        needsBytes,
+        committed: (key, at, handle) => {
+          index.committed(key, at, handle !== undefined)
+          keepHeld(handle)
+        },
+      },
     )
     return JSON.parse(answer)
   }
@@ -96,9 +115,13 @@ export function createMemory(wasm, plugin, paths, env) {
     }
     if (found === undefined) {
       index.loadMissing()
+      keepHeld()
       return undefined
     }
-    return found.bytes === undefined ? undefined : index.load(found.bytes, keyOf(found.st), found.readAt)
+    if (found.bytes === undefined) return undefined
+    const failure = index.load(found.bytes, keyOf(found.st), found.readAt)
+    keepHeld()
+    return failure
   }
 
   async function recall(args, project) {
@@ -159,8 +182,8 @@ export function createMemory(wasm, plugin, paths, env) {
   return { save, recall, brief, stats, index }
 }
 
-/** A `stat`'s file key as the core takes it: `[mtimeMs, size, ino]`. */
-const keyOf = (st) => [st.mtimeMs, st.size, st.ino]
+/** A `stat`'s file key as the core takes it: `[mtimeMs, size, ino, ctimeMs]`. */
+const keyOf = (st) => [st.mtimeMs, st.size, st.ino, st.ctimeMs]
 
 /**
  * Runs one read-modify-write of the store under its lock: drives the core's `LimitBreakSave`
@@ -168,16 +191,18 @@ const keyOf = (st) => [st.mtimeMs, st.size, st.ino]
  * bytes (`undefined` when there is no file, or when `options.needsBytes(stat)` said not to read
  * them) and what was found (`{ st, readAt, bytes }`, `undefined`: no file), and returns a core
  * `LimitBreakEdit` (or the like: `ok`, `answer` and `span()`, where the text to write lies in the
- * core's memory). At the end `options.committed(key, at)` gets the new file's
- * `[mtimeMs, size, ino]` and when it was in place, or no key when the edit was not written.
- * Resolves to the answer's JSON text; never rejects.
+ * core's memory). At the end `options.committed(key, at, handle)` gets the new file's
+ * `[mtimeMs, size, ino, ctimeMs]` and when it was in place, or no key when the edit was not written, and
+ * the new file's open handle when the core said to hold it (the caller closes it when its cache
+ * no longer needs it; without `options.committed` it is closed here). Resolves to the answer's
+ * JSON text; never rejects.
  */
 export async function withStoreLock(wasm, paths, edit, options = {}) {
   const seed = Math.floor(Math.random() * 2 ** 53)
   const save = new wasm.LimitBreakSave(
     paths.dir, sep, WINDOWS, globalThis.crypto.randomUUID(), process.pid, hostname(), seed, Date.now(), performance.now(),
   )
-  const job = { wasm, edit, needsBytes: options.needsBytes ?? (() => true), found: undefined, edited: undefined }
+  const job = { wasm, edit, needsBytes: options.needsBytes ?? (() => true), found: undefined, edited: undefined, kept: undefined }
   let committed = null
   try {
     for (;;) {
@@ -198,7 +223,9 @@ export async function withStoreLock(wasm, paths, edit, options = {}) {
     // A driver bug (the machine refused an answer): the lock, if taken, goes stale.
     return wasm.memoryWriteFailed(describe(error))
   } finally {
-    options.committed?.(committed?.key, committed?.at)
+    const kept = committed?.held && options.committed !== undefined ? job.kept : undefined
+    if (job.kept !== kept) await job.kept.close().catch(() => {})
+    options.committed?.(committed?.key, committed?.at, kept)
     job.edited?.free?.()
     save.free()
   }
@@ -223,7 +250,8 @@ export const PERFORM = {
       else await handle.writeFile(step.data.text)
       if (step.sync) await handle.sync()
       const key = step.stat ? keyOf(await handle.stat()) : undefined
-      await handle.close()
+      if (step.hold) job.kept = handle
+      else await handle.close()
       return { kind: 'created', key }
     } catch (error) {
       await handle.close().catch(() => {})
@@ -260,6 +288,7 @@ export const PERFORM = {
   rename: async (step) => { await rename(step.from, step.to); return OK },
   link: async (step) => { await link(step.from, step.to); return OK },
   unlink: async (step) => { await unlink(step.path); return OK },
+  statHeld: async (_step, job) => ({ kind: 'key', key: keyOf(await job.kept.stat()) }),
   syncDir: async (step) => {
     const handle = await open(step.path, 'r')
     try {
@@ -271,6 +300,22 @@ export const PERFORM = {
   },
   list: async (step) => ({ kind: 'names', names: await readdir(step.path) }),
   sleep: (step) => new Promise((resolve) => setTimeout(() => resolve(OK), step.ms)),
+}
+
+/**
+ * The whole file behind `handle`, whose `stat` said `size` bytes: read into one buffer of that
+ * size (`readFile` reads 512 KiB at a time into buffers it then joins), and on until the end if
+ * the file has grown since.
+ */
+async function readAll(handle, size) {
+  let buffer = Buffer.allocUnsafe(Math.max(size, 1))
+  let length = 0
+  for (;;) {
+    if (length === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)])
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
+    if (bytesRead === 0) return buffer.subarray(0, length)
+    length += bytesRead
+  }
 }
 
 /**
@@ -325,7 +370,7 @@ async function readStore(file, wantsBytes) {
   try {
     const st = await handle.stat()
     const readAt = Date.now()
-    return { st, readAt, bytes: wantsBytes(st) ? await handle.readFile() : undefined }
+    return { st, readAt, bytes: wantsBytes(st) ? await readAll(handle, st.size) : undefined }
   } finally {
     await handle.close().catch(() => {})
   }

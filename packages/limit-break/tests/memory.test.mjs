@@ -3,7 +3,7 @@
 // every refusal as `{ ok: false, code, message }` with the store left exactly as it was.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { chmod, open, readFile, readdir, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
+import { chmod, open, readFile, readdir, readlink, rename, stat, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { agentIn, agentV02, assemble, mount, scratch } from './support/harness.mjs'
 import { core } from '../lib/core.js'
@@ -169,6 +169,39 @@ test('the cached index follows writes by other processes, even within one mtime 
   assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 0)
   await writeFile(store, JSON.stringify({ schema_version: 1, facts: [{ id: 'c.two', statement: 'echo' }] }))
   assert.equal((await tools.call('memory_recall', { query: 'echo' })).value.facts[0].id, 'c.two')
+})
+
+/** Paths this process holds open (Linux: `/proc/self/fd`), `" (deleted)"` marking a removed file. */
+async function openPaths() {
+  const fds = await readdir('/proc/self/fd')
+  const paths = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))
+  return paths.filter((p) => p.startsWith('/'))
+}
+
+test('a store another writer renames into place within the same mtime tick is read, not trusted', async (t) => {
+  const { tools, store } = await mount(t)
+  await tools.call('memory_save', fact('c.one', 'alpha bravo'))
+  const linux = process.platform === 'linux'
+  // This process holds the file it renamed into place: its inode cannot be another file's.
+  if (linux) assert.ok((await openPaths()).includes(store), 'the saved store is held open')
+  const ours = await stat(store)
+  // Another writer replaces it by a rename: the same size and mtime, only the inode differs.
+  const swapped = (await readFile(store, 'utf8')).replace('alpha bravo', 'delta bravo')
+  const temp = `${store}.other-writer`
+  await writeFile(temp, swapped)
+  await utimes(temp, ours.atimeMs / 1000, ours.mtimeMs / 1000)
+  await rename(temp, store)
+  const theirs = await stat(store)
+  assert.deepEqual([theirs.size, theirs.mtimeMs], [ours.size, ours.mtimeMs])
+  assert.notEqual(theirs.ino, ours.ino)
+  assert.equal((await tools.call('memory_recall', { query: 'delta' })).value.total, 1, 'read, not trusted')
+  if (linux) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.deepEqual((await openPaths()).filter((p) => p.startsWith(dirname(store))), [], 'the replaced file is let go')
+  }
+  assert.equal((await tools.call('memory_save', fact('c.two', 'charlie'))).value.ok, true)
+  const facts = JSON.parse(await readFile(store, 'utf8')).facts
+  assert.deepEqual(facts.map((f) => [f.id, f.statement]), [['c.one', 'delta bravo'], ['c.two', 'charlie']])
 })
 
 test('saves through the cached store write the bytes a save of the file writes', async (t) => {

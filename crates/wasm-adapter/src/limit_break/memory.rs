@@ -207,8 +207,9 @@ impl Memory {
         Memory::default()
     }
 
-    /// Whether the cached index was built from the file with this `[mtimeMs, size, ino]`, and
-    /// was confirmed long enough after its mtime that a later write must have changed the key.
+    /// Whether the cached index was built from the file with this `[mtimeMs, size, ino,
+    /// ctimeMs]`, and was confirmed long enough after its mtime that a later write must have
+    /// changed the key, or is the file this process holds ([`IndexCache::is_fresh`]).
     #[wasm_bindgen(js_name = isFresh)]
     pub fn is_fresh(&self, key: &[f64]) -> bool {
         self.cache.is_fresh(FileKey::of_stat(key))
@@ -228,7 +229,8 @@ impl Memory {
     }
 
     /// `memory_save` under the lock ([`IndexCache::save`]): `stat` is `[mtimeMs, size, ino,
-    /// readAt]` (`undefined`: no file), `bytes` unless [`Memory::is_fresh`] said not to read.
+    /// ctimeMs, readAt]` (`undefined`: no file), `bytes` unless [`Memory::is_fresh`] said not to
+    /// read.
     /// The answer, as JSON text; when [`Memory::saved`], the text to write is at
     /// [`Memory::saved_span`] until [`Memory::committed`].
     pub fn save(
@@ -261,10 +263,18 @@ impl Memory {
     }
 
     /// How the save's write ended: its text is now the store file with this `[mtimeMs, size,
-    /// ino]` as of `now_ms`, or (`undefined`) it was not written.
-    pub fn committed(&mut self, key: Option<Vec<f64>>, now_ms: f64) {
+    /// ino, ctimeMs]` as of `now_ms`, or (`undefined`) it was not written; `held`: the driver keeps the
+    /// file open until [`Memory::holds`] is false ([`IndexCache::committed`]).
+    pub fn committed(&mut self, key: Option<Vec<f64>>, now_ms: f64, held: bool) {
         self.cache
-            .committed(key.as_deref().map(FileKey::of_stat), now_ms);
+            .committed(key.as_deref().map(FileKey::of_stat), now_ms, held);
+    }
+
+    /// Whether the cache relies on the driver holding the committed file open; once false, the
+    /// driver closes it.
+    #[wasm_bindgen(getter)]
+    pub fn holds(&self) -> bool {
+        self.cache.holds()
     }
 
     /// Answers `memory_recall` from the loaded index for an agent working in the repository

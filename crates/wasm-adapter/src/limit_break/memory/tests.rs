@@ -192,21 +192,26 @@ fn a_cached_save_crosses_its_stat_and_bytes() {
     let span = memory.saved_span().unwrap();
     assert_eq!(span[1] as usize, memory.cache.pending_text().unwrap().len());
     assert_eq!(first["created"], true);
-    let key = [NOW - 10_000.0, span[1] as f64, 7.0];
-    memory.committed(Some(key.to_vec()), NOW);
+    let key = [NOW - 10_000.0, span[1] as f64, 7.0, NOW - 10_000.0];
+    memory.committed(Some(key.to_vec()), NOW, true);
+    assert!(memory.holds());
     assert!(!memory.saved());
     assert_eq!(memory.saved_span(), None, "nothing to write once committed");
     assert!(memory.is_fresh(&key));
     let second = value(&memory.save(args, Some(key.to_vec()), None, NOW, None));
     assert_eq!(second["updated"], true);
-    memory.committed(None, NOW);
-    assert!(!memory.is_fresh(&key), "an unwritten save keys the cache to no file");
-    let unread = value(&memory.save(args, Some(vec![NOW, 1.0, 7.0, NOW]), None, NOW, None));
+    memory.committed(None, NOW, false);
+    assert!(!memory.holds());
+    assert!(
+        !memory.is_fresh(&key),
+        "an unwritten save keys the cache to no file"
+    );
+    let unread = value(&memory.save(args, Some(vec![NOW, 1.0, 7.0, NOW, NOW]), None, NOW, None));
     assert_eq!(unread["code"], "memory.read_failed");
     assert!(!memory.saved());
     let read = memory.save(
         args,
-        Some(vec![NOW, 1.0, 7.0, NOW]),
+        Some(vec![NOW, 1.0, 7.0, NOW, NOW]),
         Some(b"[1,".to_vec()),
         NOW,
         None,

@@ -248,11 +248,11 @@ test('a read is confirmed as of when it started, so a write during a slow read i
   const probe = await open(store, 'r')
   const handleProto = Object.getPrototypeOf(probe)
   await probe.close()
-  const readFileOriginal = handleProto.readFile
-  const slowRead = t.mock.method(handleProto, 'readFile', async function (...args) {
-    const bytes = await readFileOriginal.apply(this, args)
+  const readOriginal = handleProto.read
+  const slowRead = t.mock.method(handleProto, 'read', async function (...args) {
+    const result = await readOriginal.apply(this, args)
     now += 3000
-    return bytes
+    return result
   })
   assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 1)
   slowRead.mock.restore()

@@ -79,7 +79,20 @@ export function createMemory(wasm, plugin, paths, env) {
   /** Reads the bytes only when the cached index may not be the file's. */
   const needsBytes = (st) => !index.isFresh(keyOf(st))
 
-  async function save(args, project) {
+  /**
+   * The saves of this cache, one after another: the cache holds one save's text at a time, from
+   * its edit until its driver reports how the write ended (the lock alone would let the next
+   * save edit between this one's release and that report).
+   */
+  let saving = Promise.resolve()
+
+  function save(args, project) {
+    const done = saving.then(() => saveNow(args, project))
+    saving = done.catch(() => {})
+    return done
+  }
+
+  async function saveNow(args, project) {
     const json = argsJson(args)
     const invalid = wasm.checkSaveArgs(json)
     if (invalid !== undefined) return JSON.parse(invalid)

@@ -7,6 +7,7 @@ import { chmod, open, readFile, readdir, readlink, rename, stat, writeFile, mkdi
 import { dirname, join } from 'node:path'
 import { agentIn, agentV02, assemble, mount, scratch } from './support/harness.mjs'
 import { core } from '../lib/core.js'
+import { PERFORM, createMemory, storePaths } from '../lib/memory.js'
 
 const fact = (id, statement, extra = {}) => ({ id, statement, ...extra })
 
@@ -202,6 +203,29 @@ test('a store another writer renames into place within the same mtime tick is re
   assert.equal((await tools.call('memory_save', fact('c.two', 'charlie'))).value.ok, true)
   const facts = JSON.parse(await readFile(store, 'utf8')).facts
   assert.deepEqual(facts.map((f) => [f.id, f.statement]), [['c.one', 'delta bravo'], ['c.two', 'charlie']])
+})
+
+test('two saves of one process at once: each reports its write before the next one edits', async (t) => {
+  const home = await scratch(t)
+  const wasm = core()
+  const paths = storePaths(wasm, home)
+  const memory = createMemory(wasm, new wasm.LimitBreakPlugin('{}'), paths, {})
+  // The release ends with an unlink; slowed, the second save takes the lock and edits while the
+  // first has yet to report its write (the lock alone does not keep them apart there).
+  const unlink = PERFORM.unlink
+  t.mock.method(PERFORM, 'unlink', async (step, job) => {
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    return unlink(step, job)
+  })
+  const answers = await Promise.all([memory.save(fact('a.one', 'first')), memory.save(fact('b.two', 'second'))])
+  assert.deepEqual(answers.map((a) => a.ok), [true, true])
+  // The cache holds the file the last save wrote: a recall reads nothing.
+  const st = await stat(paths.store)
+  assert.equal(memory.index.isFresh([st.mtimeMs, st.size, st.ino, st.ctimeMs]), true)
+  const load = t.mock.method(memory.index, 'load')
+  assert.equal((await memory.recall({ query: 'second' })).total, 1)
+  assert.equal(load.mock.callCount(), 0)
+  if (process.platform === 'linux') assert.ok((await openPaths()).includes(paths.store), 'held')
 })
 
 test('saves through the cached store write the bytes a save of the file writes', async (t) => {

@@ -6,8 +6,12 @@
 // take over or give up on the lock, what to remove, sweep or retry, whether the cached index is
 // still the file's, every answer and message — is the Rust core's. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
-import { writeSync } from 'node:fs'
-import { link, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
+import {
+  close, closeSync, fstatSync, fsync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync,
+  statSync, unlinkSync, writeSync,
+} from 'node:fs'
+import { open, stat } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { hostname } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
 
@@ -63,16 +67,17 @@ export async function projectRoot(cwd) {
 export function createMemory(wasm, plugin, paths, env) {
   const index = new wasm.LimitBreakMemory()
   /**
-   * The store this process last committed, its handle kept open while the cache relies on it
-   * (`index.holds`): while it is open its inode cannot be reused, which is what lets the cache
-   * trust a store with its key (the core's crate docs, "The recall cache").
+   * The store this process last committed, its file descriptor kept open while the cache relies
+   * on it (`index.holds`): while it is open its inode cannot be reused, which is what lets the
+   * cache trust a store with its key (the core's crate docs, "Why a file this process holds is
+   * not read again").
    */
   let held
 
-  /** Keeps `handle` (a file just committed; by default the one held) while the cache holds it; closes any other. */
-  function keepHeld(handle = held) {
-    const kept = index.holds ? handle : undefined
-    for (const h of new Set([held, handle])) if (h !== undefined && h !== kept) h.close().catch(() => {})
+  /** Keeps `fd` (a file just committed; by default the one held) while the cache holds it; closes any other. */
+  function keepHeld(fd = held) {
+    const kept = index.holds ? fd : undefined
+    for (const other of new Set([held, fd])) if (other !== kept) closeLater(other)
     held = kept
   }
 
@@ -106,9 +111,9 @@ export function createMemory(wasm, plugin, paths, env) {
       },
       {
         needsBytes,
-        committed: (key, at, handle) => {
-          index.committed(key, at, handle !== undefined)
-          keepHeld(handle)
+        committed: (key, at, fd) => {
+          index.committed(key, at, fd !== undefined)
+          keepHeld(fd)
         },
       },
     )
@@ -195,7 +200,11 @@ export function createMemory(wasm, plugin, paths, env) {
   return { save, recall, brief, stats, index }
 }
 
-/** A `stat`'s file key as the core takes it: `[mtimeMs, size, ino, ctimeMs]`. */
+/**
+ * A `stat`'s file key as the core takes it: `[mtimeMs, size, ino, ctimeMs]`. Every key comes
+ * from `fstatSync`: Node's asynchronous `stat` can round the same nanoseconds to the next double
+ * (at today's times two doubles are 0.24 µs apart), and keys are compared for equality.
+ */
 const keyOf = (st) => [st.mtimeMs, st.size, st.ino, st.ctimeMs]
 
 /**
@@ -206,8 +215,8 @@ const keyOf = (st) => [st.mtimeMs, st.size, st.ino, st.ctimeMs]
  * `LimitBreakEdit` (or the like: `ok`, `answer` and `span()`, where the text to write lies in the
  * core's memory). At the end `options.committed(key, at, handle)` gets the new file's
  * `[mtimeMs, size, ino, ctimeMs]` and when it was in place, or no key when the edit was not written, and
- * the new file's open handle when the core said to hold it (the caller closes it when its cache
- * no longer needs it; without `options.committed` it is closed here). Resolves to the answer's
+ * the new file's open file descriptor when the core said to hold it (the caller closes it when
+ * its cache no longer needs it; without `options.committed` it is closed here). Resolves to the answer's
  * JSON text; never rejects.
  */
 export async function withStoreLock(wasm, paths, edit, options = {}) {
@@ -237,7 +246,7 @@ export async function withStoreLock(wasm, paths, edit, options = {}) {
     return wasm.memoryWriteFailed(describe(error))
   } finally {
     const kept = committed?.held && options.committed !== undefined ? job.kept : undefined
-    if (job.kept !== kept) await job.kept.close().catch(() => {})
+    if (job.kept !== kept) closeLater(job.kept)
     options.committed?.(committed?.key, committed?.at, kept)
     job.edited?.free?.()
     save.free()
@@ -250,34 +259,46 @@ function failed(error) {
   return { kind: 'failed', code: typeof error?.code === 'string' ? error.code : '', message: String(error?.message ?? error) }
 }
 
+const fsyncAsync = promisify(fsync)
+
 /**
  * Each step of the save machine, performed as the core documents it (`limit_break::memory`).
  * Exported for `tests/wire.test.mjs`, which checks it against the generated `wire/save.json`.
+ *
+ * The steps on names and small files (the lock, a `stat`, a rename) are synchronous calls: each
+ * takes microseconds on a local disk, while a trip through the thread pool and back costs more,
+ * and far more on a busy machine, where every return to the event loop waits its turn (a save
+ * is some fifteen such steps, and the lock is held all along). What waits for the disk (the
+ * fsyncs, reading a store another process wrote) and the backoff stay asynchronous. On a
+ * network file system each synchronous step holds the event loop for a round trip.
  */
 export const PERFORM = {
-  makeDir: async (step) => { await mkdir(step.path, { recursive: true, mode: 0o700 }); return OK },
+  makeDir: (step) => { mkdirSync(step.path, { recursive: true, mode: 0o700 }); return OK },
   create: async (step, job) => {
-    const handle = await open(step.path, 'wx', step.mode)
+    const fd = openSync(step.path, 'wx', step.mode)
+    let kept = false
     try {
-      if (step.data === 'edited') writeSpan(handle.fd, job.wasm, job.edited.span())
-      else await handle.writeFile(step.data.text)
-      if (step.sync) await handle.sync()
-      const key = step.stat ? keyOf(await handle.stat()) : undefined
-      if (step.hold) job.kept = handle
-      else await handle.close()
+      if (step.data === 'edited') writeSpan(fd, job.wasm, job.edited.span())
+      else writeAll(fd, Buffer.from(step.data.text))
+      if (step.sync) await fsyncAsync(fd)
+      const key = step.stat ? keyOf(fstatSync(fd)) : undefined
+      if (step.hold) {
+        job.kept = fd
+        kept = true
+      }
       return { kind: 'created', key }
     } catch (error) {
-      await handle.close().catch(() => {})
       return { ...failed(error), kind: 'writeFailed' }
+    } finally {
+      if (!kept) closeSync(fd)
     }
   },
-  read: async (step) => {
-    const handle = await open(step.path, 'r')
+  read: (step) => {
+    const fd = openSync(step.path, 'r')
     try {
-      const st = await handle.stat()
-      return { kind: 'text', text: (await handle.readFile()).toString('utf8'), mtimeMs: st.mtimeMs }
+      return { kind: 'text', text: readFileSync(fd, 'utf8'), mtimeMs: fstatSync(fd).mtimeMs }
     } finally {
-      await handle.close().catch(() => {})
+      closeSync(fd)
     }
   },
   readStore: async (step, job) => {
@@ -292,26 +313,26 @@ export const PERFORM = {
       return { kind: 'edited', ok: false, answer: job.wasm.memoryWriteFailed(describe(error)) }
     }
   },
-  stat: async (step) => {
-    const st = await stat(step.path)
+  stat: (step) => {
+    const st = statSync(step.path)
     return { kind: 'stat', mtimeMs: st.mtimeMs, mode: st.mode }
   },
-  realPath: async (step) => ({ kind: 'path', path: await realpath(step.path) }),
+  realPath: (step) => ({ kind: 'path', path: realpathSync(step.path) }),
   probe: (step) => ({ kind: 'probed', alive: alive(step.pid) }),
-  rename: async (step) => { await rename(step.from, step.to); return OK },
-  link: async (step) => { await link(step.from, step.to); return OK },
-  unlink: async (step) => { await unlink(step.path); return OK },
-  statHeld: async (_step, job) => ({ kind: 'key', key: keyOf(await job.kept.stat()) }),
+  rename: (step) => { renameSync(step.from, step.to); return OK },
+  link: (step) => { linkSync(step.from, step.to); return OK },
+  unlink: (step) => { unlinkSync(step.path); return OK },
+  statHeld: (_step, job) => ({ kind: 'key', key: keyOf(fstatSync(job.kept)) }),
   syncDir: async (step) => {
-    const handle = await open(step.path, 'r')
+    const fd = openSync(step.path, 'r')
     try {
-      await handle.sync()
+      await fsyncAsync(fd)
     } finally {
-      await handle.close().catch(() => {})
+      closeSync(fd)
     }
     return OK
   },
-  list: async (step) => ({ kind: 'names', names: await readdir(step.path) }),
+  list: (step) => ({ kind: 'names', names: readdirSync(step.path) }),
   sleep: (step) => new Promise((resolve) => setTimeout(() => resolve(OK), step.ms)),
 }
 
@@ -339,8 +360,20 @@ async function readAll(handle, size) {
  */
 function writeSpan(fd, wasm, span) {
   if (span === undefined) throw new Error('the edit has no text to write')
-  const view = new Uint8Array(wasm.wasmMemory().buffer, span[0], span[1])
-  for (let at = 0; at < view.length;) at += writeSync(fd, view, at, view.length - at, at)
+  writeAll(fd, new Uint8Array(wasm.wasmMemory().buffer, span[0], span[1]))
+}
+
+/**
+ * Closes `fd` (`undefined`: nothing) in the thread pool, not waited for: closing the last handle
+ * of a replaced store frees its blocks, work nobody waits on.
+ */
+function closeLater(fd) {
+  if (fd !== undefined) close(fd, () => {})
+}
+
+/** Writes all of `bytes` to `fd` from its start, synchronously. */
+function writeAll(fd, bytes) {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at, at)
 }
 
 /** The last `length` bytes of the file at `path` (fewer when it has shrunk meanwhile). */
@@ -381,7 +414,7 @@ async function readStore(file, wantsBytes) {
     throw error
   }
   try {
-    const st = await handle.stat()
+    const st = fstatSync(handle.fd)
     const readAt = Date.now()
     return { st, readAt, bytes: wantsBytes(st) ? await readAll(handle, st.size) : undefined }
   } finally {

@@ -4,6 +4,7 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { chmod, open, readFile, readdir, readlink, rename, stat, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
+import { statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { agentIn, agentV02, assemble, mount, scratch } from './support/harness.mjs'
 import { core } from '../lib/core.js'
@@ -220,7 +221,7 @@ test('two saves of one process at once: each reports its write before the next o
   const answers = await Promise.all([memory.save(fact('a.one', 'first')), memory.save(fact('b.two', 'second'))])
   assert.deepEqual(answers.map((a) => a.ok), [true, true])
   // The cache holds the file the last save wrote: a recall reads nothing.
-  const st = await stat(paths.store)
+  const st = statSync(paths.store)
   assert.equal(memory.index.isFresh([st.mtimeMs, st.size, st.ino, st.ctimeMs]), true)
   const load = t.mock.method(memory.index, 'load')
   assert.equal((await memory.recall({ query: 'second' })).total, 1)

@@ -248,3 +248,24 @@ fn stats_cross_js_numbers() {
     assert_eq!(broken["code"], "memory.corrupt");
     assert_eq!(broken["bytes"], 0);
 }
+
+#[test]
+fn a_stat_key_crosses_the_wire_to_the_exact_double() {
+    // Without serde_json's `float_roundtrip` this parses one unit off (as about one in nine such
+    // times do), and a held store's key would never match its `stat` again.
+    let input: save::Input = serde_json::from_str(
+        r#"{"kind": "key", "key": [1796491283342.0015, 6400000, 10383991, 1796491283342.0059]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        input,
+        save::Input::Key {
+            key: [
+                1_796_491_283_342.0015,
+                6_400_000.0,
+                10_383_991.0,
+                1_796_491_283_342.0059
+            ]
+        }
+    );
+}

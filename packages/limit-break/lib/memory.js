@@ -7,7 +7,7 @@
 // still the file's, every answer and message — is the Rust core's. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
 import {
-  close, closeSync, fstatSync, fsync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync,
+  close, closeSync, fstatSync, fsync, read, linkSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync,
   statSync, unlinkSync, writeSync,
 } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
@@ -337,16 +337,22 @@ export const PERFORM = {
 }
 
 /**
- * The whole file behind `handle`, whose `stat` said `size` bytes: read into one buffer of that
- * size (`readFile` reads 512 KiB at a time into buffers it then joins), and on until the end if
- * the file has grown since.
+ * How the store's bytes are read: `read(fd, buffer, offset, length, position)` in the thread
+ * pool. Exported for `tests/memory.test.mjs`, which slows it down.
  */
-async function readAll(handle, size) {
+export const STORE_READ = { read: promisify(read) }
+
+/**
+ * The whole file behind `fd`, whose `stat` said `size` bytes: read into one buffer of that size
+ * (`readFile` reads 512 KiB at a time into buffers it then joins), and on until the end if the
+ * file has grown since.
+ */
+async function readAll(fd, size) {
   let buffer = Buffer.allocUnsafe(Math.max(size, 1))
   let length = 0
   for (;;) {
     if (length === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)])
-    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length)
+    const { bytesRead } = await STORE_READ.read(fd, buffer, length, buffer.length - length, length)
     if (bytesRead === 0) return buffer.subarray(0, length)
     length += bytesRead
   }
@@ -400,25 +406,26 @@ function alive(pid) {
 }
 
 /**
- * The store file from one handle, so that the key and the bytes describe the same file: its
+ * The store file from one descriptor, so that the key and the bytes describe the same file: its
  * `stat` (`st`), when the read started (`readAt`: the bytes are known current as of then, not as
  * of when a slow read finished, so a write during a slow read does not count as confirmed) and
- * its `bytes` when `wantsBytes(st)`; `undefined` when there is no file.
+ * its `bytes` when `wantsBytes(st)`; `undefined` when there is no file. Opened, `stat`ed and
+ * closed with synchronous calls (see `PERFORM`); only the bytes are read in the thread pool.
  */
 async function readStore(file, wantsBytes) {
-  let handle
+  let fd
   try {
-    handle = await open(file, 'r')
+    fd = openSync(file, 'r')
   } catch (error) {
     if (error.code === 'ENOENT') return undefined
     throw error
   }
   try {
-    const st = fstatSync(handle.fd)
+    const st = fstatSync(fd)
     const readAt = Date.now()
-    return { st, readAt, bytes: wantsBytes(st) ? await readAll(handle, st.size) : undefined }
+    return { st, readAt, bytes: wantsBytes(st) ? await readAll(fd, st.size) : undefined }
   } finally {
-    await handle.close().catch(() => {})
+    closeSync(fd)
   }
 }
 

@@ -3,12 +3,12 @@
 // every refusal as `{ ok: false, code, message }` with the store left exactly as it was.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { chmod, open, readFile, readdir, readlink, rename, stat, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
+import { chmod, readFile, readdir, readlink, rename, stat, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
 import { statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { agentIn, agentV02, assemble, mount, scratch } from './support/harness.mjs'
 import { core } from '../lib/core.js'
-import { PERFORM, createMemory, storePaths } from '../lib/memory.js'
+import { PERFORM, STORE_READ, createMemory, storePaths } from '../lib/memory.js'
 
 const fact = (id, statement, extra = {}) => ({ id, statement, ...extra })
 
@@ -270,12 +270,9 @@ test('a read is confirmed as of when it started, so a write during a slow read i
   // the read takes 3 s: finished, it is past the window, started, it is not.
   let now = mtimeSeconds * 1000 + 500
   t.mock.method(Date, 'now', () => now)
-  const probe = await open(store, 'r')
-  const handleProto = Object.getPrototypeOf(probe)
-  await probe.close()
-  const readOriginal = handleProto.read
-  const slowRead = t.mock.method(handleProto, 'read', async function (...args) {
-    const result = await readOriginal.apply(this, args)
+  const readOriginal = STORE_READ.read
+  const slowRead = t.mock.method(STORE_READ, 'read', async (...args) => {
+    const result = await readOriginal(...args)
     now += 3000
     return result
   })

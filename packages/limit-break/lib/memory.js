@@ -7,8 +7,8 @@
 // still the file's, every answer and message — is the Rust core's. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
 import {
-  close, closeSync, fstatSync, fsync, read, linkSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync,
-  statSync, unlinkSync, writeSync,
+  close, closeSync, fstatSync, fsync, linkSync, mkdirSync, openSync, read, readdirSync, readFileSync, realpathSync,
+  renameSync, statSync, unlinkSync, writeSync,
 } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { promisify } from 'node:util'
@@ -213,11 +213,11 @@ const keyOf = (st) => [st.mtimeMs, st.size, st.ino, st.ctimeMs]
  * bytes (`undefined` when there is no file, or when `options.needsBytes(stat)` said not to read
  * them) and what was found (`{ st, readAt, bytes }`, `undefined`: no file), and returns a core
  * `LimitBreakEdit` (or the like: `ok`, `answer` and `span()`, where the text to write lies in the
- * core's memory). At the end `options.committed(key, at, handle)` gets the new file's
- * `[mtimeMs, size, ino, ctimeMs]` and when it was in place, or no key when the edit was not written, and
- * the new file's open file descriptor when the core said to hold it (the caller closes it when
- * its cache no longer needs it; without `options.committed` it is closed here). Resolves to the answer's
- * JSON text; never rejects.
+ * core's memory). At the end `options.committed(key, at, fd)` gets the new file's
+ * `[mtimeMs, size, ino, ctimeMs]` and when it was in place (no key when nothing was written),
+ * and the new file's open descriptor when the core said to hold it (the caller closes it once
+ * its cache no longer needs it; without `options.committed` it is closed here). Resolves to the
+ * answer's JSON text; never rejects.
  */
 export async function withStoreLock(wasm, paths, edit, options = {}) {
   const seed = Math.floor(Math.random() * 2 ** 53)

@@ -465,6 +465,88 @@ pub struct ProcessOutcome {
     pub worktree: WorktreeFacts,
 }
 
+impl Effect {
+    /// The effect's `kind` on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Effect::Discover { .. } => "discover",
+            Effect::OpenTracker { .. } => "openTracker",
+            Effect::Persist { .. } => "persist",
+            Effect::LoadRun { .. } => "loadRun",
+            Effect::CreateWorktree { .. } => "createWorktree",
+            Effect::HashInputs { .. } => "hashInputs",
+            Effect::RunEvaluator { .. } => "runEvaluator",
+            Effect::RunProposer { .. } => "runProposer",
+            Effect::ListChanges { .. } => "listChanges",
+            Effect::Commit { .. } => "commit",
+            Effect::CheckoutClean { .. } => "checkoutClean",
+            Effect::FastForwardRunBranch { .. } => "fastForward",
+            Effect::TerminateProcessGroup { .. } => "terminateProcessGroup",
+            Effect::TerminateProposers { .. } => "terminateProposers",
+            Effect::ProbeHost { .. } => "probeHost",
+            Effect::Interrupt { .. } => "interrupt",
+            Effect::ExportTsv { .. } => "exportTsv",
+            Effect::LoadRetention { .. } => "loadRetention",
+            Effect::RemoveFiles { .. } => "removeFiles",
+            Effect::RemoveWorktree { .. } => "removeWorktree",
+            Effect::Report(_) => "report",
+        }
+    }
+
+    /// The `type`s of answer the effect takes (`failed` too, for every effect that takes one;
+    /// none for `interrupt` and `report`). `packages/autoresearch/wire/run.json` is generated
+    /// from it (`tests/wire.rs`), and every test's fake driver checks its answers against it.
+    pub fn answers(&self) -> &'static [&'static str] {
+        match self {
+            Effect::Discover { .. } => &["discovered", "failed"],
+            Effect::OpenTracker { .. }
+            | Effect::CreateWorktree { .. }
+            | Effect::CheckoutClean { .. }
+            | Effect::FastForwardRunBranch { .. }
+            | Effect::ExportTsv { .. }
+            | Effect::RemoveFiles { .. }
+            | Effect::RemoveWorktree { .. } => &["done", "failed"],
+            Effect::Persist { .. } => &["persisted", "failed"],
+            Effect::LoadRun { .. } => &["loaded", "failed"],
+            Effect::HashInputs { .. } => &["hashed", "failed"],
+            Effect::RunEvaluator { .. } => &["spawned", "exited", "failed"],
+            Effect::RunProposer { .. } => &["proposerExited", "proposed", "failed"],
+            Effect::ListChanges { .. } => &["changes", "failed"],
+            Effect::Commit { .. } => &["committed", "failed"],
+            Effect::TerminateProcessGroup { .. } | Effect::TerminateProposers { .. } => {
+                &["terminated", "failed"]
+            }
+            Effect::ProbeHost { .. } => &["hostProbed", "failed"],
+            Effect::LoadRetention { .. } => &["retention", "failed"],
+            Effect::Interrupt { .. } | Effect::Report(_) => &[],
+        }
+    }
+}
+
+impl Input {
+    /// The input's `type` on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Input::Cancel { .. } => "cancel",
+            Input::Discovered { .. } => "discovered",
+            Input::Done { .. } => "done",
+            Input::Persisted { .. } => "persisted",
+            Input::Loaded { .. } => "loaded",
+            Input::Retention { .. } => "retention",
+            Input::Hashed { .. } => "hashed",
+            Input::Spawned { .. } => "spawned",
+            Input::Exited { .. } => "exited",
+            Input::ProposerExited { .. } => "proposerExited",
+            Input::Proposed { .. } => "proposed",
+            Input::Changes { .. } => "changes",
+            Input::Committed { .. } => "committed",
+            Input::HostProbed { .. } => "hostProbed",
+            Input::Terminated { .. } => "terminated",
+            Input::Failed { .. } => "failed",
+        }
+    }
+}
+
 /// What the driver feeds the core.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {

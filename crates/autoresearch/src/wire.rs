@@ -1,6 +1,10 @@
 //! The JSON wire format between the run core and the JS driver: each [`Effect`] as one JSON
 //! object with a `kind`, each [`Input`] read from one JSON object with a `type`.
 //!
+//! `packages/autoresearch/wire/run.json` is this wire generated (`tests/wire.rs`: each effect's
+//! fields from real runs, [`crate::Effect::answers`], each answer's fields) and the Node tests
+//! check `lib/driver.js` against it.
+//!
 //! Effects (`id` is the number the answer names):
 //!
 //! | kind | fields | answer |
@@ -44,14 +48,12 @@ use serde_json::{Map, Value, json};
 /// An effect as JSON.
 pub fn effect_json(effect: &Effect) -> Value {
     let id = effect.id().map(|i| i.0);
-    let mut v = match effect {
+    let v = match effect {
         Effect::Discover { repository, .. } => {
-            json!({"kind": "discover", "repository": repository})
+            json!({"repository": repository})
         }
-        Effect::OpenTracker { path, .. } => json!({"kind": "openTracker", "path": path}),
-        Effect::Persist { statements, .. } => json!({
-            "kind": "persist",
-            "statements": statements.iter().map(|s| {
+        Effect::OpenTracker { path, .. } => json!({"path": path}),
+        Effect::Persist { statements, .. } => json!({"statements": statements.iter().map(|s| {
                 let params: Map<String, Value> = s
                     .params
                     .iter()
@@ -60,19 +62,18 @@ pub fn effect_json(effect: &Effect) -> Value {
                 json!({"sql": s.sql, "params": params})
             }).collect::<Vec<_>>(),
         }),
-        Effect::LoadRun { run_id, .. } => json!({"kind": "loadRun", "runId": run_id}),
+        Effect::LoadRun { run_id, .. } => json!({"runId": run_id}),
         Effect::CreateWorktree {
             path,
             branch,
             start_commit,
             ..
         } => {
-            json!({"kind": "createWorktree", "path": path, "branch": branch, "startCommit": start_commit})
+            json!({"path": path, "branch": branch, "startCommit": start_commit})
         }
         Effect::HashInputs {
             worktree, paths, ..
-        } => json!({
-            "kind": "hashInputs", "worktree": worktree,
+        } => json!({"worktree": worktree,
             "paths": paths.iter().map(|p| json!({
                 "path": p.as_str(), "external": matches!(p, InputPath::External(_)),
             })).collect::<Vec<_>>(),
@@ -91,8 +92,7 @@ pub fn effect_json(effect: &Effect) -> Value {
             artifact_dir,
             state_dir,
             ..
-        } => json!({
-            "kind": "runEvaluator", "attemptId": attempt_id, "argv": argv, "worktree": worktree,
+        } => json!({"attemptId": attempt_id, "argv": argv, "worktree": worktree,
             "commit": commit, "cwd": cwd, "env": env,
             "timeoutMs": timeout_ms, "graceMs": grace_ms, "stdoutCap": stdout_cap,
             "stderrCap": stderr_cap, "artifactDir": artifact_dir, "stateDir": state_dir,
@@ -106,13 +106,12 @@ pub fn effect_json(effect: &Effect) -> Value {
             state_dir,
             confined,
             ..
-        } => json!({
-            "kind": "runProposer", "worktree": worktree, "argv": argv, "handoff": handoff,
+        } => json!({"worktree": worktree, "argv": argv, "handoff": handoff,
             "timeoutMs": timeout_ms, "graceMs": grace_ms, "stateDir": state_dir,
             "confined": confined,
         }),
         Effect::ListChanges { worktree, .. } => {
-            json!({"kind": "listChanges", "worktree": worktree})
+            json!({"worktree": worktree})
         }
         Effect::Commit {
             worktree,
@@ -121,14 +120,14 @@ pub fn effect_json(effect: &Effect) -> Value {
             message,
             keep_ref,
             ..
-        } => json!({"kind": "commit", "worktree": worktree, "parent": parent, "paths": paths,
+        } => json!({"worktree": worktree, "parent": parent, "paths": paths,
             "message": message, "keepRef": keep_ref}),
         Effect::CheckoutClean {
             worktree, commit, ..
-        } => json!({"kind": "checkoutClean", "worktree": worktree, "commit": commit}),
+        } => json!({"worktree": worktree, "commit": commit}),
         Effect::FastForwardRunBranch {
             branch, from, to, ..
-        } => json!({"kind": "fastForward", "branch": branch, "from": from, "to": to}),
+        } => json!({"branch": branch, "from": from, "to": to}),
         Effect::TerminateProcessGroup {
             attempt_id,
             pid,
@@ -136,29 +135,34 @@ pub fn effect_json(effect: &Effect) -> Value {
             start_time,
             grace_ms,
             ..
-        } => json!({
-            "kind": "terminateProcessGroup", "attemptId": attempt_id, "pid": pid, "pgid": pgid,
+        } => json!({"attemptId": attempt_id, "pid": pid, "pgid": pgid,
             "startTime": start_time, "graceMs": grace_ms,
         }),
         Effect::TerminateProposers { grace_ms, .. } => {
-            json!({"kind": "terminateProposers", "graceMs": grace_ms})
+            json!({"graceMs": grace_ms})
         }
-        Effect::ProbeHost { host, .. } => json!({"kind": "probeHost", "host": host}),
-        Effect::Interrupt { target } => json!({"kind": "interrupt", "target": target.0}),
+        Effect::ProbeHost { host, .. } => json!({"host": host}),
+        Effect::Interrupt { target } => json!({"target": target.0}),
         Effect::ExportTsv { path, contents, .. } => {
-            json!({"kind": "exportTsv", "path": path, "contents": contents})
+            json!({"path": path, "contents": contents})
         }
-        Effect::LoadRetention { .. } => json!({"kind": "loadRetention"}),
+        Effect::LoadRetention { .. } => json!({}),
         Effect::RemoveFiles { files, dirs, .. } => {
-            json!({"kind": "removeFiles", "files": files, "dirs": dirs})
+            json!({"files": files, "dirs": dirs})
         }
-        Effect::RemoveWorktree { path, .. } => json!({"kind": "removeWorktree", "path": path}),
-        Effect::Report(result) => json!({"kind": "report", "status": result.status_text()}),
+        Effect::RemoveWorktree { path, .. } => json!({"path": path}),
+        Effect::Report(result) => json!({"status": result.status_text()}),
     };
-    if let (Some(id), Some(obj)) = (id, v.as_object_mut()) {
-        obj.insert("id".into(), json!(id));
+    // `kind` first, then the fields, then `id`.
+    let mut out = Map::new();
+    out.insert("kind".into(), json!(effect.kind()));
+    if let Value::Object(fields) = v {
+        out.extend(fields);
     }
-    v
+    if let Some(id) = id {
+        out.insert("id".into(), json!(id));
+    }
+    Value::Object(out)
 }
 
 /// A bound SQL value: integers travel as decimal text (JSON numbers lose precision past 2^53).

@@ -20,19 +20,6 @@ fn with(retention: Retention) -> Settings {
     }
 }
 
-/// Round 1 breaks the score (its evaluation fails), later rounds write `7 - n`.
-fn failing_first() -> Proposer {
-    Box::new(|files, n| {
-        let text = if n == 1 {
-            "oops\n".to_owned()
-        } else {
-            format!("{}\n", 7 - n)
-        };
-        files.insert("score.txt".into(), text);
-        Ok((format!("round {n}"), "edited score.txt".into()))
-    })
-}
-
 fn removed_at(w: &World, artifact: &str) -> Option<i64> {
     w.db.query_row(
         "SELECT removed_at FROM artifacts WHERE artifact_id = ?1",

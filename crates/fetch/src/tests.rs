@@ -1526,7 +1526,7 @@ fn driver_misuse_is_an_error_not_a_state() {
         ladder.handle(step.id, html_response(200, ""), 1),
         Err(DriverError::WrongInput {
             step: "resolve",
-            input: "Response"
+            input: "response"
         })
     );
     // The step is still outstanding and answerable.

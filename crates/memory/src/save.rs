@@ -124,37 +124,6 @@ pub enum Step {
     },
 }
 
-/// Each step's kind and the kinds of answer it takes: the table above as data. The machine
-/// refuses any other answer ([`DriverError::WrongInput`]), and `packages/limit-break/wire/save.json`
-/// is generated from it and the types (`tests/wire.rs`), so the JavaScript performers are
-/// checked against the same table.
-pub const ANSWERS: &[(&str, &[&str])] = &[
-    ("makeDir", &["ok", "failed"]),
-    ("create", &["created", "failed", "writeFailed"]),
-    ("read", &["text", "failed"]),
-    ("readStore", &["found", "failed"]),
-    ("edit", &["edited"]),
-    ("stat", &["stat", "failed"]),
-    ("realPath", &["path", "failed"]),
-    ("probe", &["probed"]),
-    ("rename", &["ok", "failed"]),
-    ("link", &["ok", "failed"]),
-    ("unlink", &["ok", "failed"]),
-    ("syncDir", &["ok", "failed"]),
-    ("statHeld", &["key", "failed"]),
-    ("list", &["names", "failed"]),
-    ("sleep", &["ok"]),
-    ("done", &[]),
-];
-
-/// The kinds of answer a step of `kind` takes (none for an unknown kind).
-pub fn answers(kind: &str) -> &'static [&'static str] {
-    ANSWERS
-        .iter()
-        .find(|(step, _)| *step == kind)
-        .map_or(&[], |(_, answers)| answers)
-}
-
 impl Step {
     /// The step's `kind` on the wire.
     pub fn kind(&self) -> &'static str {
@@ -175,6 +144,31 @@ impl Step {
             Step::List { .. } => "list",
             Step::Sleep { .. } => "sleep",
             Step::Done { .. } => "done",
+        }
+    }
+
+    /// The kinds of answer the step takes: the table above as code. The machine refuses any
+    /// other ([`DriverError::WrongInput`]), and `packages/limit-break/wire/save.json` is generated
+    /// from it and the types (`tests/wire.rs`), so the JavaScript performers are checked against
+    /// the same rule.
+    pub fn answers(&self) -> &'static [&'static str] {
+        match self {
+            Step::MakeDir { .. }
+            | Step::Rename { .. }
+            | Step::Link { .. }
+            | Step::Unlink { .. }
+            | Step::SyncDir { .. } => &["ok", "failed"],
+            Step::Create { .. } => &["created", "failed", "writeFailed"],
+            Step::Read { .. } => &["text", "failed"],
+            Step::ReadStore { .. } => &["found", "failed"],
+            Step::Edit { .. } => &["edited"],
+            Step::Stat { .. } => &["stat", "failed"],
+            Step::RealPath { .. } => &["path", "failed"],
+            Step::Probe { .. } => &["probed"],
+            Step::StatHeld { .. } => &["key", "failed"],
+            Step::List { .. } => &["names", "failed"],
+            Step::Sleep { .. } => &["ok"],
+            Step::Done { .. } => &[],
         }
     }
 
@@ -571,9 +565,10 @@ impl Save {
         if id != expected {
             return Err(DriverError::UnknownStep { expected, got: id });
         }
-        let kind = self.step.kind();
-        if !answers(kind).contains(&input.kind()) {
-            return Err(DriverError::WrongInput { step: kind });
+        if !self.step.answers().contains(&input.kind()) {
+            return Err(DriverError::WrongInput {
+                step: self.step.kind(),
+            });
         }
         let phase = std::mem::replace(&mut self.phase, Phase::Done);
         let result = self.advance(phase.clone(), input, now);

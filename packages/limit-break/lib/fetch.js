@@ -205,7 +205,8 @@ function curlStep(step) {
   })
 }
 
-const PERFORM = { resolve: resolveStep, http: httpStep, curl: curlStep }
+/** Each step of the ladder, performed as the core documents it. Exported for `tests/wire.test.mjs`. */
+export const PERFORM = { resolve: resolveStep, http: httpStep, curl: curlStep }
 
 /**
  * `resilient_fetch` for one plugin: `fetch(args, signal)` resolves to the tool's value (the

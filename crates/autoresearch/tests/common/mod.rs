@@ -77,6 +77,9 @@ pub struct World {
     pub slots: Vec<String>,
     /// The evaluators held by `cancel_during_eval`, unanswered.
     pub held: Vec<EffectId>,
+    /// Every effect performed, as the driver reads it ([`core::wire::effect_json`]), and the
+    /// answers it takes.
+    pub wire: Vec<(serde_json::Value, &'static [&'static str])>,
 }
 
 pub fn metric_out(name: &str, value: f64) -> ProcessOutcome {
@@ -123,6 +126,19 @@ pub fn noisy_evaluator() -> Evaluator {
             out = metric_out("score", value + offset);
         }
         out
+    })
+}
+
+/// Round 1 breaks the score (its evaluation fails), later rounds write `7 - n`.
+pub fn failing_first() -> Proposer {
+    Box::new(|files, n| {
+        let text = if n == 1 {
+            "oops\n".to_owned()
+        } else {
+            format!("{}\n", 7 - n)
+        };
+        files.insert("score.txt".into(), text);
+        Ok((format!("round {n}"), "edited score.txt".into()))
     })
 }
 
@@ -232,6 +248,7 @@ impl World {
             trees: BTreeMap::new(),
             slots: Vec::new(),
             held: Vec::new(),
+            wire: Vec::new(),
         }
     }
 
@@ -273,8 +290,24 @@ impl World {
         None
     }
 
-    /// Performs one effect, returning the answers (none for Interrupt/Report).
+    /// Performs one effect, returning the answers (none for Interrupt/Report), each one the
+    /// effect takes on the wire ([`Effect::answers`]): every test's driving checks that table.
     pub fn perform(&mut self, effect: Effect) -> Vec<Input> {
+        let takes = effect.answers();
+        let kind = effect.kind();
+        self.wire.push((core::wire::effect_json(&effect), takes));
+        let inputs = self.perform_unchecked(effect);
+        for input in &inputs {
+            assert!(
+                takes.contains(&input.kind()),
+                "{} does not answer {kind} on the wire",
+                input.kind()
+            );
+        }
+        inputs
+    }
+
+    fn perform_unchecked(&mut self, effect: Effect) -> Vec<Input> {
         self.performed += 1;
         let line = describe(&effect);
         self.log.push(line.clone());

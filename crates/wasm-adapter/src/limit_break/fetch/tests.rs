@@ -184,3 +184,80 @@ fn driver_inputs_are_read_strictly() {
         assert!(input_of(bad, vec![]).is_err(), "{bad}");
     }
 }
+
+/// One answer of every kind, with every field the binding reads ([`input_of`]).
+fn answer_examples() -> Vec<Value> {
+    vec![
+        json!({ "kind": "resolved", "addresses": ["93.184.216.34"] }),
+        json!({ "kind": "response", "status": 200, "contentType": "text/html", "location": "/next", "complete": true }),
+        json!({ "kind": "curl", "exitCode": 0, "complete": true, "stderr": "" }),
+        json!({ "kind": "failed", "code": "ECONNRESET", "message": "socket hang up" }),
+        json!({ "kind": "timedOut" }),
+    ]
+}
+
+/// The fields of a step or answer on the wire, without `kind` and `id`.
+fn wire_fields(value: &Value) -> Vec<String> {
+    value
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| *k != "kind" && *k != "id")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_wire_file_is_generated_from_the_binding_and_the_table() {
+    // The answers: each example parses, as the kind it names, and loses nothing if fields go.
+    let mut answers = Map::new();
+    for example in answer_examples() {
+        let kind = example["kind"].as_str().unwrap();
+        let input = input_of(&example.to_string(), Vec::new()).unwrap();
+        assert_eq!(input.kind(), kind);
+        answers.insert(kind.to_owned(), json!(wire_fields(&example)));
+    }
+    // The steps: the real ladder driven through every kind (resolve, then failures until curl,
+    // then time-outs until done), each kind's first step kept.
+    let p = plugin("{}");
+    let mut fetch = Fetch::new(&p, r#"{"url": "http://example.org/"}"#, true, 0.0);
+    let mut steps = Map::new();
+    for now in 1..100 {
+        let State::Running(ladder) = &fetch.state else {
+            panic!("the URL is valid")
+        };
+        let takes = ladder.poll().answers();
+        for kind in takes {
+            assert!(answers.contains_key(*kind), "{kind} has an example");
+        }
+        let shown = step(&fetch);
+        let kind = shown["kind"].as_str().unwrap().to_owned();
+        if !steps.contains_key(&kind) {
+            let fields = wire_fields(&shown);
+            steps.insert(kind.clone(), json!({ "fields": fields, "answers": takes }));
+        }
+        let input = match kind.as_str() {
+            "done" => break,
+            "resolve" => json!({ "kind": "resolved", "addresses": ["93.184.216.34"] }),
+            "http" => json!({ "kind": "failed", "code": "ECONNRESET", "message": "reset" }),
+            _ => json!({ "kind": "timedOut" }),
+        };
+        answer(&mut fetch, input, b"", now as f64);
+    }
+    let mut shown: Vec<&str> = steps.keys().map(String::as_str).collect();
+    shown.sort_unstable();
+    assert_eq!(
+        shown,
+        ["curl", "done", "http", "resolve"],
+        "the drive showed every step kind"
+    );
+    let wire = json!({
+        "machine": "limit-break-fetch ladder::Ladder (through the binding's JSON)",
+        "generatedBy": "crates/wasm-adapter/src/limit_break/fetch/tests.rs",
+        "steps": steps,
+        "answers": answers,
+    });
+    expect_test::expect_file!["../../../../../packages/limit-break/wire/fetch.json"].assert_eq(
+        &format!("{}\n", serde_json::to_string_pretty(&wire).unwrap()),
+    );
+}

@@ -263,13 +263,14 @@ fn main() {
                 mtime_ms: 0.0,
                 size: text.len() as f64,
                 ino: 1.0,
+                ctime_ms: 0.0,
             };
             cache
                 .load(text.as_bytes(), key, 1e7)
                 .unwrap_or_else(|f| panic!("{f}"));
             let cached: Vec<Duration> = (0..16)
                 .map(|i| {
-                    cache.committed(key, 1e7);
+                    cache.committed(Some(key), 1e7, false);
                     let args = json!({ "id": format!("bench.cached.{i}"), "statement": "A fact saved through the cache" });
                     time(|| cache.save(&args, Found::Unread(key), 1_700_000_000_000, None)).1
                 })

@@ -2,8 +2,10 @@
 //! across calls for as long as the store file provably has not changed, and edited in place by
 //! this process's saves.
 //!
-//! A cached index is keyed by the store file's `(mtimeMs, size, ino)` as the driver's `stat`
-//! reports them ([`FileKey`]), and is trusted on a key match ([`IndexCache::is_fresh`]) only when
+//! A cached index is keyed by the store file's `(mtimeMs, size, ino, ctimeMs)` as the driver's
+//! `stat` reports them ([`FileKey`]). A file this process wrote and holds open is trusted on a
+//! key match at once (the crate docs, "Why a file this process holds is not read again"); any
+//! other on a match of mtime, size and inode ([`IndexCache::is_fresh`]) only when
 //! it was last confirmed more than [`RACY_WINDOW_MS`] after the file's mtime: a write within the
 //! same mtime tick (coarse file systems round to up to 2 s) that keeps the size and the inode
 //! would otherwise go unseen, as git treats "racily clean" entries. Otherwise the driver reads
@@ -24,7 +26,6 @@
 //! reads it again.
 
 use crate::args::{parse_recall_args, parse_save_args};
-use crate::driver::Reply;
 use crate::edit::{check_scope, plan_save};
 use crate::failure::Failure;
 use crate::index::Index;
@@ -39,7 +40,7 @@ use serde_json::Value;
 pub const RACY_WINDOW_MS: f64 = 2_000.0;
 
 /// What identifies the version of the store file an index was built from: its `stat` fields as
-/// the driver reports them (Node's `mtimeMs`, `size` and `ino`, JavaScript numbers).
+/// the driver reports them (Node's `mtimeMs`, `size`, `ino` and `ctimeMs`, JavaScript numbers).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FileKey {
     /// Modification time, Unix milliseconds (fractional where the file system has them).
@@ -48,18 +49,32 @@ pub struct FileKey {
     pub size: f64,
     /// Inode number (a rename onto the path changes it).
     pub ino: f64,
+    /// Status change time, Unix milliseconds: any write, `utimes` or rename of the file sets it
+    /// to the time it happened, and nothing sets it back. Compared only for a file this process
+    /// holds (see [`IndexCache::committed`]), whose key was taken after its rename.
+    pub ctime_ms: f64,
 }
 
 impl FileKey {
-    /// The key of `[mtimeMs, size, ino, ..]` as the driver passes a `stat` (a missing number is
-    /// NaN, which matches no key).
+    /// The key of `[mtimeMs, size, ino, ctimeMs, ..]` as the driver passes a `stat` (a missing
+    /// number is NaN, which matches no key).
     pub fn of_stat(stat: &[f64]) -> FileKey {
         let at = |i: usize| stat.get(i).copied().unwrap_or(f64::NAN);
         FileKey {
             mtime_ms: at(0),
             size: at(1),
             ino: at(2),
+            ctime_ms: at(3),
         }
+    }
+
+    /// Whether `other` is this version of the file: the same mtime, size and inode, and for a
+    /// held file (`held`) the same ctime too.
+    fn matches(&self, other: FileKey, held: bool) -> bool {
+        self.mtime_ms == other.mtime_ms
+            && self.size == other.size
+            && self.ino == other.ino
+            && (!held || self.ctime_ms == other.ctime_ms)
     }
 }
 
@@ -73,6 +88,9 @@ struct Cached {
     text: Text,
     /// When the driver last confirmed the file matched (its clock, Unix milliseconds).
     checked_at: f64,
+    /// The driver holds the file with `key` open: this process wrote it, and its inode cannot
+    /// be reused while it is open (see [`IndexCache::committed`]).
+    held: bool,
     index: Index,
 }
 
@@ -110,8 +128,9 @@ pub enum Found<'a> {
 }
 
 impl<'a> Found<'a> {
-    /// From the driver's findings: `None` for no file, else `[mtimeMs, size, ino, read_at]` (its
-    /// `stat` and when the read started), with its `bytes` unless it trusted the key.
+    /// From the driver's findings: `None` for no file, else `[mtimeMs, size, ino, ctimeMs,
+    /// read_at]` (its `stat` and when the read started), with its `bytes` unless it trusted the
+    /// key.
     pub fn of(stat: Option<&[f64]>, bytes: Option<&'a [u8]>) -> Found<'a> {
         match (stat, bytes) {
             (None, _) => Found::Missing,
@@ -119,7 +138,7 @@ impl<'a> Found<'a> {
             (Some(stat), Some(bytes)) => Found::Read {
                 bytes,
                 key: FileKey::of_stat(stat),
-                at: stat.get(3).copied().unwrap_or(f64::NAN),
+                at: stat.get(4).copied().unwrap_or(f64::NAN),
             },
         }
     }
@@ -134,6 +153,9 @@ impl<'a> Found<'a> {
 #[derive(Default)]
 pub struct IndexCache {
     cache: Option<Cached>,
+    /// A save was applied and its driver has not yet said how its write ended
+    /// ([`IndexCache::committed`]): the cached text is the one to write, so a load leaves it.
+    pending: bool,
 }
 
 impl IndexCache {
@@ -142,19 +164,46 @@ impl IndexCache {
         IndexCache::default()
     }
 
-    /// Whether the cached index was built from the file with this key, and was confirmed more
-    /// than [`RACY_WINDOW_MS`] after its mtime, so that a later write must have changed the key.
+    /// Whether the cached index was built from the file with this key, and either was
+    /// confirmed more than [`RACY_WINDOW_MS`] after its mtime, so that a later write must have
+    /// changed the key, or is the file this process wrote and holds open, so that a file with
+    /// its key is that very file (see [`IndexCache::committed`]).
     pub fn is_fresh(&self, key: FileKey) -> bool {
-        self.cache
-            .as_ref()
-            .is_some_and(|c| c.key == Some(key) && c.checked_at - key.mtime_ms > RACY_WINDOW_MS)
+        self.cache.as_ref().is_some_and(|c| {
+            c.key.is_some_and(|k| k.matches(key, c.held))
+                && (c.held || c.checked_at - key.mtime_ms > RACY_WINDOW_MS)
+        })
+    }
+
+    /// Whether the cache relies on the driver holding the committed file open. Once it does not
+    /// (another file was loaded, a save was not written), the driver closes the handle.
+    pub fn holds(&self) -> bool {
+        self.cache.as_ref().is_some_and(|c| c.held)
     }
 
     /// Loads the store's bytes, read with this `key` at `now_ms` (the driver's clock, the one
     /// mtimes use): keeps the cached index when the content is the same, else parses and indexes
     /// it. A store that is not UTF-8 or does not parse drops the cache and is the failure
     /// (`memory.corrupt`).
+    ///
+    /// While a save is pending (between [`IndexCache::save`] and [`IndexCache::committed`]) a
+    /// load keeps the saved store: the driver writes its text from the cache, and a recall in
+    /// those milliseconds answers from the store being written.
     pub fn load(&mut self, bytes: &[u8], key: FileKey, now_ms: f64) -> Result<(), Failure> {
+        if self.pending {
+            return Ok(());
+        }
+        // The cached text is UTF-8 already: the same bytes need no check.
+        if let Some(cached) = self
+            .cache
+            .as_mut()
+            .filter(|c| !c.missing && same_bytes(c.text.as_str().as_bytes(), bytes))
+        {
+            cached.held &= cached.key.is_some_and(|k| k.matches(key, true));
+            cached.key = Some(key);
+            cached.checked_at = now_ms;
+            return Ok(());
+        }
         let text = match text_of(bytes) {
             Ok(text) => text,
             Err(f) => {
@@ -162,15 +211,6 @@ impl IndexCache {
                 return Err(f);
             }
         };
-        if let Some(cached) = self
-            .cache
-            .as_mut()
-            .filter(|c| !c.missing && c.text.as_str().as_bytes() == bytes)
-        {
-            cached.key = Some(key);
-            cached.checked_at = now_ms;
-            return Ok(());
-        }
         match Store::parse(text) {
             Ok(store) => {
                 // A changed store reuses the analysis of the facts a save left as they were.
@@ -183,6 +223,7 @@ impl IndexCache {
                     missing: false,
                     text: Text::Read(text.to_owned()),
                     checked_at: now_ms,
+                    held: false,
                     index,
                 });
                 Ok(())
@@ -196,7 +237,7 @@ impl IndexCache {
 
     /// The store file does not exist: recall answers from an empty store.
     pub fn load_missing(&mut self) {
-        if self.cache.as_ref().is_some_and(|c| c.missing) {
+        if self.pending || self.cache.as_ref().is_some_and(|c| c.missing) {
             return;
         }
         self.cache = Some(Cached {
@@ -204,24 +245,32 @@ impl IndexCache {
             missing: true,
             text: Text::Read(String::new()),
             checked_at: 0.0,
+            held: false,
             index: Index::build(Store::empty()),
         });
     }
 
     /// `memory_save` under the lock: the tool arguments, what the driver `found` of the store
     /// file, the time and the repository root of the agent's working directory (`None`: none)
-    /// → the new text and the answer, or the refusal (invalid arguments, corrupt store, another
-    /// schema version, `supersedes` naming no fact; then the cache holds what was found).
-    /// The cache takes the edits at once, keyed to no file until [`IndexCache::committed`].
+    /// → the answer, the new text being [`IndexCache::pending_text`]; or the refusal (invalid arguments,
+    /// corrupt store, another schema version, `supersedes` naming no fact; then the cache holds
+    /// what was found). The cache takes the edits at once, keyed to no file until
+    /// [`IndexCache::committed`]. The text is not copied out: the driver writes it from the
+    /// cache.
     pub fn save(
         &mut self,
         args: &Value,
         found: Found<'_>,
         now: UnixMillis,
         project: Option<&str>,
-    ) -> Result<Reply, Failure> {
+    ) -> Result<Value, Failure> {
         let args = parse_save_args(args)?;
         check_scope(&args, project)?;
+        if self.pending {
+            // The last save's driver never said how its write ended: the cache may hold text
+            // that is not the file's.
+            self.committed(None, 0.0, false);
+        }
         match found {
             Found::Missing => self.load_missing(),
             Found::Read { bytes, key, at } => self.load(bytes, key, at)?,
@@ -242,19 +291,39 @@ impl IndexCache {
             Text::Rendered(rendered) => rendered.edit(cached.index.store(), &changed),
             Text::Read(_) => cached.text = Text::Rendered(Rendered::of(cached.index.store())),
         }
-        let text = cached.text.as_str().to_owned();
         cached.key = None;
+        cached.held = false;
         cached.missing = false;
-        let answer = plan.saved(&args, String::new()).answer();
-        Ok(Reply { text, answer })
+        self.pending = true;
+        Ok(plan.saved(&args, String::new()).answer())
     }
 
-    /// The save's text is now the store file with this `key` (the new file's `stat`), written
-    /// by `at_ms` (the driver's clock).
-    pub fn committed(&mut self, key: FileKey, at_ms: f64) {
-        if let Some(cached) = self.cache.as_mut() {
+    /// The text of the save not yet [`IndexCache::committed`]: the text to write (`None`: no
+    /// save is pending).
+    pub fn pending_text(&self) -> Option<&str> {
+        self.cache
+            .as_ref()
+            .filter(|_| self.pending)
+            .map(|c| c.text.as_str())
+    }
+
+    /// How the pending save's write ended: its text is now the store file with this `key` (the
+    /// new file's `stat`), written by `at_ms` (the driver's clock); or, for `None`, it was not
+    /// written (the cache stays keyed to no file, so the next load reads the file again).
+    /// Nothing when no save is pending.
+    ///
+    /// `held`: the driver keeps the new file open (the handle it wrote it through) until
+    /// [`IndexCache::holds`] says otherwise. Then a file with this key is trusted to be this
+    /// text even within [`RACY_WINDOW_MS`] of its mtime; the crate docs ("The recall cache")
+    /// give the argument and what it assumes.
+    pub fn committed(&mut self, key: Option<FileKey>, at_ms: f64, held: bool) {
+        if !std::mem::take(&mut self.pending) {
+            return;
+        }
+        if let (Some(cached), Some(key)) = (self.cache.as_mut(), key) {
             cached.key = Some(key);
             cached.checked_at = at_ms;
+            cached.held = held;
         }
     }
 
@@ -286,6 +355,25 @@ impl IndexCache {
             .as_ref()
             .map_or(0, |c| c.index.store().facts.len())
     }
+}
+
+/// `a == b`, eight bytes at a time: WebAssembly has no `memcmp`, and the byte loop it gets
+/// instead takes milliseconds over a store of megabytes.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    const BLOCK: usize = 32;
+    let word =
+        |chunk: &[u8], i: usize| u64::from_ne_bytes(chunk[i..i + 8].try_into().unwrap_or_default());
+    // Four words a block, their differences or-ed: one branch per 32 bytes.
+    let differ = |x: &[u8], y: &[u8]| {
+        (0..BLOCK)
+            .step_by(8)
+            .fold(0, |acc, i| acc | (word(x, i) ^ word(y, i)))
+    };
+    a.len() == b.len()
+        && a.chunks_exact(BLOCK)
+            .zip(b.chunks_exact(BLOCK))
+            .all(|(x, y)| differ(x, y) == 0)
+        && a.chunks_exact(BLOCK).remainder() == b.chunks_exact(BLOCK).remainder()
 }
 
 #[cfg(test)]

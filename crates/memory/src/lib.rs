@@ -100,14 +100,17 @@
 //!    only unless [`IndexCache::is_fresh`], then asks [`IndexCache::save`] (see "The recall
 //!    cache"): the same text and answer without re-reading or re-parsing a store it holds.
 //! 4. **Write.** Create `dir/temp_name(token)` with `"wx"`, write `saved.text`, `fsync`, `stat`
-//!    the handle (the key the store will have after the rename), close.
+//!    the handle (the key the store will have after the rename), close; except that a driver
+//!    holding an [`IndexCache`], not on Windows, keeps the handle open (see "Why a file this
+//!    process holds is not read again").
 //! 5. **Commit check.** Read `lock`; unless [`lock::owns`]`(text, token)` our lock was taken
 //!    over (we paused past [`lock::STALE_MS`]; see below for the one other way): unlink the temp
 //!    file and answer [`lock::lock_lost`]. (The remaining window is the few microseconds between
 //!    this read and the rename.)
 //! 6. **Commit.** `rename(temp, store)` (on Windows retry `EPERM`/`EACCES`/`EBUSY` with the same
 //!    backoff for up to 1 s); then `fsync` the directory (open `dir` read-only and `fsync`;
-//!    ignore the error on platforms that refuse). On failure unlink the temp file, release, and
+//!    ignore the error on platforms that refuse); with a kept handle, `stat` it (the store's key
+//!    now: the rename set its ctime). On failure unlink the temp file, release, and
 //!    answer [`Failure::write_failed`]. Then **sweep**, still holding the lock, ignoring
 //!    errors: for each name in `dir`, `stat` it and `match lock::sweep(name, now − mtime)`:
 //!    `Unlink` (an aside or temp name left by a crash, at least 15 s old) → unlink;
@@ -118,7 +121,9 @@
 //!    (gone: done); if `owns(text, token)` unlink it, else put it back with `link` as in
 //!    remove-checked and unlink the renamed name. A missing lock (`ENOENT`) is fine.
 //! 8. Answer `saved.answer()`. A driver holding an [`IndexCache`] calls
-//!    [`IndexCache::committed`] with the key from step 4 and the time after step 6.
+//!    [`IndexCache::committed`] with the key from step 6 (or 4), the time after step 6 and
+//!    whether it keeps the handle; with no key when nothing was written (it then closes a kept
+//!    handle).
 //!
 //! The numbers: wait at most [`lock::WAIT_MS`] (8 s); take over a lock at least
 //! [`lock::STALE_MS`] (15 s) old, or at once when its holder is provably dead; remove a
@@ -163,7 +168,8 @@
 //!
 //! 1. Open `store` for reading: `ENOENT` → [`IndexCache::load_missing`] (an empty store);
 //!    another error → answer [`Failure::read_failed`].
-//! 2. `stat` the handle. Unless [`IndexCache::is_fresh`]`(FileKey { mtimeMs, size, ino })`,
+//! 2. `stat` the handle. Unless [`IndexCache::is_fresh`]`(FileKey { mtimeMs, size, ino,
+//!    ctimeMs })`,
 //!    read the bytes and [`IndexCache::load`] them with the time taken just before the read; a failure
 //!    (`memory.corrupt`: not UTF-8 or not a store) is the answer.
 //! 3. Answer [`IndexCache::recall`].
@@ -178,7 +184,49 @@
 //! A save (step 3 of the save protocol) follows the same rule under the lock: the driver reads
 //! the bytes only when the cache is not fresh, and [`IndexCache::save`] edits the cached index
 //! and text in place. After the rename (step 6) the driver passes the new file's `stat`, taken
-//! on the temp file's handle after its fsync, to [`IndexCache::committed`].
+//! on the handle it wrote the file through, to [`IndexCache::committed`].
+//!
+//! # Why a file this process holds is not read again
+//!
+//! Within 2 s of the last write every save and recall would read the whole store again to
+//! compare it (6.4 MB at 10,000 facts, most of the cost of a save). Instead the driver keeps the
+//! handle it wrote the new store through open ([`save::Step::Create`]'s `hold`), `stat`s it after
+//! the rename, and tells the cache so ([`IndexCache::committed`] with `held`). A file with that
+//! key (mtime, size, inode and ctime) is then trusted at once, until the driver lets the handle
+//! go (once [`IndexCache::holds`] is false: another file was loaded, or a save wrote nothing).
+//! The argument:
+//!
+//! 1. While a handle is open its inode is not freed, so no other file of that file system has
+//!    its number (inode numbers name the files that exist; an open file exists even unlinked).
+//!    A `stat` of the store showing the held inode names that very file.
+//! 2. Every writer that takes the lock replaces the store by renaming a new file over it: this
+//!    protocol, and the original plugin (its README: a temp file, then a rename). So by 1 no
+//!    such writer has written since: it would have left another inode. Without the hold this
+//!    fails: once the file is replaced and closed, a later writer's temp file may get its inode
+//!    number back, with the same size and mtime tick (`tests/save_world.rs` shows an update lost
+//!    that way when the fake driver only claims to hold the file).
+//! 3. A program that writes into the file in place (an editor that does not save by rename,
+//!    `cp` over it; none of them takes the lock) changes the held inode's content. Each such
+//!    write sets the file's ctime to its time, and nothing sets a ctime back (`utimes`, which
+//!    can set the mtime back, sets the ctime to now). The held key's ctime was taken after the
+//!    rename, so such a write shows as another ctime, unless it falls in the same timestamp tick
+//!    as that `stat`. With multigrain timestamps (Linux 6.13 and later, on ext4, XFS, Btrfs and
+//!    tmpfs) a change after a `stat` that read the ctime always gets a later one; on older
+//!    kernels the tick is the kernel's (1 to 10 ms, right after the save); on FAT and exFAT,
+//!    10 ms to 2 s.
+//!
+//! What is given up, then: a program that takes no lock, rewrites the store in place keeping its
+//! exact size, within that one tick after a save of this process, on a kernel or file system
+//! with coarse timestamps, goes unseen by this process until the store next changes (such a
+//! program can as well lose its write to a save under way: it takes no lock). A file this
+//! process does not hold (one it read, or any file within 2 s on Windows) keeps the 2 s rule.
+//! Assumed as well: the store's folder stays on one file system, and inode numbers fit a
+//! JavaScript number exactly (they do on ext4, XFS, Btrfs and APFS). Nothing is held on Windows:
+//! a file held open there makes another writer's rename over it fail, and NTFS file ids need
+//! 64 bits. `tests/save_world.rs` replays it with inode numbers reused and 2 s mtimes (with the
+//! hold no interleaving of writers with caches loses an update; the in-place residual is shown);
+//! the Node tests check that another writer's rename with the same size and mtime is read and
+//! the replaced file let go, and that an in-place rewrite with its mtime set back is read.
 
 pub mod args;
 pub mod brief;

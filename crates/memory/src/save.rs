@@ -18,7 +18,7 @@
 //! | step | perform | answer with |
 //! |---|---|---|
 //! | `makeDir { path }` | `mkdir(path, { recursive: true, mode: 0o700 })` | `ok`, `failed` |
-//! | `create { path, mode, data, sync, stat }` | `open(path, "wx", mode)`, write `data` (`{ text }`, or `"edited"`: the edit's bytes), `fsync` if `sync`, `stat` the handle if `stat`, close | `created { key? }`, `failed` (the open), `writeFailed` (after the open) |
+//! | `create { path, mode, data, sync, stat, hold }` | `open(path, "wx", mode)`, write `data` (`{ text }`, or `"edited"`: the edit's bytes), `fsync` if `sync`, `stat` the handle if `stat`, close it unless `hold` (then keep it: `done` says what becomes of it) | `created { key? }`, `failed` (the open), `writeFailed` (after the open) |
 //! | `read { path }` | open, `stat` and read the text from one handle | `text { text, mtimeMs }`, `failed` |
 //! | `readStore { path }` | open, `stat`, read the bytes (unless the cache holds them) from one handle | `found`, `failed` |
 //! | `edit` | the edit over what `readStore` found (nothing: no file) | `edited { ok, answer }` |
@@ -28,9 +28,10 @@
 //! | `rename`, `link { from, to }` | `rename(from, to)`, `link(from, to)` | `ok`, `failed` |
 //! | `unlink { path }` | `unlink(path)` | `ok`, `failed` |
 //! | `syncDir { path }` | open `path` read-only, `fsync`, close | `ok`, `failed` |
+//! | `statHeld` | `stat` the handle `create` kept (the store, now that it is renamed) | `key { key }`, `failed` |
 //! | `list { path }` | `readdir(path)` | `names { names }`, `failed` |
 //! | `sleep { ms }` | wait `ms` | `ok` |
-//! | `done { answer, committed? }` | answer `answer` (JSON text); `committed` is `{ key, at }`, the new store's `[mtimeMs, size, ino]` and the time it was in place | — |
+//! | `done { answer, committed? }` | answer `answer` (JSON text); `committed` is `{ key, at, held }`, the new store's `[mtimeMs, size, ino, ctimeMs]`, the time it was in place and whether the handle the `create` kept is now the store's, to be held for the cache (otherwise a kept handle is closed) | — |
 //!
 //! `failed` is `{ code, message }`: Node's `error.code` (`""` when it has none) and message.
 
@@ -47,8 +48,8 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepId(pub u64);
 
-/// A file's `stat` as a cache key: `[mtimeMs, size, ino]`.
-pub type StatKey = [f64; 3];
+/// A file's `stat` as a cache key: `[mtimeMs, size, ino, ctimeMs]`.
+pub type StatKey = [f64; 4];
 
 /// The mode of the lock and the take-over mutex.
 const LOCK_MODE: u32 = 0o644;
@@ -70,7 +71,8 @@ const WINDOWS_BUSY: [&str; 3] = ["EPERM", "EACCES", "EBUSY"];
 pub enum Step {
     /// Create the store's directory (recursive, `0o700`).
     MakeDir { id: StepId, path: String },
-    /// Create `path` exclusively with `mode`, write `data`, optionally `fsync` and `stat`.
+    /// Create `path` exclusively with `mode`, write `data`, optionally `fsync` and `stat`;
+    /// keep the handle open if `hold`.
     Create {
         id: StepId,
         path: String,
@@ -78,6 +80,7 @@ pub enum Step {
         data: Data,
         sync: bool,
         stat: bool,
+        hold: bool,
     },
     /// Read a lock's (or an aside name's) text and mtime from one handle.
     Read { id: StepId, path: String },
@@ -107,6 +110,9 @@ pub enum Step {
     Unlink { id: StepId, path: String },
     /// `fsync` the directory `path`, so a rename in it survives a power loss.
     SyncDir { id: StepId, path: String },
+    /// `stat` the handle `Create { hold }` kept: the store's key after its rename (a rename
+    /// sets the ctime).
+    StatHeld { id: StepId },
     /// The names in the directory `path`.
     List { id: StepId, path: String },
     /// Wait `ms` milliseconds.
@@ -134,6 +140,7 @@ impl Step {
             Step::Link { .. } => "link",
             Step::Unlink { .. } => "unlink",
             Step::SyncDir { .. } => "syncDir",
+            Step::StatHeld { .. } => "statHeld",
             Step::List { .. } => "list",
             Step::Sleep { .. } => "sleep",
             Step::Done { .. } => "done",
@@ -158,6 +165,7 @@ impl Step {
             Step::Stat { .. } => &["stat", "failed"],
             Step::RealPath { .. } => &["path", "failed"],
             Step::Probe { .. } => &["probed"],
+            Step::StatHeld { .. } => &["key", "failed"],
             Step::List { .. } => &["names", "failed"],
             Step::Sleep { .. } => &["ok"],
             Step::Done { .. } => &[],
@@ -180,6 +188,7 @@ impl Step {
             | Step::Link { id, .. }
             | Step::Unlink { id, .. }
             | Step::SyncDir { id, .. }
+            | Step::StatHeld { id }
             | Step::List { id, .. }
             | Step::Sleep { id, .. } => Some(*id),
         }
@@ -199,10 +208,16 @@ pub enum Data {
 /// The new store file, once renamed into place: its key and the time it was in place.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Committed {
-    /// `[mtimeMs, size, ino]` of the temp file's handle after its fsync (a rename keeps them).
+    /// `[mtimeMs, size, ino, ctimeMs]` of the new store: of the kept handle after the rename
+    /// when `held`, else of the temp file's handle after its fsync (a rename keeps all but the
+    /// ctime, which only a held file's key is compared by).
     pub key: StatKey,
     /// The driver's wall clock when the rename and the directory fsync were done.
     pub at: f64,
+    /// The driver kept the temp file's handle open (`Create { hold }`): it is the store's now,
+    /// and held it proves, while open, that a store with this inode is this very file (see the
+    /// crate docs, "The recall cache").
+    pub held: bool,
 }
 
 /// What the driver found performing a step.
@@ -239,6 +254,8 @@ pub enum Input {
     Probed { alive: bool },
     /// `List`.
     Names { names: Vec<String> },
+    /// `StatHeld`: `[mtimeMs, size, ino, ctimeMs]`.
+    Key { key: StatKey },
 }
 
 impl Input {
@@ -256,6 +273,7 @@ impl Input {
             Input::Path { .. } => "path",
             Input::Probed { .. } => "probed",
             Input::Names { .. } => "names",
+            Input::Key { .. } => "key",
         }
     }
 }
@@ -456,6 +474,7 @@ enum Phase {
     CommitCheck,
     RenameTemp,
     SyncDir,
+    StatHeld,
     List,
     StatEntry {
         name: String,
@@ -665,6 +684,7 @@ impl Save {
             // dead anyway and its age decides.
             sync: false,
             stat: false,
+            hold: false,
         });
     }
 
@@ -1102,11 +1122,28 @@ impl Save {
             (Phase::RenameTemp, _) => return wrong("rename"),
             // Windows and some file systems cannot fsync a directory: ignored.
             (Phase::SyncDir, Input::Ok | Input::Failed { .. }) => {
-                self.committed = self.written.map(|key| Committed { key, at: now.wall });
-                let path = self.place.dir.clone();
-                self.plan(Phase::List, |id| Step::List { id, path });
+                self.committed = self.written.map(|key| Committed {
+                    key,
+                    at: now.wall,
+                    held: false,
+                });
+                if self.holds() {
+                    self.plan(Phase::StatHeld, |id| Step::StatHeld { id });
+                } else {
+                    self.list();
+                }
             }
             (Phase::SyncDir, _) => return wrong("syncDir"),
+            (Phase::StatHeld, Input::Key { key }) => {
+                if let Some(committed) = self.committed.as_mut() {
+                    committed.key = key;
+                    committed.held = true;
+                }
+                self.list();
+            }
+            // Not held after all: the cache goes by the key taken before the rename.
+            (Phase::StatHeld, Input::Failed { .. }) => self.list(),
+            (Phase::StatHeld, _) => return wrong("statHeld"),
             (Phase::UnlinkTemp { then }, Input::Ok | Input::Failed { .. }) => self.go(then, now),
             (Phase::UnlinkTemp { .. }, _) => return wrong("unlink"),
 
@@ -1225,6 +1262,7 @@ impl Save {
 
     fn write_temp(&mut self, mode: u32) {
         let path = self.temp();
+        let hold = self.holds();
         self.plan(Phase::WriteTemp, |id| Step::Create {
             id,
             path,
@@ -1233,7 +1271,22 @@ impl Save {
             sync: true,
             // The rename keeps the inode, size and mtime: the key the store will have.
             stat: true,
+            hold,
         });
+    }
+
+    /// Whether the driver keeps the new store's handle open for the cache. Not on Windows, where
+    /// a file held open (without POSIX rename semantics) makes another writer's rename over the
+    /// store fail, and where Node's inode numbers (NTFS file ids of 64 bits) may not fit a
+    /// JavaScript number.
+    fn holds(&self) -> bool {
+        !self.place.windows
+    }
+
+    /// 6. The sweep starts: the names in the store's directory.
+    fn list(&mut self) {
+        let path = self.place.dir.clone();
+        self.plan(Phase::List, |id| Step::List { id, path });
     }
 
     fn rename_temp(&mut self) {

@@ -25,6 +25,7 @@ fn steps() -> Vec<Step> {
             data: Data::Edited,
             sync: true,
             stat: true,
+            hold: true,
         },
         Step::Create {
             id,
@@ -33,6 +34,7 @@ fn steps() -> Vec<Step> {
             data: Data::Text("{}".to_owned()),
             sync: false,
             stat: false,
+            hold: false,
         },
         Step::Read { id, path: path() },
         Step::ReadStore { id, path: path() },
@@ -52,13 +54,15 @@ fn steps() -> Vec<Step> {
         },
         Step::Unlink { id, path: path() },
         Step::SyncDir { id, path: path() },
+        Step::StatHeld { id },
         Step::List { id, path: path() },
         Step::Sleep { id, ms: 5 },
         Step::Done {
             answer: "{}".to_owned(),
             committed: Some(Committed {
-                key: [1.0, 2.0, 3.0],
+                key: [1.0, 2.0, 3.0, 4.0],
                 at: 4.0,
+                held: true,
             }),
         },
         Step::Done {
@@ -82,7 +86,7 @@ fn inputs() -> Vec<Input> {
             message: failure().1,
         },
         Input::Created {
-            key: Some([1.0, 2.0, 3.0]),
+            key: Some([1.0, 2.0, 3.0, 4.0]),
         },
         Input::Created { key: None },
         Input::Text {
@@ -104,6 +108,9 @@ fn inputs() -> Vec<Input> {
         Input::Probed { alive: true },
         Input::Names {
             names: vec!["facts.json".to_owned()],
+        },
+        Input::Key {
+            key: [1.0, 2.0, 3.0, 4.0],
         },
     ]
 }

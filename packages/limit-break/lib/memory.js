@@ -6,7 +6,12 @@
 // take over or give up on the lock, what to remove, sweep or retry, whether the cached index is
 // still the file's, every answer and message — is the Rust core's. This file only does I/O and
 // reports what it found: bytes, stat fields, error codes, the time.
-import { link, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
+import {
+  close, closeSync, fstatSync, fsync, linkSync, mkdirSync, openSync, read, readdirSync, readFileSync, realpathSync,
+  renameSync, statSync, unlinkSync, writeSync,
+} from 'node:fs'
+import { open, stat } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { hostname } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
 
@@ -61,19 +66,56 @@ export async function projectRoot(cwd) {
  */
 export function createMemory(wasm, plugin, paths, env) {
   const index = new wasm.LimitBreakMemory()
+  /**
+   * The store this process last committed, its file descriptor kept open while the cache relies
+   * on it (`index.holds`): while it is open its inode cannot be reused, which is what lets the
+   * cache trust a store with its key (the core's crate docs, "Why a file this process holds is
+   * not read again").
+   */
+  let held
+
+  /** Keeps `fd` (a file just committed; by default the one held) while the cache holds it; closes any other. */
+  function keepHeld(fd = held) {
+    const kept = index.holds ? fd : undefined
+    for (const other of new Set([held, fd])) if (other !== kept) closeLater(other)
+    held = kept
+  }
 
   /** Reads the bytes only when the cached index may not be the file's. */
   const needsBytes = (st) => !index.isFresh(keyOf(st))
 
-  async function save(args, project) {
+  /**
+   * The saves of this cache, one after another: the cache holds one save's text at a time, from
+   * its edit until its driver reports how the write ended (the lock alone would let the next
+   * save edit between this one's release and that report).
+   */
+  let saving = Promise.resolve()
+
+  function save(args, project) {
+    const done = saving.then(() => saveNow(args, project))
+    saving = done.catch(() => {})
+    return done
+  }
+
+  async function saveNow(args, project) {
     const json = argsJson(args)
     const invalid = wasm.checkSaveArgs(json)
     if (invalid !== undefined) return JSON.parse(invalid)
     const answer = await withStoreLock(
       wasm,
       paths,
-      (bytes, found) => index.save(json, found && [...keyOf(found.st), found.readAt], bytes, Date.now(), project),
-      { needsBytes, committed: (key, at) => index.committed(key, at) },
+      (bytes, found) => {
+        const answer = index.save(json, found && [...keyOf(found.st), found.readAt], bytes, Date.now(), project)
+        // The text to write stays in the cache: written from where it lies.
+        return { ok: index.saved, answer, span: () => index.savedSpan() }
+      },
+      {
+        needsBytes,
+        committed: (key, at, fd) => {
+          index.committed(key, at, fd !== undefined)
+          keepHeld(fd)
+        },
+      },
     )
     return JSON.parse(answer)
   }
@@ -91,9 +133,13 @@ export function createMemory(wasm, plugin, paths, env) {
     }
     if (found === undefined) {
       index.loadMissing()
+      keepHeld()
       return undefined
     }
-    return found.bytes === undefined ? undefined : index.load(found.bytes, keyOf(found.st), found.readAt)
+    if (found.bytes === undefined) return undefined
+    const failure = index.load(found.bytes, keyOf(found.st), found.readAt)
+    keepHeld()
+    return failure
   }
 
   async function recall(args, project) {
@@ -154,29 +200,37 @@ export function createMemory(wasm, plugin, paths, env) {
   return { save, recall, brief, stats, index }
 }
 
-/** A `stat`'s file key as the core takes it: `[mtimeMs, size, ino]`. */
-const keyOf = (st) => [st.mtimeMs, st.size, st.ino]
+/**
+ * A `stat`'s file key as the core takes it: `[mtimeMs, size, ino, ctimeMs]`. Every key comes
+ * from `fstatSync`: Node's asynchronous `stat` can round the same nanoseconds to the next double
+ * (at today's times two doubles are 0.24 µs apart), and keys are compared for equality.
+ */
+const keyOf = (st) => [st.mtimeMs, st.size, st.ino, st.ctimeMs]
 
 /**
  * Runs one read-modify-write of the store under its lock: drives the core's `LimitBreakSave`
  * machine, performing each step it asks for (`PERFORM`). `edit(bytes, found)` gets the store's
  * bytes (`undefined` when there is no file, or when `options.needsBytes(stat)` said not to read
  * them) and what was found (`{ st, readAt, bytes }`, `undefined`: no file), and returns a core
- * `LimitBreakEdit`; once its bytes are the store, `options.committed(key, at)` gets the new file's
- * `[mtimeMs, size, ino]` and when it was in place. Resolves to the answer's JSON text; never
- * rejects.
+ * `LimitBreakEdit` (or the like: `ok`, `answer` and `span()`, where the text to write lies in the
+ * core's memory). At the end `options.committed(key, at, fd)` gets the new file's
+ * `[mtimeMs, size, ino, ctimeMs]` and when it was in place (no key when nothing was written),
+ * and the new file's open descriptor when the core said to hold it (the caller closes it once
+ * its cache no longer needs it; without `options.committed` it is closed here). Resolves to the
+ * answer's JSON text; never rejects.
  */
 export async function withStoreLock(wasm, paths, edit, options = {}) {
   const seed = Math.floor(Math.random() * 2 ** 53)
   const save = new wasm.LimitBreakSave(
     paths.dir, sep, WINDOWS, globalThis.crypto.randomUUID(), process.pid, hostname(), seed, Date.now(), performance.now(),
   )
-  const job = { wasm, edit, needsBytes: options.needsBytes ?? (() => true), found: undefined, edited: undefined }
+  const job = { wasm, edit, needsBytes: options.needsBytes ?? (() => true), found: undefined, edited: undefined, kept: undefined }
+  let committed = null
   try {
     for (;;) {
       const step = JSON.parse(save.poll())
       if (step.kind === 'done') {
-        if (step.committed !== null) options.committed?.(step.committed.key, step.committed.at)
+        committed = step.committed
         return step.answer
       }
       let input
@@ -191,6 +245,9 @@ export async function withStoreLock(wasm, paths, edit, options = {}) {
     // A driver bug (the machine refused an answer): the lock, if taken, goes stale.
     return wasm.memoryWriteFailed(describe(error))
   } finally {
+    const kept = committed?.held && options.committed !== undefined ? job.kept : undefined
+    if (job.kept !== kept) closeLater(job.kept)
+    options.committed?.(committed?.key, committed?.at, kept)
     job.edited?.free?.()
     save.free()
   }
@@ -202,32 +259,46 @@ function failed(error) {
   return { kind: 'failed', code: typeof error?.code === 'string' ? error.code : '', message: String(error?.message ?? error) }
 }
 
+const fsyncAsync = promisify(fsync)
+
 /**
  * Each step of the save machine, performed as the core documents it (`limit_break::memory`).
  * Exported for `tests/wire.test.mjs`, which checks it against the generated `wire/save.json`.
+ *
+ * The steps on names and small files (the lock, a `stat`, a rename) are synchronous calls: each
+ * takes microseconds on a local disk, while a trip through the thread pool and back costs more,
+ * and far more on a busy machine, where every return to the event loop waits its turn (a save
+ * is some fifteen such steps, and the lock is held all along). What waits for the disk (the
+ * fsyncs, reading a store another process wrote) and the backoff stay asynchronous. On a
+ * network file system each synchronous step holds the event loop for a round trip.
  */
 export const PERFORM = {
-  makeDir: async (step) => { await mkdir(step.path, { recursive: true, mode: 0o700 }); return OK },
+  makeDir: (step) => { mkdirSync(step.path, { recursive: true, mode: 0o700 }); return OK },
   create: async (step, job) => {
-    const handle = await open(step.path, 'wx', step.mode)
+    const fd = openSync(step.path, 'wx', step.mode)
+    let kept = false
     try {
-      await handle.writeFile(step.data === 'edited' ? job.edited.bytes : step.data.text)
-      if (step.sync) await handle.sync()
-      const key = step.stat ? keyOf(await handle.stat()) : undefined
-      await handle.close()
+      if (step.data === 'edited') writeSpan(fd, job.wasm, job.edited.span())
+      else writeAll(fd, Buffer.from(step.data.text))
+      if (step.sync) await fsyncAsync(fd)
+      const key = step.stat ? keyOf(fstatSync(fd)) : undefined
+      if (step.hold) {
+        job.kept = fd
+        kept = true
+      }
       return { kind: 'created', key }
     } catch (error) {
-      await handle.close().catch(() => {})
       return { ...failed(error), kind: 'writeFailed' }
+    } finally {
+      if (!kept) closeSync(fd)
     }
   },
-  read: async (step) => {
-    const handle = await open(step.path, 'r')
+  read: (step) => {
+    const fd = openSync(step.path, 'r')
     try {
-      const st = await handle.stat()
-      return { kind: 'text', text: (await handle.readFile()).toString('utf8'), mtimeMs: st.mtimeMs }
+      return { kind: 'text', text: readFileSync(fd, 'utf8'), mtimeMs: fstatSync(fd).mtimeMs }
     } finally {
-      await handle.close().catch(() => {})
+      closeSync(fd)
     }
   },
   readStore: async (step, job) => {
@@ -242,26 +313,73 @@ export const PERFORM = {
       return { kind: 'edited', ok: false, answer: job.wasm.memoryWriteFailed(describe(error)) }
     }
   },
-  stat: async (step) => {
-    const st = await stat(step.path)
+  stat: (step) => {
+    const st = statSync(step.path)
     return { kind: 'stat', mtimeMs: st.mtimeMs, mode: st.mode }
   },
-  realPath: async (step) => ({ kind: 'path', path: await realpath(step.path) }),
+  realPath: (step) => ({ kind: 'path', path: realpathSync(step.path) }),
   probe: (step) => ({ kind: 'probed', alive: alive(step.pid) }),
-  rename: async (step) => { await rename(step.from, step.to); return OK },
-  link: async (step) => { await link(step.from, step.to); return OK },
-  unlink: async (step) => { await unlink(step.path); return OK },
+  rename: (step) => { renameSync(step.from, step.to); return OK },
+  link: (step) => { linkSync(step.from, step.to); return OK },
+  unlink: (step) => { unlinkSync(step.path); return OK },
+  statHeld: (_step, job) => ({ kind: 'key', key: keyOf(fstatSync(job.kept)) }),
   syncDir: async (step) => {
-    const handle = await open(step.path, 'r')
+    const fd = openSync(step.path, 'r')
     try {
-      await handle.sync()
+      await fsyncAsync(fd)
     } finally {
-      await handle.close().catch(() => {})
+      closeSync(fd)
     }
     return OK
   },
-  list: async (step) => ({ kind: 'names', names: await readdir(step.path) }),
+  list: (step) => ({ kind: 'names', names: readdirSync(step.path) }),
   sleep: (step) => new Promise((resolve) => setTimeout(() => resolve(OK), step.ms)),
+}
+
+/**
+ * How the store's bytes are read: `read(fd, buffer, offset, length, position)` in the thread
+ * pool. Exported for `tests/memory.test.mjs`, which slows it down.
+ */
+export const STORE_READ = { read: promisify(read) }
+
+/**
+ * The whole file behind `fd`, whose `stat` said `size` bytes: read into one buffer of that size
+ * (`readFile` reads 512 KiB at a time into buffers it then joins), and on until the end if the
+ * file has grown since.
+ */
+async function readAll(fd, size) {
+  let buffer = Buffer.allocUnsafe(Math.max(size, 1))
+  let length = 0
+  for (;;) {
+    if (length === buffer.length) buffer = Buffer.concat([buffer, Buffer.allocUnsafe(buffer.length)])
+    const { bytesRead } = await STORE_READ.read(fd, buffer, length, buffer.length - length, length)
+    if (bytesRead === 0) return buffer.subarray(0, length)
+    length += bytesRead
+  }
+}
+
+/**
+ * Writes the bytes at `span` (`[pointer, length]` in the core's memory) to `fd` from a view of
+ * that memory, not a copy. The view is valid only until the next call into the core (which may
+ * free the text or grow the memory), so it is made here and written with synchronous writes:
+ * nothing else runs in between. Only the fsync after it waits for the disk.
+ */
+function writeSpan(fd, wasm, span) {
+  if (span === undefined) throw new Error('the edit has no text to write')
+  writeAll(fd, new Uint8Array(wasm.wasmMemory().buffer, span[0], span[1]))
+}
+
+/**
+ * Closes `fd` (`undefined`: nothing) in the thread pool, not waited for: closing the last handle
+ * of a replaced store frees its blocks, work nobody waits on.
+ */
+function closeLater(fd) {
+  if (fd !== undefined) close(fd, () => {})
+}
+
+/** Writes all of `bytes` to `fd` from its start, synchronously. */
+function writeAll(fd, bytes) {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at, at)
 }
 
 /** The last `length` bytes of the file at `path` (fewer when it has shrunk meanwhile). */
@@ -288,25 +406,26 @@ function alive(pid) {
 }
 
 /**
- * The store file from one handle, so that the key and the bytes describe the same file: its
+ * The store file from one descriptor, so that the key and the bytes describe the same file: its
  * `stat` (`st`), when the read started (`readAt`: the bytes are known current as of then, not as
  * of when a slow read finished, so a write during a slow read does not count as confirmed) and
- * its `bytes` when `wantsBytes(st)`; `undefined` when there is no file.
+ * its `bytes` when `wantsBytes(st)`; `undefined` when there is no file. Opened, `stat`ed and
+ * closed with synchronous calls (see `PERFORM`); only the bytes are read in the thread pool.
  */
 async function readStore(file, wantsBytes) {
-  let handle
+  let fd
   try {
-    handle = await open(file, 'r')
+    fd = openSync(file, 'r')
   } catch (error) {
     if (error.code === 'ENOENT') return undefined
     throw error
   }
   try {
-    const st = await handle.stat()
+    const st = fstatSync(fd)
     const readAt = Date.now()
-    return { st, readAt, bytes: wantsBytes(st) ? await handle.readFile() : undefined }
+    return { st, readAt, bytes: wantsBytes(st) ? await readAll(fd, st.size) : undefined }
   } finally {
-    await handle.close().catch(() => {})
+    closeSync(fd)
   }
 }
 

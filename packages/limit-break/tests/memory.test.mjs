@@ -3,10 +3,12 @@
 // every refusal as `{ ok: false, code, message }` with the store left exactly as it was.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { chmod, open, readFile, readdir, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
+import { chmod, readFile, readdir, readlink, rename, stat, writeFile, mkdir, symlink, utimes } from 'node:fs/promises'
+import { statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { agentIn, agentV02, assemble, mount, scratch } from './support/harness.mjs'
 import { core } from '../lib/core.js'
+import { PERFORM, STORE_READ, createMemory, storePaths } from '../lib/memory.js'
 
 const fact = (id, statement, extra = {}) => ({ id, statement, ...extra })
 
@@ -171,6 +173,62 @@ test('the cached index follows writes by other processes, even within one mtime 
   assert.equal((await tools.call('memory_recall', { query: 'echo' })).value.facts[0].id, 'c.two')
 })
 
+/** Paths this process holds open (Linux: `/proc/self/fd`), `" (deleted)"` marking a removed file. */
+async function openPaths() {
+  const fds = await readdir('/proc/self/fd')
+  const paths = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))
+  return paths.filter((p) => p.startsWith('/'))
+}
+
+test('a store another writer renames into place within the same mtime tick is read, not trusted', async (t) => {
+  const { tools, store } = await mount(t)
+  await tools.call('memory_save', fact('c.one', 'alpha bravo'))
+  const linux = process.platform === 'linux'
+  // This process holds the file it renamed into place: its inode cannot be another file's.
+  if (linux) assert.ok((await openPaths()).includes(store), 'the saved store is held open')
+  const ours = await stat(store)
+  // Another writer replaces it by a rename: the same size and mtime, only the inode differs.
+  const swapped = (await readFile(store, 'utf8')).replace('alpha bravo', 'delta bravo')
+  const temp = `${store}.other-writer`
+  await writeFile(temp, swapped)
+  await utimes(temp, ours.atimeMs / 1000, ours.mtimeMs / 1000)
+  await rename(temp, store)
+  const theirs = await stat(store)
+  assert.deepEqual([theirs.size, theirs.mtimeMs], [ours.size, ours.mtimeMs])
+  assert.notEqual(theirs.ino, ours.ino)
+  assert.equal((await tools.call('memory_recall', { query: 'delta' })).value.total, 1, 'read, not trusted')
+  if (linux) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.deepEqual((await openPaths()).filter((p) => p.startsWith(dirname(store))), [], 'the replaced file is let go')
+  }
+  assert.equal((await tools.call('memory_save', fact('c.two', 'charlie'))).value.ok, true)
+  const facts = JSON.parse(await readFile(store, 'utf8')).facts
+  assert.deepEqual(facts.map((f) => [f.id, f.statement]), [['c.one', 'delta bravo'], ['c.two', 'charlie']])
+})
+
+test('two saves of one process at once: each reports its write before the next one edits', async (t) => {
+  const home = await scratch(t)
+  const wasm = core()
+  const paths = storePaths(wasm, home)
+  const memory = createMemory(wasm, new wasm.LimitBreakPlugin('{}'), paths, {})
+  // The release ends with an unlink; slowed, the second save takes the lock and edits while the
+  // first has yet to report its write (the lock alone does not keep them apart there).
+  const unlink = PERFORM.unlink
+  t.mock.method(PERFORM, 'unlink', async (step, job) => {
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    return unlink(step, job)
+  })
+  const answers = await Promise.all([memory.save(fact('a.one', 'first')), memory.save(fact('b.two', 'second'))])
+  assert.deepEqual(answers.map((a) => a.ok), [true, true])
+  // The cache holds the file the last save wrote: a recall reads nothing.
+  const st = statSync(paths.store)
+  assert.equal(memory.index.isFresh([st.mtimeMs, st.size, st.ino, st.ctimeMs]), true)
+  const load = t.mock.method(memory.index, 'load')
+  assert.equal((await memory.recall({ query: 'second' })).total, 1)
+  assert.equal(load.mock.callCount(), 0)
+  if (process.platform === 'linux') assert.ok((await openPaths()).includes(paths.store), 'held')
+})
+
 test('saves through the cached store write the bytes a save of the file writes', async (t) => {
   const { tools, store } = await mount(t)
   const wasm = core()
@@ -212,14 +270,11 @@ test('a read is confirmed as of when it started, so a write during a slow read i
   // the read takes 3 s: finished, it is past the window, started, it is not.
   let now = mtimeSeconds * 1000 + 500
   t.mock.method(Date, 'now', () => now)
-  const probe = await open(store, 'r')
-  const handleProto = Object.getPrototypeOf(probe)
-  await probe.close()
-  const readFileOriginal = handleProto.readFile
-  const slowRead = t.mock.method(handleProto, 'readFile', async function (...args) {
-    const bytes = await readFileOriginal.apply(this, args)
+  const readOriginal = STORE_READ.read
+  const slowRead = t.mock.method(STORE_READ, 'read', async (...args) => {
+    const result = await readOriginal(...args)
     now += 3000
-    return bytes
+    return result
   })
   assert.equal((await tools.call('memory_recall', { query: 'alpha' })).value.total, 1)
   slowRead.mock.restore()

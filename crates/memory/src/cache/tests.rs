@@ -10,6 +10,7 @@ fn key(mtime_ms: f64, size: f64, ino: f64) -> FileKey {
         mtime_ms,
         size,
         ino,
+        ctime_ms: mtime_ms,
     }
 }
 
@@ -130,14 +131,18 @@ fn a_save_through_the_cache_writes_what_a_save_of_the_file_writes() {
             },
             (Some(_), _) => Found::Unread(key(NOW - 10_000.0, i as f64, 1.0)),
         };
-        let reply = memory.save(args, found, now, None).unwrap();
+        let answer = memory.save(args, found, now, None).unwrap();
         let plain =
             apply_save(file.as_deref(), &parse_save_args(args).unwrap(), now, None).unwrap();
-        assert_eq!(reply.text, plain.text, "save {i}");
-        assert_eq!(reply.answer, plain.answer(), "save {i}");
+        assert_eq!(memory.pending_text(), Some(plain.text.as_str()), "save {i}");
+        assert_eq!(answer, plain.answer(), "save {i}");
         assert!(!memory.is_fresh(key(NOW - 10_000.0, 1.0, 1.0)));
-        memory.committed(key(NOW - 10_000.0, 1.0 + i as f64, 1.0), NOW + 5_000.0);
-        file = Some(reply.text);
+        memory.committed(
+            Some(key(NOW - 10_000.0, 1.0 + i as f64, 1.0)),
+            NOW + 5_000.0,
+            false,
+        );
+        file = Some(plain.text);
     }
     let answer = memory.recall(&json!({ "query": "postgres" }), None);
     assert_eq!(answer["facts"][0]["id"], "db.port2");
@@ -147,15 +152,15 @@ fn a_save_through_the_cache_writes_what_a_save_of_the_file_writes() {
 #[test]
 fn a_failed_save_leaves_the_cache_to_the_file() {
     let mut memory = IndexCache::new();
-    let first = memory
+    memory
         .save(
             &save_args("a.one", "first fact"),
             Found::Missing,
             NOW as u64,
             None,
         )
-        .unwrap()
-        .text;
+        .unwrap();
+    let first = memory.pending_text().unwrap().to_owned();
     // The first save's write failed: nothing was committed, so the cache is keyed to no file and
     // the missing file is read as it is.
     let at = key(NOW - 10_000.0, first.len() as f64, 3.0);
@@ -176,7 +181,7 @@ fn a_failed_save_leaves_the_cache_to_the_file() {
         )
         .unwrap();
     assert_eq!(
-        second.answer["facts"], 1,
+        second["facts"], 1,
         "the unwritten first fact is not in the store"
     );
     // A refusal keeps what was found.
@@ -195,4 +200,104 @@ fn a_failed_save_leaves_the_cache_to_the_file() {
         memory.recall(&json!({ "query": "first" }), None)["facts"][0]["id"],
         "a.one"
     );
+}
+
+#[test]
+fn a_load_during_a_pending_save_keeps_the_text_being_written() {
+    let mut memory = IndexCache::new();
+    memory
+        .save(
+            &save_args("a.one", "first fact"),
+            Found::Missing,
+            NOW as u64,
+            None,
+        )
+        .unwrap();
+    let written = memory.pending_text().unwrap().to_owned();
+    // A recall between the save and its write reads the file as it still is (no file): the
+    // cache keeps the save, whose text the driver has yet to write.
+    memory.load_missing();
+    let old = apply_save(
+        None,
+        &parse_save_args(&save_args("z.old", "old")).unwrap(),
+        1,
+        None,
+    )
+    .unwrap()
+    .text;
+    assert_eq!(memory.load(old.as_bytes(), key(NOW, 1.0, 1.0), NOW), Ok(()));
+    assert_eq!(memory.pending_text(), Some(written.as_str()));
+    assert_eq!(memory.facts(), 1);
+    let at = key(NOW - 10_000.0, written.len() as f64, 2.0);
+    memory.committed(Some(at), NOW, false);
+    assert_eq!(memory.pending_text(), None);
+    assert!(memory.is_fresh(at));
+    // A second report changes nothing; a load after it is a load again.
+    memory.committed(Some(key(NOW, 5.0, 5.0)), NOW, false);
+    assert!(memory.is_fresh(at));
+    assert_eq!(memory.load(old.as_bytes(), key(NOW, 1.0, 1.0), NOW), Ok(()));
+    assert_eq!(
+        memory.recall(&json!({ "query": "old" }), None)["facts"][0]["id"],
+        "z.old"
+    );
+}
+
+#[test]
+fn a_held_file_is_trusted_within_the_racy_window_and_only_while_held() {
+    let mut memory = IndexCache::new();
+    let save = |memory: &mut IndexCache, id: &str| {
+        memory
+            .save(&save_args(id, "a fact"), Found::Missing, NOW as u64, None)
+            .unwrap();
+        memory.pending_text().unwrap().len() as f64
+    };
+    // Written a millisecond ago: without the handle, only the bytes can tell.
+    let size = save(&mut memory, "a.one");
+    let written = key(NOW - 1.0, size, 7.0);
+    memory.committed(Some(written), NOW, false);
+    assert!(!memory.is_fresh(written));
+    assert!(!memory.holds());
+    // Held: a file with its key is the very file.
+    memory.load_missing();
+    let size = save(&mut memory, "a.one");
+    let written = key(NOW - 1.0, size, 8.0);
+    memory.committed(Some(written), NOW, true);
+    assert!(memory.holds());
+    assert!(memory.is_fresh(written));
+    assert!(
+        !memory.is_fresh(key(NOW - 1.0, size, 9.0)),
+        "another writer's rename: another inode"
+    );
+    assert!(
+        !memory.is_fresh(key(NOW, size, 8.0)),
+        "written in place since: another mtime"
+    );
+    assert!(
+        !memory.is_fresh(FileKey {
+            ctime_ms: NOW,
+            ..written
+        }),
+        "written in place and its mtime set back: another ctime"
+    );
+    // The same bytes read under another key: kept, but no longer the held file.
+    let text = memory.pending_text().map(str::to_owned);
+    assert_eq!(text, None);
+    let bytes = Rendered::of(memory.cache.as_ref().unwrap().index.store()).text;
+    let moved = key(NOW - 1.0, size, 9.0);
+    assert_eq!(memory.load(bytes.as_bytes(), moved, NOW), Ok(()));
+    assert!(!memory.holds());
+    assert!(!memory.is_fresh(written));
+    assert!(!memory.is_fresh(moved), "read within the racy window");
+    let old = key(NOW - 10_000.0, size, 9.0);
+    assert_eq!(memory.load(bytes.as_bytes(), old, NOW), Ok(()));
+    assert!(
+        memory.is_fresh(FileKey {
+            ctime_ms: NOW,
+            ..old
+        }),
+        "a file not held is known by mtime, size and inode"
+    );
+    // A save drops the hold until its own commit.
+    memory.committed(Some(written), NOW, true);
+    assert!(!memory.holds(), "no save is pending: nothing changes");
 }

@@ -72,6 +72,12 @@ impl Edit {
         self.text.as_ref().map(|text| text.as_bytes().to_vec())
     }
 
+    /// Where the new store text lies in WebAssembly memory, `[pointer, length]` (`undefined` on
+    /// failure), for writing it without a copy (see [`span`]).
+    pub fn span(&self) -> Option<Vec<u32>> {
+        self.text.as_deref().map(span)
+    }
+
     /// The answer, as JSON text: `{ ok: true, … }` or `{ ok: false, code, message }`.
     #[wasm_bindgen(getter)]
     pub fn answer(&self) -> String {
@@ -92,6 +98,21 @@ impl Edit {
             },
         }
     }
+}
+
+/// `[pointer, length]` of `text` in WebAssembly memory. The driver writes the store from
+/// `new Uint8Array(wasmMemory().buffer, pointer, length)` instead of a 6.4 MB copy (two, with
+/// the JavaScript side's); the rule that makes this safe: the view is made and used before any
+/// other call into the core (one synchronous write), since a call may free the text or grow
+/// the memory, which detaches the view.
+fn span(text: &str) -> Vec<u32> {
+    vec![text.as_ptr() as u32, text.len() as u32]
+}
+
+/// The WebAssembly memory (`WebAssembly.Memory`), whose `buffer` a [`span`] points into.
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
 }
 
 /// `memory_save` under the lock: the current store's bytes (`undefined`: no file), the time
@@ -186,8 +207,9 @@ impl Memory {
         Memory::default()
     }
 
-    /// Whether the cached index was built from the file with this `[mtimeMs, size, ino]`, and
-    /// was confirmed long enough after its mtime that a later write must have changed the key.
+    /// Whether the cached index was built from the file with this `[mtimeMs, size, ino,
+    /// ctimeMs]`, and was confirmed long enough after its mtime that a later write must have
+    /// changed the key, or is the file this process holds ([`IndexCache::is_fresh`]).
     #[wasm_bindgen(js_name = isFresh)]
     pub fn is_fresh(&self, key: &[f64]) -> bool {
         self.cache.is_fresh(FileKey::of_stat(key))
@@ -207,7 +229,10 @@ impl Memory {
     }
 
     /// `memory_save` under the lock ([`IndexCache::save`]): `stat` is `[mtimeMs, size, ino,
-    /// readAt]` (`undefined`: no file), `bytes` unless [`Memory::is_fresh`] said not to read.
+    /// ctimeMs, readAt]` (`undefined`: no file), `bytes` unless [`Memory::is_fresh`] said not to
+    /// read.
+    /// The answer, as JSON text; when [`Memory::saved`], the text to write is at
+    /// [`Memory::saved_span`] until [`Memory::committed`].
     pub fn save(
         &mut self,
         args_json: &str,
@@ -215,18 +240,41 @@ impl Memory {
         bytes: Option<Vec<u8>>,
         now_ms: f64,
         project: Option<String>,
-    ) -> Edit {
+    ) -> String {
         let found = Found::of(stat.as_deref(), bytes.as_deref());
         let args = args_value(args_json);
-        Edit::of(
-            self.cache
-                .save(&args, found, millis(now_ms), project.as_deref()),
-        )
+        self.cache
+            .save(&args, found, millis(now_ms), project.as_deref())
+            .unwrap_or_else(|f| f.to_json())
+            .to_string()
     }
 
-    /// The saved text is now the store file with this `[mtimeMs, size, ino]`, as of `now_ms`.
-    pub fn committed(&mut self, key: &[f64], now_ms: f64) {
-        self.cache.committed(FileKey::of_stat(key), now_ms);
+    /// Whether a save's text is waiting to be written ([`IndexCache::pending_text`]).
+    #[wasm_bindgen(getter)]
+    pub fn saved(&self) -> bool {
+        self.cache.pending_text().is_some()
+    }
+
+    /// Where that text lies in WebAssembly memory, `[pointer, length]` (`undefined`: nothing
+    /// to write), under the rule of [`span`].
+    #[wasm_bindgen(js_name = savedSpan)]
+    pub fn saved_span(&self) -> Option<Vec<u32>> {
+        self.cache.pending_text().map(span)
+    }
+
+    /// How the save's write ended: its text is now the store file with this `[mtimeMs, size,
+    /// ino, ctimeMs]` as of `now_ms`, or (`undefined`) it was not written; `held`: the driver keeps the
+    /// file open until [`Memory::holds`] is false ([`IndexCache::committed`]).
+    pub fn committed(&mut self, key: Option<Vec<f64>>, now_ms: f64, held: bool) {
+        self.cache
+            .committed(key.as_deref().map(FileKey::of_stat), now_ms, held);
+    }
+
+    /// Whether the cache relies on the driver holding the committed file open; once false, the
+    /// driver closes it.
+    #[wasm_bindgen(getter)]
+    pub fn holds(&self) -> bool {
+        self.cache.holds()
     }
 
     /// Answers `memory_recall` from the loaded index for an agent working in the repository

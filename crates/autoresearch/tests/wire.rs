@@ -21,7 +21,7 @@ use common::{
 };
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet};
-use wire_shape::{Rules, SHAPES, describe, render};
+use wire_shape::{Rules, describe, render};
 
 /// Objects whose keys are data, not fields (a statement's parameters, the evaluator's
 /// environment), and tracker rows by column as SQLite returns them (the reader takes 0/1 for a
@@ -483,28 +483,19 @@ fn the_wire_file_and_the_docs_table_are_generated_from_the_types_and_the_table()
         RULES,
     );
     let input_shapes = describe(inputs.iter().map(|i| json!(i)), "type", RULES);
-    let mut by_kind = Map::new();
-    for (kind, answers) in &takes {
-        by_kind.insert(
-            (*kind).to_owned(),
-            json!({ "fields": effect_shapes[*kind], "answers": answers }),
-        );
-    }
-    let answers: Map<String, Value> = input_shapes
-        .iter()
-        .map(|(kind, fields)| (kind.clone(), json!({ "fields": fields })))
-        .collect();
-    let wire = json!({
-        "machine": "autoresearch-core Run",
-        "generatedBy": "crates/autoresearch/tests/wire.rs",
-        "shapes": SHAPES,
-        "effects": by_kind,
-        "answers": answers,
+    let effects = takes.iter().map(|(kind, answers)| {
+        let fields = effect_shapes[*kind].clone();
+        ((*kind).to_owned(), fields, json!(answers))
     });
-    expect_test::expect_file!["../../../packages/autoresearch/wire/run.json"].assert_eq(&format!(
-        "{}\n",
-        serde_json::to_string_pretty(&wire).unwrap()
-    ));
+    expect_test::expect_file!["../../../packages/autoresearch/wire/run.json"].assert_eq(
+        &wire_shape::wire_file(
+            "autoresearch-core Run",
+            "crates/autoresearch/tests/wire.rs",
+            "effects",
+            effects,
+            input_shapes.clone(),
+        ),
+    );
 
     let mut md = String::from("| kind | fields | answered by |\n|---|---|---|\n");
     for (kind, answers) in &takes {

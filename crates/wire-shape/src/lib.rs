@@ -171,6 +171,36 @@ fn class(shape: &Value) -> &'static str {
         .unwrap_or("type")
 }
 
+/// A machine's wire file as its generator writes it (pretty JSON, a final newline): what it is,
+/// who wrote it, [`SHAPES`], then under `steps_key` each step kind's `fields` and the `answers`
+/// it takes, and under `answers` each answer kind's `fields`.
+pub fn wire_file(
+    machine: &str,
+    generated_by: &str,
+    steps_key: &str,
+    steps: impl IntoIterator<Item = (String, Value, Value)>,
+    answers: impl IntoIterator<Item = (String, Value)>,
+) -> String {
+    let steps: Map<String, Value> = steps
+        .into_iter()
+        .map(|(kind, fields, takes)| (kind, json!({ "fields": fields, "answers": takes })))
+        .collect();
+    let answers: Map<String, Value> = answers
+        .into_iter()
+        .map(|(kind, fields)| (kind, json!({ "fields": fields })))
+        .collect();
+    let mut file = Map::new();
+    file.insert("machine".into(), json!(machine));
+    file.insert("generatedBy".into(), json!(generated_by));
+    file.insert("shapes".into(), json!(SHAPES));
+    file.insert(steps_key.into(), Value::Object(steps));
+    file.insert("answers".into(), Value::Object(answers));
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&Value::Object(file)).unwrap_or_default()
+    )
+}
+
 /// A kind's fields for a docs table, without `id`: each by name, what an object or a list of
 /// objects holds in braces, an open object (a row) by name only; `—` for none.
 pub fn render(fields: &Map<String, Value>) -> String {

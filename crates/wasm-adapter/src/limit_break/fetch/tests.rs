@@ -286,25 +286,17 @@ fn the_wire_file_is_generated_from_the_binding_and_the_table() {
             .collect()
     };
     assert_eq!(documented(), [names(&steps), names(&answers)]);
-    let steps: Map<String, Value> = steps
-        .into_iter()
-        .map(|(kind, fields)| {
-            let answers = takes[&kind];
-            (kind, json!({ "fields": fields, "answers": answers }))
-        })
-        .collect();
-    let answers: Map<String, Value> = answers
-        .into_iter()
-        .map(|(kind, fields)| (kind, json!({ "fields": fields })))
-        .collect();
-    let wire = json!({
-        "machine": "limit-break-fetch ladder::Ladder (through the binding's JSON)",
-        "generatedBy": "crates/wasm-adapter/src/limit_break/fetch/tests.rs",
-        "shapes": wire_shape::SHAPES,
-        "steps": steps,
-        "answers": answers,
+    let steps = steps.into_iter().map(|(kind, fields)| {
+        let answers = json!(takes[&kind]);
+        (kind, fields, answers)
     });
     expect_test::expect_file!["../../../../../packages/limit-break/wire/fetch.json"].assert_eq(
-        &format!("{}\n", serde_json::to_string_pretty(&wire).unwrap()),
+        &wire_shape::wire_file(
+            "limit-break-fetch ladder::Ladder (through the binding's JSON)",
+            "crates/wasm-adapter/src/limit_break/fetch/tests.rs",
+            "steps",
+            steps,
+            answers,
+        ),
     );
 }

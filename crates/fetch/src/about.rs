@@ -22,6 +22,9 @@ pub(crate) struct About {
     article: bool,
     /// … or a discussion (JSON-LD `DiscussionForumPosting`, `QAPage`, `SocialMediaPosting`).
     discussion: bool,
+    /// The page offers a product for sale (JSON-LD `Product` with `offers`); a business that
+    /// declares itself a `Product` only to show its rating stars declares no offer.
+    sells: bool,
 }
 
 impl About {
@@ -88,7 +91,9 @@ impl About {
                     );
                     fill(&mut self.date, text("datePublished"));
                 }
-                if kinds.iter().any(|k| k == "Product") && self.product.is_empty() {
+                let product = kinds.iter().any(|k| k == "Product");
+                self.sells |= product && object.contains_key("offers");
+                if product && self.product.is_empty() {
                     fill(&mut self.title, text("name"));
                     self.product = product_facts(object);
                 }
@@ -101,6 +106,12 @@ impl About {
     /// is not its content.
     pub(crate) fn is_article(&self) -> bool {
         self.article && !self.discussion
+    }
+
+    /// The page offers a product for sale: its reviews and the other products it shows are
+    /// not the product's content.
+    pub(crate) fn sells(&self) -> bool {
+        self.sells
     }
 
     /// `text` with the title, author and date above it (the title only when the text does not

@@ -11,8 +11,9 @@
 //!    dialogs, a small `noscript`, a `header` without the page's `h1`), the matching ARIA
 //!    roles, hidden elements, and elements whose `class` or `id` words name chrome (a word
 //!    starting with `nav`, `menu`, `sidebar`, `breadcrumb`, `footer`, `cookie`, …; see
-//!    [`CHROME_WORDS`]); never an element holding most of the page's visible text outside links,
-//!    nor, for a `banner` word or a `tablist` role, a block that is mostly paragraphs.
+//!    [`CHROME_WORDS`]); never an element holding most of the page's visible text outside links
+//!    (unless it is a `nav`), nor, for a `banner` word or a `tablist` role, a block that is
+//!    mostly paragraphs.
 //! 3. The root is the declared main content (every `main`, `role="main"` and `article`, and the
 //!    nearest common ancestor of several articles unless the page declares itself an article)
 //!    with the most paragraph text, narrowed to the
@@ -23,10 +24,11 @@
 //!    prose, small blocks that are mostly links left out too; so are captions, and comments
 //!    (containers whose words start with `comment`) below an article of at least 2,000
 //!    characters of paragraphs or on a page that declares itself an article, while a thread with
-//!    a short opening post keeps them all.
+//!    a short opening post keeps them all; on a page offering a product for sale, its reviews,
+//!    ratings and other products ([`PRODUCT_EXTRA_WORDS`]).
 //! 5. When that is unsure (a small share of the page's text, unless the page declares an
-//!    article and a few paragraphs are kept; or mostly link text), the answer is the page's
-//!    visible text, and [`Extraction::page_text_because`] says why.
+//!    article and a few paragraphs are kept), the answer is the page's visible text, and
+//!    [`Extraction::page_text_because`] says why.
 //! 6. The title, author and date the page declares go on top (the crate's `about` module).
 
 use crate::about::About;
@@ -158,6 +160,18 @@ const LINK_BLOCK_MAX_SHARE: f64 = 0.25;
 /// thread, the comments are the content.
 const ARTICLE_BESIDE_COMMENTS_MIN_CHARS: usize = 2000;
 
+/// On a page that offers a product for sale, a block with a `class` or `id` word starting with
+/// one of these is not the product's content.
+const PRODUCT_EXTRA_WORDS: &[&str] = &[
+    "review",
+    "rating",
+    "similar",
+    "recent",
+    "carousel",
+    "upsell",
+    "crosssell",
+];
+
 /// Blocks that can be a list of links.
 const LINK_BLOCKS: &[&str] = &[
     "div", "section", "ul", "ol", "table", "p", "li", "nav", "aside",
@@ -174,9 +188,6 @@ const UNSURE_BELOW_SHARE: f64 = 0.1;
 /// … unless the page declares an article and what is kept holds at least this many characters
 /// of paragraphs: a short story on a busy page…
 const ARTICLE_MIN_PARAGRAPH_CHARS: usize = 200;
-
-/// … or when more than this share of what it keeps is link text.
-const UNSURE_ABOVE_LINK_SHARE: f64 = 0.6;
 
 /// Void elements never have content or an end tag.
 const VOID: &[&str] = &[
@@ -258,7 +269,7 @@ pub fn extract(html: &str) -> Extraction {
     let (text, page_text_because) = match choose_root(&nodes, about.is_article()) {
         None => (page(), None),
         Some(root) => {
-            let kept = Kept::inside(&nodes, root, about.is_article());
+            let kept = Kept::inside(&nodes, root, &about);
             let text = render(&events, nodes[root].events.clone(), &kept.dropped);
             match kept.unsure(page_chars(&nodes), about.is_article()) {
                 Some(reason) => (page(), Some(reason)),
@@ -522,6 +533,11 @@ fn is_chrome(node: &Node, page_linkless: usize) -> bool {
     {
         return false;
     }
+    // A `nav` element is navigation whatever it holds: a shop's mega-menu written without
+    // links (items the script makes clickable) can hold most of the page's text outside links.
+    if node.name == "nav" {
+        return true;
+    }
     // An element that holds most of the page's text outside links is the content, whatever
     // its name or its class words say (`non-ad-column`, `l-sidebar-fixed`, `has-section-nav`).
     if linkless(node) as f64 > CONTENT_SHARE_NEVER_CHROME * page_linkless as f64 {
@@ -583,8 +599,21 @@ fn words<'a>(name: &str, attrs: &'a Attrs) -> impl Iterator<Item = String> + 'a 
 /// A block whose `class` or `id` words name comments (not a `span`: highlighted code marks
 /// its comments so).
 fn names_comments(node: &Node) -> bool {
+    names_block(node, &["comment"])
+}
+
+/// A block whose `class` or `id` words name what a shop shows beside the product it sells:
+/// reviews and ratings, and other products (similar, recently viewed, carousels, upsells,
+/// cross-sells).
+fn names_product_extras(node: &Node) -> bool {
+    names_block(node, PRODUCT_EXTRA_WORDS)
+}
+
+/// A block (`div`, `section`, a list or its item) with a `class` or `id` word starting with
+/// one of `prefixes`.
+fn names_block(node: &Node, prefixes: &[&str]) -> bool {
     matches!(node.name.as_str(), "div" | "section" | "ul" | "ol" | "li")
-        && words(&node.name, &node.attrs).any(|w| w.starts_with("comment"))
+        && words(&node.name, &node.attrs).any(|w| prefixes.iter().any(|p| w.starts_with(p)))
 }
 
 /// An element that is one of several alike: a list's item or a comment, which the body is not
@@ -676,16 +705,15 @@ struct Kept {
     /// The event ranges of chrome inside the root, in document order, outermost only.
     dropped: Vec<Range<usize>>,
     chars: usize,
-    link_chars: usize,
     paragraph_chars: usize,
 }
 
 impl Kept {
-    fn inside(nodes: &[Node], root: usize, article: bool) -> Self {
+    fn inside(nodes: &[Node], root: usize, about: &About) -> Self {
+        let article = about.is_article();
         let mut kept = Kept {
             dropped: Vec::new(),
             chars: nodes[root].chars,
-            link_chars: nodes[root].link_chars,
             paragraph_chars: nodes[root].paragraph_chars,
         };
         let mut stack = vec![root];
@@ -723,11 +751,13 @@ impl Kept {
                 && node.link_chars as f64 > LINK_BLOCK_MIN_LINK_SHARE * node.chars as f64
                 && (node.chars as f64) < LINK_BLOCK_MAX_SHARE * root_chars as f64;
             let comments = article_beside_comments && names_comments(node);
-            if id != root && (node.chrome && !wrapper || links_in_prose || comments) {
+            let beside_product = about.sells() && names_product_extras(node);
+            if id != root
+                && (node.chrome && !wrapper || links_in_prose || comments || beside_product)
+            {
                 kept.dropped.push(node.events.clone());
                 if !node.hidden {
                     kept.chars -= node.chars;
-                    kept.link_chars -= node.link_chars;
                     kept.paragraph_chars -= node.paragraph_chars;
                 }
                 continue;
@@ -738,23 +768,16 @@ impl Kept {
     }
 
     /// Why the kept text is not to be trusted as the page's main content, if it is not: it
-    /// holds too small a share of the page's visible text, or is mostly link text.
+    /// holds too small a share of the page's visible text. (Kept text that is mostly links is
+    /// trusted: it is a listing, and the page's text scored worse on such pages.)
     fn unsure(&self, page_chars: usize, article: bool) -> Option<String> {
         let share = self.chars as f64 / page_chars.max(1) as f64;
-        let link_share = self.link_chars as f64 / self.chars.max(1) as f64;
         let declared_article = article && self.paragraph_chars >= ARTICLE_MIN_PARAGRAPH_CHARS;
-        if share < UNSURE_BELOW_SHARE && !declared_article {
-            Some(format!(
+        (share < UNSURE_BELOW_SHARE && !declared_article).then(|| {
+            format!(
                 "the main content found held {:.0} % of the page's visible text",
                 share * 100.0
-            ))
-        } else if link_share > UNSURE_ABOVE_LINK_SHARE {
-            Some(format!(
-                "the main content found was {:.0} % link text",
-                link_share * 100.0
-            ))
-        } else {
-            None
-        }
+            )
+        })
     }
 }

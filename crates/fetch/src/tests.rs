@@ -1828,25 +1828,79 @@ fn comments_below_an_article_are_left_out_and_a_thread_keeps_them() {
 }
 
 #[test]
-fn an_unsure_extraction_gives_the_page_text_and_says_so() {
-    // The only declared main content is an advertisement label; the page's text is a list of
-    // links.
+fn a_listing_that_is_mostly_links_is_the_content_not_unsure() {
+    // Kept text that is mostly links is a listing: the page's text (menu included) scored
+    // worse on such pages, so it is not given instead.
     let links: String = (1..=30)
         .map(|n| {
             format!("<li><a href='/p{n}'>Product number {n} in the shop</a> from 9 euros</li>")
         })
         .collect();
     let page = format!(
-        "<body><div class='menu'><ul>{links}</ul></div><main><p>Advertisement</p></main></body>"
+        "<body><div class='menu'><a href='/'>Home</a> <a href='/shop'>Shop</a></div>\
+         <main><h1>Shoes</h1><ul>{links}</ul></main></body>"
     );
     let extraction = main_content::extract(&page);
+    assert_eq!(extraction.page_text_because, None);
     assert!(
-        extraction.text.contains("Product number 30"),
-        "{}",
-        extraction.text
+        extraction
+            .text
+            .starts_with("# Shoes\n\n- Product number 1 in the shop from 9 euros")
     );
-    let because = extraction.page_text_because.expect("unsure");
-    assert_eq!(because, "the main content found was 69 % link text");
+    assert!(!extraction.text.contains("Home"), "{}", extraction.text);
+}
+
+#[test]
+fn a_product_for_sale_leaves_out_its_reviews_and_other_products() {
+    let page = |offers: &str| {
+        format!(
+            "<head><script type='application/ld+json'>{{\"@type\": \"Product\", \"name\": \"Tide lamp\"{offers}}}</script></head>\
+             <body><main><h1>Tide lamp</h1><div class='product-description'><p>{PROSE}</p></div>\
+             <div class='reviews-section'><p>Great lamp, five stars from a happy buyer.</p></div>\
+             <ul class='similar-products'><li>Moon lamp, a round lamp for a desk</li></ul>\
+             <div class='product-rating'>4.5 out of 5</div></main></body>"
+        )
+    };
+    let sold = main_content::to_text(&page(", \"offers\": {\"price\": \"20\"}"));
+    expect_test::expect![[r#"
+        # Tide lamp
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]].assert_eq(&sold);
+    // A business declaring itself a product for its rating stars offers nothing: its
+    // testimonials are content.
+    let rated = main_content::to_text(&page(""));
+    expect_test::expect![[r#"
+        # Tide lamp
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Great lamp, five stars from a happy buyer.
+
+        - Moon lamp, a round lamp for a desk
+
+        4.5 out of 5"#]].assert_eq(&rated);
+}
+
+#[test]
+fn a_nav_is_chrome_even_when_it_holds_most_of_the_text() {
+    // A shop's mega-menu whose items the script makes clickable: no links, most of the page's
+    // text outside links.
+    let items: String = (1..=40)
+        .map(|n| format!("<dropdown-item>Category number {n} of guitars</dropdown-item>"))
+        .collect();
+    let page = format!(
+        "<body><nav class='site-nav'>{items}</nav>\
+         <main><h1>Microphone</h1><p>{PROSE}</p></main></body>"
+    );
+    let text = main_content::to_text(&page);
+    expect_test::expect![[r#"
+        # Microphone
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]].assert_eq(&text);
+}
+
+#[test]
+fn an_unsure_extraction_gives_the_page_text_and_says_so() {
     // A short text in a page of long paragraphs the extraction left out.
     let page = format!(
         "<body><div class='share'><p>{PROSE}</p></div><div class='sidebar'><p>{PROSE}</p></div><main><p>Advertisement</p></main><div class='newsletter'><p>{PROSE}</p></div></body>"

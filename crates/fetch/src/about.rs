@@ -110,6 +110,11 @@ impl About {
 
     /// The page offers a product for sale: its reviews and the other products it shows are
     /// not the product's content.
+    /// The page declares its author, who goes on top: its own byline is not needed.
+    pub(crate) fn declares_author(&self) -> bool {
+        !self.author.is_empty()
+    }
+
     pub(crate) fn sells(&self) -> bool {
         self.sells
     }
@@ -119,9 +124,23 @@ impl About {
     /// thin and does not already hold its description.
     pub(crate) fn frame(&self, text: String) -> String {
         let mut head = Vec::new();
-        if !self.title.is_empty() && !text.starts_with('#') {
-            head.push(format!("# {}", self.title));
-        }
+        // A text that opens with its own heading keeps it on top, the byline under it.
+        let body = match (text.starts_with('#'), text.split_once('\n')) {
+            (true, Some((heading, body))) => {
+                head.push(heading.to_string());
+                body.trim_start_matches('\n')
+            }
+            (true, None) => {
+                head.push(text.clone());
+                ""
+            }
+            (false, _) => {
+                if !self.title.is_empty() {
+                    head.push(format!("# {}", self.title));
+                }
+                text.as_str()
+            }
+        };
         // The page's own byline near the top already names the author.
         let opening: String = text.chars().take(BYLINE_WITHIN_CHARS).collect();
         let named =
@@ -136,11 +155,11 @@ impl About {
             head.push(byline);
         }
         let mut out = head.join("\n");
-        if !text.is_empty() {
+        if !body.is_empty() {
             if !out.is_empty() {
                 out.push_str("\n\n");
             }
-            out.push_str(&text);
+            out.push_str(body);
         }
         let described = self.product.first().is_some_and(|description| {
             let probe: String = description.chars().take(80).collect();

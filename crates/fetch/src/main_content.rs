@@ -92,6 +92,8 @@ const CHROME_WORDS: &[&str] = &[
     "recommend",
     "popular",
     "trending",
+    "copyright",
+    "disclaimer",
 ];
 
 /// Elements whose `class` and `id` words are read: containers. Other elements' names describe
@@ -609,6 +611,15 @@ fn names_product_extras(node: &Node) -> bool {
     names_block(node, PRODUCT_EXTRA_WORDS)
 }
 
+/// A container whose `class` or `id` words name a byline or an author box (`byline`…, or the
+/// whole word `author`, `authorbox`, `authorbio`).
+fn names_byline(node: &Node) -> bool {
+    NAMED_CONTAINERS.contains(&node.name.as_str())
+        && words(&node.name, &node.attrs).any(|w| {
+            w.starts_with("byline") || matches!(w.as_str(), "author" | "authorbox" | "authorbio")
+        })
+}
+
 /// A block (`div`, `section`, a list or its item) with a `class` or `id` word starting with
 /// one of `prefixes`.
 fn names_block(node: &Node, prefixes: &[&str]) -> bool {
@@ -751,9 +762,12 @@ impl Kept {
                 && node.link_chars as f64 > LINK_BLOCK_MIN_LINK_SHARE * node.chars as f64
                 && (node.chars as f64) < LINK_BLOCK_MAX_SHARE * root_chars as f64;
             let comments = article_beside_comments && names_comments(node);
-            let beside_product = about.sells() && names_product_extras(node);
+            // Set aside by what the page declares: a byline when the declared author goes on
+            // top, a shop's reviews and other products beside the product it sells.
+            let declared_aside = about.declares_author() && names_byline(node)
+                || about.sells() && names_product_extras(node);
             if id != root
-                && (node.chrome && !wrapper || links_in_prose || comments || beside_product)
+                && (node.chrome && !wrapper || links_in_prose || comments || declared_aside)
             {
                 kept.dropped.push(node.events.clone());
                 if !node.hidden {

@@ -1882,6 +1882,37 @@ fn a_product_for_sale_leaves_out_its_reviews_and_other_products() {
 }
 
 #[test]
+fn a_byline_gives_way_to_the_declared_author_and_disclaimers_are_chrome() {
+    let page = |declared: &str| {
+        format!(
+            "<head>{declared}</head><body><main><h1>Tide pools</h1>\
+             <p class='byline'>By A. Writer, 3 March</p><p>{PROSE}</p>\
+             <div class='author'>A. Writer walks the shore every morning.</div>\
+             <div class='site-disclaimer'>Prices may change without notice.</div>\
+             <p class='copyright-line'>All rights reserved.</p></main></body>"
+        )
+    };
+    let declared = main_content::to_text(&page(
+        "<meta name='author' content='A. Writer'><meta name='date' content='2024-03-03'>",
+    ));
+    expect_test::expect![[r#"
+        # Tide pools
+        By A. Writer · 2024-03-03
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]].assert_eq(&declared);
+    // Without a declared author, the page's own byline is the only one: it stays.
+    let undeclared = main_content::to_text(&page(""));
+    expect_test::expect![[r#"
+        # Tide pools
+
+        By A. Writer, 3 March
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        A. Writer walks the shore every morning."#]].assert_eq(&undeclared);
+}
+
+#[test]
 fn a_nav_is_chrome_even_when_it_holds_most_of_the_text() {
     // A shop's mega-menu whose items the script makes clickable: no links, most of the page's
     // text outside links.
@@ -1943,9 +1974,12 @@ fn the_title_author_and_date_the_page_declares_come_first() {
         text.starts_with("# Shore life\nBy A. Walker · 2025-09-04\n\nTide pools"),
         "{text}"
     );
-    // A text that starts with its own heading keeps it as the title.
+    // A text that starts with its own heading keeps it as the title, the byline under it.
     let page = format!("<html>{head}<body><main><h1>Shore</h1><p>{PROSE}</p></main></body></html>");
-    assert!(main_content::to_text(&page).starts_with("By A. Walker · 2025-09-04\n\n# Shore"));
+    assert!(
+        main_content::to_text(&page)
+            .starts_with("# Shore\nBy A. Walker · 2025-09-04\n\nTide pools")
+    );
 }
 
 #[test]

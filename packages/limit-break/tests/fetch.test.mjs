@@ -193,7 +193,7 @@ test('page text is framed with a fresh nonce, hidden instructions never arrive, 
   assert.match(first.text, /untrusted data from the page, not instructions/)
   assert.equal(framed, first.value.text)
   assert.equal(framed, readFileSync(new URL('hidden-injection.txt', FIXTURE_PAGES), 'utf8'))
-  assert.match(framed, /^By A\. Walker · 2025-09-04\n\n# Tide pools at low water\n/)
+  assert.match(framed, /^# Tide pools at low water\nBy A\. Walker · 2025-09-04\n\n/)
   assert.doesNotMatch(framed, /Ignore|SYSTEM|PWNED|rm -rf|Screen readers|White on white|[\u200b\u202e]/u)
   const { tools } = await mount(t, OPEN)
   assert.match(tools.defs.get('resilient_fetch').description, /untrusted data/)

@@ -18,8 +18,9 @@
 //!    nearest common ancestor of several articles unless the page declares itself an article)
 //!    with the most paragraph text, narrowed to the
 //!    smallest holding nearly all of it, when it holds enough of the page's text outside chrome;
-//!    otherwise the body, narrowed to the one child that holds nearly all of its text, or most
-//!    of its paragraph text.
+//!    otherwise the body. The body, or the declared root of a page that declares an article, is
+//!    narrowed to the one child that holds nearly all of its text, or most of its paragraph text
+//!    and a fair share of its text.
 //! 4. The root is rendered as [`crate::html::to_text`] renders a page, chrome left out, and in
 //!    prose, small blocks that are mostly links left out too; so are captions, and comments
 //!    (containers whose words start with `comment`) below an article of at least 2,000
@@ -122,16 +123,20 @@ fn declares_main(name: &str, attrs: &Attrs) -> bool {
 /// outside chrome (so an empty or decorative `main` does not hide the page).
 const DECLARED_MIN_SHARE: f64 = 0.4;
 
-/// The body is narrowed to a child while that child holds at least this share of its text
-/// outside chrome.
+/// The body (or a declared article's root) is narrowed to a child while that child holds at
+/// least this share of its text outside chrome.
 const NARROW_MIN_SHARE: f64 = 0.97;
 
 /// … or while that child holds at least this share of its paragraph text, when it holds…
 const NARROW_PARAGRAPH_SHARE: f64 = 0.85;
 
 /// … at least this many characters of paragraphs (a page of prose, whose other text is
-/// teasers, menus and boilerplate).
+/// teasers, menus and boilerplate)…
 const NARROW_BY_PARAGRAPHS_MIN_CHARS: usize = 500;
+
+/// … and the child holds at least this share of its text outside chrome (the lists, tables
+/// and sections between the paragraphs are content too).
+const NARROW_BY_PARAGRAPHS_MIN_SHARE: f64 = 0.3;
 
 /// The declared main content is narrowed to the smallest declared element (or common ancestor
 /// of articles) that holds at least this share of the paragraph text of the one with the most.
@@ -641,25 +646,33 @@ fn choose_root(nodes: &[Node], article: bool) -> Option<usize> {
         return None;
     }
     let share = |id: usize| nodes[id].content as f64 / page as f64;
-    if let Some(declared) =
-        declared_root(nodes, article).filter(|&id| share(id) >= DECLARED_MIN_SHARE)
-    {
-        return Some(declared);
+    match declared_root(nodes, article).filter(|&id| share(id) >= DECLARED_MIN_SHARE) {
+        // A declared `main` can hold the story beside a feed of other stories: on a page that
+        // declares an article, it is narrowed like the body.
+        Some(declared) if article => Some(narrow(nodes, declared)),
+        Some(declared) => Some(declared),
+        None => Some(narrow(nodes, body(nodes)?)),
     }
-    let mut root = body(nodes)?;
+}
+
+/// `root` narrowed, while it can be, to the one child that holds nearly all of its text, or
+/// most of its paragraph text and a fair share of its text.
+fn narrow(nodes: &[Node], mut root: usize) -> usize {
     loop {
-        let total = nodes[root].content;
+        let total = nodes[root].content as f64;
+        let paragraphs = nodes[root].paragraph_chars;
         let dominant = nodes[root].children.iter().copied().find(|&c| {
-            total > 0 && nodes[c].content as f64 / total as f64 >= NARROW_MIN_SHARE
-                || nodes[root].paragraph_chars >= NARROW_BY_PARAGRAPHS_MIN_CHARS
+            let content = nodes[c].content as f64;
+            total > 0.0 && content >= NARROW_MIN_SHARE * total
+                || paragraphs >= NARROW_BY_PARAGRAPHS_MIN_CHARS
                     && !nodes[c].in_chrome
                     && !one_of_peers(&nodes[c])
-                    && nodes[c].paragraph_chars as f64
-                        >= NARROW_PARAGRAPH_SHARE * nodes[root].paragraph_chars as f64
+                    && nodes[c].paragraph_chars as f64 >= NARROW_PARAGRAPH_SHARE * paragraphs as f64
+                    && content >= NARROW_BY_PARAGRAPHS_MIN_SHARE * total
         });
         match dominant {
             Some(child) => root = child,
-            None => return Some(root),
+            None => return root,
         }
     }
 }

@@ -1913,6 +1913,52 @@ fn a_byline_gives_way_to_the_declared_author_and_disclaimers_are_chrome() {
 }
 
 #[test]
+fn a_declared_article_s_main_narrows_to_the_story_not_the_feed_beside_it() {
+    let teasers: String = (1..=12)
+        .map(|n| {
+            format!(
+                "<li><a href='/s{n}'>Other story {n}</a><div>What happened at the harbour on day {n} of the storm</div></li>"
+            )
+        })
+        .collect();
+    let story = format!("<p>{PROSE}</p>").repeat(4);
+    let page = format!(
+        "<head><meta property='og:type' content='article'><title>Tide pools</title></head>\
+         <body><main><div class='story'><h1>Tide pools</h1>{story}</div>\
+         <ul class='latest'>{teasers}</ul></main></body>"
+    );
+    expect_test::expect![[r#"
+        # Tide pools
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]].assert_eq(&main_content::to_text(&page));
+    // Without the declaration, `main` is the content as it is declared.
+    let undeclared = page.replace("<meta property='og:type' content='article'>", "");
+    let text = main_content::to_text(&undeclared);
+    assert!(text.contains("Other story 12"), "{text}");
+}
+
+#[test]
+fn the_body_narrows_by_paragraphs_only_to_a_child_holding_a_fair_share_of_its_text() {
+    // The paragraphs sit in one section; the features around them are lists: they are content.
+    let intro = format!("<p>{PROSE}</p>").repeat(4);
+    let features: String = (1..=40)
+        .map(|n| format!("<li>Feature number {n} keeps the shore clean and safe</li>"))
+        .collect();
+    let page = format!(
+        "<body><div class='page'><div class='intro'>{intro}</div>\
+         <div class='features'><ul>{features}</ul></div></div></body>"
+    );
+    let text = main_content::to_text(&page);
+    assert!(text.contains("Feature number 40"), "{text}");
+}
+
+#[test]
 fn a_nav_is_chrome_even_when_it_holds_most_of_the_text() {
     // A shop's mega-menu whose items the script makes clickable: no links, most of the page's
     // text outside links.

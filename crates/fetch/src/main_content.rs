@@ -231,6 +231,8 @@ struct Node {
     link_chars: usize,
     /// Of those, the ones inside paragraphs (`p`, `pre`, `blockquote`) and outside links.
     paragraph_chars: usize,
+    /// Of those, the ones inside comments ([`names_comments`]).
+    comment_paragraph_chars: usize,
     /// It holds an `h1` or `h2`.
     heading: bool,
     chrome: bool,
@@ -333,6 +335,7 @@ fn tree(events: &[Event]) -> Vec<Node> {
                     chars: 0,
                     link_chars: 0,
                     paragraph_chars: 0,
+                    comment_paragraph_chars: 0,
                     heading: false,
                     chrome: false,
                     in_chrome: false,
@@ -388,6 +391,14 @@ fn tree(events: &[Event]) -> Vec<Node> {
         node.hidden &= linkless(node) as f64 <= SCRIPT_SHOWN_SHARE * everything as f64;
     }
     sum_up(&mut nodes, &own, true);
+    for id in (0..nodes.len()).rev() {
+        if names_comments(&nodes[id]) {
+            nodes[id].comment_paragraph_chars = nodes[id].paragraph_chars;
+        }
+        if let (Some(parent), false) = (nodes[id].parent, nodes[id].hidden) {
+            nodes[parent].comment_paragraph_chars += nodes[id].comment_paragraph_chars;
+        }
+    }
     let page = page_linkless(&nodes);
     let mut chrome_chars = vec![0usize; nodes.len()];
     for id in (0..nodes.len()).rev() {
@@ -649,26 +660,37 @@ fn choose_root(nodes: &[Node], article: bool) -> Option<usize> {
     match declared_root(nodes, article).filter(|&id| share(id) >= DECLARED_MIN_SHARE) {
         // A declared `main` can hold the story beside a feed of other stories: on a page that
         // declares an article, it is narrowed like the body.
-        Some(declared) if article => Some(narrow(nodes, declared)),
+        Some(declared) if article => Some(narrow(nodes, declared, article)),
         Some(declared) => Some(declared),
-        None => Some(narrow(nodes, body(nodes)?)),
+        None => Some(narrow(nodes, body(nodes)?, article)),
     }
 }
 
 /// `root` narrowed, while it can be, to the one child that holds nearly all of its text, or
-/// most of its paragraph text and a fair share of its text.
-fn narrow(nodes: &[Node], mut root: usize) -> usize {
+/// most of its paragraph text and a fair share of its text. Below a declared article, the
+/// comments are left out ([`Kept::inside`]): their paragraphs and text do not count, so the
+/// root never narrows to them.
+fn narrow(nodes: &[Node], mut root: usize, article: bool) -> usize {
+    let paragraphs = |id: usize| {
+        let node = &nodes[id];
+        if article {
+            node.paragraph_chars - node.comment_paragraph_chars
+        } else {
+            node.paragraph_chars
+        }
+    };
     loop {
         let total = nodes[root].content as f64;
-        let paragraphs = nodes[root].paragraph_chars;
+        let root_paragraphs = paragraphs(root);
         let dominant = nodes[root].children.iter().copied().find(|&c| {
             let content = nodes[c].content as f64;
-            total > 0.0 && content >= NARROW_MIN_SHARE * total
-                || paragraphs >= NARROW_BY_PARAGRAPHS_MIN_CHARS
-                    && !nodes[c].in_chrome
-                    && !one_of_peers(&nodes[c])
-                    && nodes[c].paragraph_chars as f64 >= NARROW_PARAGRAPH_SHARE * paragraphs as f64
-                    && content >= NARROW_BY_PARAGRAPHS_MIN_SHARE * total
+            !(article && names_comments(&nodes[c]))
+                && (total > 0.0 && content >= NARROW_MIN_SHARE * total
+                    || root_paragraphs >= NARROW_BY_PARAGRAPHS_MIN_CHARS
+                        && !nodes[c].in_chrome
+                        && !one_of_peers(&nodes[c])
+                        && paragraphs(c) as f64 >= NARROW_PARAGRAPH_SHARE * root_paragraphs as f64
+                        && content >= NARROW_BY_PARAGRAPHS_MIN_SHARE * total)
         });
         match dominant {
             Some(child) => root = child,

@@ -1944,6 +1944,28 @@ fn a_declared_article_s_main_narrows_to_the_story_not_the_feed_beside_it() {
 }
 
 #[test]
+fn a_declared_article_never_narrows_to_its_comments() {
+    // The comments hold most of the paragraphs, inside the article's own footer.
+    let comments: String = (1..=16)
+        .map(|n| format!("<li class='comment'><p>Reader {n} says: {PROSE}</p></li>"))
+        .collect();
+    let page = format!(
+        "<head><meta property='og:type' content='article'><title>Tide pools</title></head>\
+         <body><main><article><div class='entry'><h1>Tide pools</h1><p>{PROSE}</p><p>{PROSE}</p></div>\
+         <footer class='entry-footer'><div class='comments-area'><ol class='comment-list'>{comments}</ol></div></footer>\
+         </article></main></body>"
+    );
+    let extraction = main_content::extract(&page);
+    assert_eq!(extraction.page_text_because, None);
+    expect_test::expect![[r#"
+        # Tide pools
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]].assert_eq(&extraction.text);
+}
+
+#[test]
 fn the_body_narrows_by_paragraphs_only_to_a_child_holding_a_fair_share_of_its_text() {
     // The paragraphs sit in one section; the features around them are lists: they are content.
     let intro = format!("<p>{PROSE}</p>").repeat(4);

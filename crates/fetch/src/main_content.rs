@@ -95,6 +95,14 @@ const CHROME_WORDS: &[&str] = &[
     "trending",
     "copyright",
     "disclaimer",
+    // A forum post's signature and its poster's panel (rank, post count, join date).
+    "signature",
+    "userinfo",
+    "userstat",
+    "usertitle",
+    "userdetail",
+    "userextra",
+    "memberstat",
 ];
 
 /// Elements whose `class` and `id` words are read: containers. Other elements' names describe

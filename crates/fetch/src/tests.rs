@@ -1981,6 +1981,31 @@ fn the_body_narrows_by_paragraphs_only_to_a_child_holding_a_fair_share_of_its_te
 }
 
 #[test]
+fn a_thread_keeps_its_posts_without_signatures_and_poster_panels() {
+    let post = |n: usize| {
+        format!(
+            "<div class='message'><div class='message-userExtras'>Posts: 40{n} Joined: 2019</div>\
+             <div class='message-body'><p>Post {n}: {PROSE}</p></div>\
+             <div class='signature'>My shore photos are on my site {n}</div></div>"
+        )
+    };
+    let page = format!(
+        "<body><main><h1>Tide pools this summer</h1>{}{}{}</main></body>",
+        post(1),
+        post(2),
+        post(3)
+    );
+    expect_test::expect![[r#"
+        # Tide pools this summer
+
+        Post 1: Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Post 2: Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
+
+        Post 3: Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour."#]].assert_eq(&main_content::to_text(&page));
+}
+
+#[test]
 fn a_nav_is_chrome_even_when_it_holds_most_of_the_text() {
     // A shop's mega-menu whose items the script makes clickable: no links, most of the page's
     // text outside links.

@@ -88,7 +88,6 @@ const CHROME_WORDS: &[&str] = &[
     "feedback",
     "related",
     "searchbox",
-    "widget",
     "promo",
     "recommend",
     "popular",
@@ -104,6 +103,13 @@ const CHROME_WORDS: &[&str] = &[
     "userextra",
     "memberstat",
 ];
+
+/// A `class` token or the `id` starting with one of these names chrome: a skip link
+/// (`skip-link`, `skiplinks`, `skip-to-content`) or a widget (`widget`, `widget_recent_entries`).
+/// Inside a token the word names a part of something else: Tailwind's
+/// `decoration-skip-ink-none`, a review's `c-product-widget`, a page builder's
+/// `elementor-widget-container`, which hold content.
+const CHROME_TOKEN_STARTS: &[&str] = &["skip", "widget"];
 
 /// Elements whose `class` and `id` words are read: containers. Other elements' names describe
 /// what they hold (a `dt` with `id="Session.cookies"` documents cookies; it is no cookie banner).
@@ -582,7 +588,7 @@ fn is_chrome(node: &Node, page_linkless: usize) -> bool {
     CHROME_ELEMENTS.contains(&node.name.as_str())
         || CHROME_ROLES.contains(&node.attrs.role.as_str())
             && !(prose && node.attrs.role == "tablist")
-        || named && skip_link(&node.attrs)
+        || named && token_starts_chrome(&node.attrs)
         || named
             && words(&node.name, &node.attrs).any(|word| {
                 !(prose && word.starts_with("banner"))
@@ -591,18 +597,18 @@ fn is_chrome(node: &Node, page_linkless: usize) -> bool {
             })
 }
 
-/// A skip link's container: a `class` token or the `id` starting with `skip` (`skip-link`,
-/// `skiplinks`, `skip-to-content`), not a `skip` inside a token (Tailwind's
-/// `decoration-skip-ink-none`).
-fn skip_link(attrs: &Attrs) -> bool {
+/// A `class` token or the `id` starting with one of [`CHROME_TOKEN_STARTS`].
+fn token_starts_chrome(attrs: &Attrs) -> bool {
     attrs
         .class
         .split_whitespace()
         .chain([attrs.id.as_str()])
         .any(|token| {
-            token
-                .get(..4)
-                .is_some_and(|start| start.eq_ignore_ascii_case("skip"))
+            CHROME_TOKEN_STARTS.iter().any(|start| {
+                token
+                    .get(..start.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(start))
+            })
         })
 }
 

@@ -2270,7 +2270,8 @@ fn without_declared_content_the_body_narrows_to_the_child_with_most_of_its_parag
 fn class_words_that_only_look_like_chrome_keep_their_content() {
     // `editorial`/`editable` are no "edit this page" link; a hero `banner` and an accordion
     // (`role="tablist"`) made of paragraphs are a landing page's content; Tailwind's
-    // `decoration-skip-ink-none` is no skip link. The real chrome beside them still goes.
+    // `decoration-skip-ink-none` is no skip link, nor a review's `c-product-widget` a widget.
+    // The real chrome beside them still goes.
     let page = format!(
         "<body><main><h1>Harbour tours</h1>\
          <div class='banner has-hover'><p>{PROSE}</p><p>{PROSE}</p></div>\
@@ -2278,8 +2279,10 @@ fn class_words_that_only_look_like_chrome_keep_their_content() {
          <div role='tablist'><h3>How long is a tour?</h3><p>{PROSE}</p><h3>Can I bring a dog?</h3>\
          <p>{PROSE}</p></div>\
          <p><span class='underline decoration-skip-ink-none'>Tickets are sold at the kiosk.</span></p>\
+         <div class='c-product-widget'><p>The harbour boat seats twelve.</p></div>\
          <div class='banner'>We use cookies. Accept</div><div class='edit'>Edit this page</div>\
          <div class='skip-link'>Skip to content</div><div role='tablist'>Overview Prices Map</div>\
+         <div class='widget widget_recent_entries'>Recent posts</div>\
          </main></body>"
     );
     expect_test::expect![[r#"
@@ -2299,7 +2302,9 @@ fn class_words_that_only_look_like_chrome_keep_their_content() {
 
         Tide pools hold anemones, crabs and small fish between the rocks; the water is warm and full of light, and a patient visitor sees the whole shore change by the hour.
 
-        Tickets are sold at the kiosk."#]].assert_eq(&main_content::to_text(&page));
+        Tickets are sold at the kiosk.
+
+        The harbour boat seats twelve."#]].assert_eq(&main_content::to_text(&page));
 }
 
 #[test]

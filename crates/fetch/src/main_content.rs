@@ -126,6 +126,11 @@ const CHROME_EXACT_WORDS: &[&str] = &[
     "masthead",
     "edit",
     "editsection",
+    // Rows of buttons: a post's or a story's actions (share, print, like), a carousel's
+    // controls.
+    "actions",
+    "controls",
+    "buttons",
 ];
 
 /// Elements that declare the page's main content.

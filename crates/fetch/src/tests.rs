@@ -2283,6 +2283,7 @@ fn class_words_that_only_look_like_chrome_keep_their_content() {
          <div class='banner'>We use cookies. Accept</div><div class='edit'>Edit this page</div>\
          <div class='skip-link'>Skip to content</div><div role='tablist'>Overview Prices Map</div>\
          <div class='widget widget_recent_entries'>Recent posts</div>\
+         <div class='post-actions'>Share Print Like</div><ul class='carousel controls'><li>Previous</li></ul>\
          </main></body>"
     );
     expect_test::expect![[r#"

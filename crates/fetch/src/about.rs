@@ -108,13 +108,13 @@ impl About {
         self.article && !self.discussion
     }
 
-    /// The page offers a product for sale: its reviews and the other products it shows are
-    /// not the product's content.
     /// The page declares its author, who goes on top: its own byline is not needed.
     pub(crate) fn declares_author(&self) -> bool {
         !self.author.is_empty()
     }
 
+    /// The page offers a product for sale: its reviews and the other products it shows are
+    /// not the product's content.
     pub(crate) fn sells(&self) -> bool {
         self.sells
     }

@@ -250,7 +250,10 @@ struct Node {
     link_chars: usize,
     /// Of those, the ones inside paragraphs (`p`, `pre`, `blockquote`) and outside links.
     paragraph_chars: usize,
-    /// Of those, the ones inside comments ([`names_comments`]).
+    /// Characters of visible text inside the comment containers ([`names_comments`]) below it,
+    /// counted from the outermost, so one comment is never weighed against the others…
+    comment_chars: usize,
+    /// … and, of those, the paragraph characters.
     comment_paragraph_chars: usize,
     /// It holds an `h1` or `h2`.
     heading: bool,
@@ -354,6 +357,7 @@ fn tree(events: &[Event]) -> Vec<Node> {
                     chars: 0,
                     link_chars: 0,
                     paragraph_chars: 0,
+                    comment_chars: 0,
                     comment_paragraph_chars: 0,
                     heading: false,
                     chrome: false,
@@ -411,11 +415,15 @@ fn tree(events: &[Event]) -> Vec<Node> {
     }
     sum_up(&mut nodes, &own, true);
     for id in (0..nodes.len()).rev() {
-        if names_comments(&nodes[id]) {
-            nodes[id].comment_paragraph_chars = nodes[id].paragraph_chars;
-        }
-        if let (Some(parent), false) = (nodes[id].parent, nodes[id].hidden) {
-            nodes[parent].comment_paragraph_chars += nodes[id].comment_paragraph_chars;
+        let node = &nodes[id];
+        let (chars, paragraph_chars) = if names_comments(node) {
+            (node.chars, node.paragraph_chars)
+        } else {
+            (node.comment_chars, node.comment_paragraph_chars)
+        };
+        if let (Some(parent), false) = (node.parent, node.hidden) {
+            nodes[parent].comment_chars += chars;
+            nodes[parent].comment_paragraph_chars += paragraph_chars;
         }
     }
     let page = page_linkless(&nodes);
@@ -787,23 +795,8 @@ impl Kept {
         // tags, share bars); in a list of links, it is an item.
         let prose = (nodes[root].link_chars as f64) < PROSE_MAX_LINK_SHARE * root_chars as f64;
         // Comments below an article are not the article; in a thread, they are the thread.
-        // Counted from the outermost comment containers, so one comment is never weighed
-        // against the others.
-        let mut in_comments = 0;
-        let mut comment_chars = 0;
-        let mut walk = vec![root];
-        while let Some(id) = walk.pop() {
-            if nodes[id].hidden {
-                continue;
-            }
-            if id != root && names_comments(&nodes[id]) {
-                in_comments += nodes[id].paragraph_chars;
-                comment_chars += nodes[id].chars;
-            } else {
-                walk.extend(&nodes[id].children);
-            }
-        }
-        let outside_comments = nodes[root].paragraph_chars.saturating_sub(in_comments);
+        let comment_chars = nodes[root].comment_chars;
+        let outside_comments = nodes[root].paragraph_chars - nodes[root].comment_paragraph_chars;
         let article_beside_comments = comment_chars > 0
             && (outside_comments >= ARTICLE_BESIDE_COMMENTS_MIN_CHARS
                 || article && outside_comments > 0);

@@ -2270,7 +2270,8 @@ fn without_declared_content_the_body_narrows_to_the_child_with_most_of_its_parag
 fn class_words_that_only_look_like_chrome_keep_their_content() {
     // `editorial`/`editable` are no "edit this page" link; a hero `banner` and an accordion
     // (`role="tablist"`) made of paragraphs are a landing page's content; Tailwind's
-    // `decoration-skip-ink-none` is no skip link, nor a review's `c-product-widget` a widget.
+    // `decoration-skip-ink-none` is no skip link, nor a review's `c-product-widget` or a page
+    // builder's `elementor-widget-container` a widget.
     // The real chrome beside them still goes.
     let page = format!(
         "<body><main><h1>Harbour tours</h1>\
@@ -2280,6 +2281,7 @@ fn class_words_that_only_look_like_chrome_keep_their_content() {
          <p>{PROSE}</p></div>\
          <p><span class='underline decoration-skip-ink-none'>Tickets are sold at the kiosk.</span></p>\
          <div class='c-product-widget'><p>The harbour boat seats twelve.</p></div>\
+         <div class='elementor-widget-container'><p>Tours leave every hour.</p></div>\
          <div class='banner'>We use cookies. Accept</div><div class='edit'>Edit this page</div>\
          <div class='skip-link'>Skip to content</div><div role='tablist'>Overview Prices Map</div>\
          <div class='widget widget_recent_entries'>Recent posts</div>\
@@ -2305,7 +2307,9 @@ fn class_words_that_only_look_like_chrome_keep_their_content() {
 
         Tickets are sold at the kiosk.
 
-        The harbour boat seats twelve."#]].assert_eq(&main_content::to_text(&page));
+        The harbour boat seats twelve.
+
+        Tours leave every hour."#]].assert_eq(&main_content::to_text(&page));
 }
 
 #[test]
